@@ -1,0 +1,55 @@
+"""Settings from the environment, built once in create_app, never imported as a global."""
+
+from pathlib import Path
+from typing import Literal
+
+from platformdirs import user_data_dir
+from pydantic import AnyHttpUrl, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+APP_NAME = "agent-memory"
+
+
+def default_sqlite_path() -> Path:
+    return Path(user_data_dir(APP_NAME, appauthor=False)) / "agent-memory.db"
+
+
+class Settings(BaseSettings):
+    """Every variable is read from the environment under its upper-case name."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", frozen=True)
+
+    store: Literal["sqlite", "dynamodb"] = "sqlite"
+    sqlite_path: Path = Field(default_factory=default_sqlite_path)
+    dynamodb_table: str = Field(default="agent-memory", pattern=r"^[A-Za-z0-9_.-]{3,255}$")
+    dynamodb_endpoint: AnyHttpUrl | None = None
+    aws_region: str = Field(default="us-east-1", min_length=1)
+    create_table: bool = True
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    jwt_secret: SecretStr | None = None
+    google_client_id: str | None = None
+    google_client_secret: SecretStr | None = None
+    frontend_url: AnyHttpUrl = AnyHttpUrl("http://localhost:5173")
+    encryption_key: SecretStr | None = None
+
+
+class ConfigError(Exception):
+    """A setting has a wrong value; the message names the variable."""
+
+
+def load_settings() -> Settings:
+    """Settings from the environment, or ConfigError naming every wrong variable."""
+    try:
+        return Settings()
+    except ValidationError as e:
+        problems = []
+        for error in e.errors():
+            variable = "_".join(str(part) for part in error["loc"][:1]).upper()
+            given = error.get("input")
+            shown = f" (got {given!r})" if isinstance(given, str | int) else ""
+            problems.append(f"{variable}: {error['msg']}{shown}")
+        raise ConfigError("Invalid configuration: " + "; ".join(problems)) from e

@@ -1,0 +1,31 @@
+"""The one error hierarchy: every error the API returns carries its status and a stable code."""
+
+from typing import Any
+
+
+class AppError(Exception):
+    """Base of every error a client can see. Subclasses set `status_code` and `code`."""
+
+    status_code: int = 500
+    code: str = "internal_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details:
+            body["details"] = self.details
+        return body
+
+
+class NotFound(AppError):
+    status_code = 404
+    code = "not_found"
+
+
+class BadRequest(AppError):
+    status_code = 400
+    code = "bad_request"

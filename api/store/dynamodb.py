@@ -1,0 +1,505 @@
+"""The production engine: DynamoDB through boto3, on AWS, DynamoDB Local or any endpoint.
+
+boto3 is synchronous, so every call hops to this adapter's thread pool; the event loop
+never waits on the network. Throttling is retried by botocore's adaptive mode and reported
+as `Throttled` only once those retries are spent.
+"""
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from api.kit.clock import Clock, SystemClock
+from api.store import codec, rules
+from api.store.conditions import is_live
+from api.store.definition import TableDefinition
+from api.store.table import (
+    BATCH_GET_CHUNK,
+    BATCH_WRITE_CHUNK,
+    PK,
+    SK,
+    TTL,
+    AllOf,
+    AttrAbsent,
+    AttrEquals,
+    AttrExists,
+    Check,
+    Condition,
+    ConditionFailed,
+    Delete,
+    InvalidItem,
+    Item,
+    ItemAbsent,
+    ItemExists,
+    ItemTooLarge,
+    Key,
+    Page,
+    Put,
+    SkCondition,
+    StoreError,
+    Throttled,
+    TransactionCancelled,
+    TxOp,
+    Update,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+else:
+    DynamoDBClient = Any
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+THROTTLING_CODES = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+}
+BATCH_RETRIES = 8
+TRANSACTION_CONFLICT_RETRIES = 5
+
+
+class TableMissing(StoreError):
+    status_code = 503
+    code = "table_missing"
+
+
+class StoreUnavailable(StoreError):
+    status_code = 503
+    code = "store_unavailable"
+
+
+class _Expression:
+    """Placeholders for one request's names and values."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self.values: dict[str, Any] = {}
+
+    def name(self, name: str) -> str:
+        placeholder = f"#n{len(self.names)}"
+        for existing, attr in self.names.items():
+            if attr == name:
+                return existing
+        self.names[placeholder] = name
+        return placeholder
+
+    def value(self, value: Any) -> str:
+        placeholder = f":v{len(self.values)}"
+        self.values[placeholder] = codec.to_wire_value(value)
+        return placeholder
+
+    def params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        if self.names:
+            params["ExpressionAttributeNames"] = self.names
+        if self.values:
+            params["ExpressionAttributeValues"] = self.values
+        return params
+
+
+def _live(expr: _Expression, now: float) -> str:
+    """The expression form of conditions.is_live."""
+    ttl = expr.name(TTL)
+    return (
+        f"(attribute_not_exists({ttl}) OR NOT attribute_type({ttl}, {expr.value('N')})"
+        f" OR {ttl} > {expr.value(Decimal(repr(now)))})"
+    )
+
+
+def _condition(cond: Condition, expr: _Expression, now: float) -> str:
+    if isinstance(cond, ItemAbsent):
+        return f"(attribute_not_exists({expr.name(PK)}) OR NOT {_live(expr, now)})"
+    if isinstance(cond, ItemExists):
+        return f"(attribute_exists({expr.name(PK)}) AND {_live(expr, now)})"
+    if isinstance(cond, AttrEquals):
+        return f"{expr.name(cond.name)} = {expr.value(cond.value)}"
+    if isinstance(cond, AttrAbsent):
+        return f"attribute_not_exists({expr.name(cond.name)})"
+    if isinstance(cond, AttrExists):
+        return f"attribute_exists({expr.name(cond.name)})"
+    if isinstance(cond, AllOf):
+        return "(" + " AND ".join(_condition(c, expr, now) for c in cond.conditions) + ")"
+    raise InvalidItem(f"Unknown condition {cond!r}")
+
+
+def _sk_condition(column: str, cond: SkCondition, expr: _Expression) -> str:
+    col = expr.name(column)
+    simple = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+    if cond.op in simple:
+        return f"{col} {simple[cond.op]} {expr.value(cond.value)}"
+    if cond.op == "between":
+        return f"{col} BETWEEN {expr.value(cond.value)} AND {expr.value(cond.upper)}"
+    if cond.op == "begins_with":
+        return f"begins_with({col}, {expr.value(cond.value)})"
+    raise InvalidItem(f"Unknown sort-key condition {cond.op!r}")
+
+
+def _update_expression(update: Update, expr: _Expression) -> str:
+    sets = [f"{expr.name(k)} = {expr.value(v)}" for k, v in update.set.items()]
+    sets += [
+        f"{expr.name(k)} = if_not_exists({expr.name(k)}, {expr.value(v)})"
+        for k, v in update.set_if_absent.items()
+    ]
+    clauses = []
+    if sets:
+        clauses.append("SET " + ", ".join(sets))
+    if update.add:
+        clauses.append(
+            "ADD " + ", ".join(f"{expr.name(k)} {expr.value(v)}" for k, v in update.add.items())
+        )
+    if update.remove:
+        clauses.append("REMOVE " + ", ".join(expr.name(k) for k in update.remove))
+    return " ".join(clauses)
+
+
+def _wire_key(key: Key) -> dict[str, Any]:
+    return {PK: {"S": key.pk}, SK: {"S": key.sk}}
+
+
+def _error(e: ClientError) -> StoreError:
+    """The typed error for what DynamoDB answered."""
+    err = e.response.get("Error", {})
+    code = err.get("Code", "")
+    message = err.get("Message", "")
+    if code == "ConditionalCheckFailedException":
+        return ConditionFailed("The item is not in the state the write expected.")
+    if code == "TransactionCanceledException":
+        reasons = [
+            None if r.get("Code") in (None, "None") else r.get("Code")
+            for r in e.response.get("CancellationReasons", [])
+        ]
+        return TransactionCancelled(f"The transaction was cancelled: {message}", reasons)
+    if code in THROTTLING_CODES:
+        return Throttled("DynamoDB is throttling requests; try again.", engine="dynamodb")
+    if code == "ResourceNotFoundException":
+        return TableMissing(
+            "The DynamoDB table does not exist; create it with `agent-memory create-table`."
+        )
+    if code == "ValidationException" and (
+        "maximum allowed size" in message or "Item size" in message
+    ):
+        return ItemTooLarge(f"The item is larger than DynamoDB allows: {message}")
+    if code == "ValidationException" and "incorrect data type" in message:
+        return InvalidItem(f"DynamoDB refused the update: {message}")
+    return StoreError(f"DynamoDB refused the request ({code}): {message}")
+
+
+class DynamoTable:
+    engine = "dynamodb"
+
+    def __init__(
+        self,
+        name: str,
+        definition: TableDefinition,
+        *,
+        region: str = "us-east-1",
+        endpoint_url: str | None = None,
+        clock: Clock | None = None,
+        max_attempts: int = 10,
+        client: DynamoDBClient | None = None,
+    ) -> None:
+        self._name = name
+        self._definition = definition
+        self._clock = clock or SystemClock()
+        self._executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="dynamodb")
+        self._client: DynamoDBClient = client or _client(region, endpoint_url, max_attempts)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def client(self) -> DynamoDBClient:
+        return self._client
+
+    async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(self._call, fn, *args, **kwargs))
+
+    @staticmethod
+    def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except ClientError as e:
+            raise _error(e) from e
+        except BotoCoreError as e:
+            raise StoreUnavailable(f"DynamoDB cannot be reached: {e}") from e
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    async def create(self) -> None:
+        await self._run(self._create)
+
+    def _create(self) -> None:
+        try:
+            self._client.create_table(**self._definition.create_table_params(self._name))
+        except ClientError as e:
+            if e.response.get("Error", {}).get("Code") != "ResourceInUseException":
+                raise
+            return
+        self._client.get_waiter("table_exists").wait(
+            TableName=self._name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
+        )
+        self._client.update_time_to_live(
+            TableName=self._name,
+            TimeToLiveSpecification={
+                "Enabled": True,
+                "AttributeName": self._definition.ttl_attribute,
+            },
+        )
+        if self._definition.point_in_time_recovery:
+            try:
+                self._client.update_continuous_backups(
+                    TableName=self._name,
+                    PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True},
+                )
+            except ClientError as e:  # DynamoDB Local has no backups; AWS does
+                log.warning("point-in-time recovery not enabled: %s", e)
+
+    async def ping(self) -> None:
+        await self._run(self._client.describe_table, TableName=self._name)
+
+    async def close(self) -> None:
+        self._executor.shutdown(wait=True)
+
+    # --- single items ----------------------------------------------------------------
+
+    async def get(self, key: Key) -> Item | None:
+        rules.check_key(key)
+        response = await self._run(
+            self._client.get_item, TableName=self._name, Key=_wire_key(key), ConsistentRead=True
+        )
+        raw = response.get("Item")
+        item = codec.from_wire(raw) if raw else None
+        return item if is_live(item, self._clock.now()) else None
+
+    async def put(self, item: Item, *, condition: Condition | None = None) -> None:
+        rules.check_item(self._definition, item)
+        await self._run(self._client.put_item, **self._put_params(item, condition))
+
+    def _put_params(self, item: Item, condition: Condition | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"TableName": self._name, "Item": codec.to_wire(item)}
+        if condition is not None:
+            expr = _Expression()
+            params["ConditionExpression"] = _condition(condition, expr, self._clock.now())
+            params.update(expr.params())
+        return params
+
+    async def update(
+        self,
+        key: Key,
+        *,
+        set: Mapping[str, Any] | None = None,
+        set_if_absent: Mapping[str, Any] | None = None,
+        add: Mapping[str, Any] | None = None,
+        remove: Sequence[str] = (),
+        condition: Condition | None = None,
+    ) -> Item:
+        update = Update(key, set or {}, set_if_absent or {}, add or {}, tuple(remove), condition)
+        rules.check_update(self._definition, update)
+        params = self._update_params(update)
+        response = await self._run(self._client.update_item, **params, ReturnValues="ALL_NEW")
+        return codec.from_wire(response["Attributes"])
+
+    def _update_params(self, update: Update) -> dict[str, Any]:
+        expr = _Expression()
+        params: dict[str, Any] = {
+            "TableName": self._name,
+            "Key": _wire_key(update.key),
+            "UpdateExpression": _update_expression(update, expr),
+        }
+        if update.condition is not None:
+            params["ConditionExpression"] = _condition(update.condition, expr, self._clock.now())
+        params.update(expr.params())
+        return params
+
+    async def delete(self, key: Key, *, condition: Condition | None = None) -> None:
+        rules.check_key(key)
+        await self._run(self._client.delete_item, **self._delete_params(key, condition))
+
+    def _delete_params(self, key: Key, condition: Condition | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"TableName": self._name, "Key": _wire_key(key)}
+        if condition is not None:
+            expr = _Expression()
+            params["ConditionExpression"] = _condition(condition, expr, self._clock.now())
+            params.update(expr.params())
+        return params
+
+    # --- queries ---------------------------------------------------------------------
+
+    async def query(
+        self,
+        pk: str,
+        *,
+        sk: SkCondition | None = None,
+        index: str | None = None,
+        forward: bool = True,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page:
+        idx = rules.check_query(self._definition, pk, sk, index, limit)
+        position = rules.decode_cursor(cursor, pk, idx) if cursor is not None else None
+        pk_col, sk_col = (PK, SK) if idx is None else (idx.pk, idx.sk)
+        expr = _Expression()
+        key_condition = f"{expr.name(pk_col)} = {expr.value(pk)}"
+        if sk is not None:
+            key_condition += " AND " + _sk_condition(sk_col, sk, expr)
+        params: dict[str, Any] = {
+            "TableName": self._name,
+            "KeyConditionExpression": key_condition,
+            "FilterExpression": _live(expr, self._clock.now()),
+            "ScanIndexForward": forward,
+            **expr.params(),
+        }
+        if idx is None:
+            params["ConsistentRead"] = True
+        else:
+            params["IndexName"] = idx.name
+        start = {n: {"S": v} for n, v in position.items()} if position else None
+        return await self._run(self._query_pages, params, start, limit, idx)
+
+    def _query_pages(
+        self,
+        params: dict[str, Any],
+        start: dict[str, Any] | None,
+        limit: int | None,
+        idx: Any,
+    ) -> Page:
+        # Ask for one item more than the page holds, so that a cursor is returned exactly
+        # when another item follows; keep reading when the TTL filter thinned a response.
+        items: list[Item] = []
+        while True:
+            request = dict(params)
+            if start:
+                request["ExclusiveStartKey"] = start
+            if limit is not None:
+                request["Limit"] = limit + 1 - len(items)
+            response = self._client.query(**request)
+            items += [codec.from_wire(raw) for raw in response.get("Items", [])]
+            start = response.get("LastEvaluatedKey")
+            if not start or (limit is not None and len(items) > limit):
+                break
+        if limit is not None and len(items) > limit:
+            items = items[:limit]
+            return Page(items, rules.encode_cursor(items[-1], idx))
+        return Page(items, None)
+
+    # --- batches and transactions --------------------------------------------------------
+
+    async def batch_get(self, keys: Sequence[Key]) -> list[Item]:
+        wanted = rules.unique_keys(keys)
+        for key in wanted:
+            rules.check_key(key)
+        chunks = [wanted[i : i + BATCH_GET_CHUNK] for i in range(0, len(wanted), BATCH_GET_CHUNK)]
+        found: dict[Key, Item] = {}
+        for result in await asyncio.gather(*(self._run(self._batch_get, c) for c in chunks)):
+            found.update(result)
+        now = self._clock.now()
+        return [found[k] for k in wanted if k in found and is_live(found[k], now)]
+
+    def _batch_get(self, keys: list[Key]) -> dict[Key, Item]:
+        found: dict[Key, Item] = {}
+        request: dict[str, Any] = {
+            self._name: {"Keys": [_wire_key(k) for k in keys], "ConsistentRead": True}
+        }
+        for attempt in range(BATCH_RETRIES):
+            response = self._client.batch_get_item(RequestItems=request)
+            for raw in response.get("Responses", {}).get(self._name, []):
+                item = codec.from_wire(raw)
+                found[Key(item[PK], item[SK])] = item
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                return found
+            _backoff(attempt)
+        raise Throttled("DynamoDB left part of a batch read unprocessed.", engine="dynamodb")
+
+    async def batch_write(self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()) -> None:
+        for item in puts:
+            rules.check_item(self._definition, item)
+        requests = [
+            {"DeleteRequest": {"Key": _wire_key(w)}}
+            if isinstance(w, Key)
+            else {"PutRequest": {"Item": codec.to_wire(w)}}
+            for w in rules.last_write_wins(puts, deletes)
+        ]
+        chunks = [
+            requests[i : i + BATCH_WRITE_CHUNK] for i in range(0, len(requests), BATCH_WRITE_CHUNK)
+        ]
+        await asyncio.gather(*(self._run(self._batch_write, c) for c in chunks))
+
+    def _batch_write(self, requests: list[dict[str, Any]]) -> None:
+        pending: dict[str, Any] = {self._name: requests}
+        for attempt in range(BATCH_RETRIES):
+            response = self._client.batch_write_item(RequestItems=pending)
+            pending = response.get("UnprocessedItems") or {}
+            if not pending:
+                return
+            _backoff(attempt)
+        raise Throttled("DynamoDB left part of a batch write unprocessed.", engine="dynamodb")
+
+    async def transact_write(self, ops: Sequence[TxOp]) -> None:
+        rules.check_transaction(self._definition, ops)
+        items = [self._transact_item(op) for op in ops]
+        await self._run(self._transact, items)
+
+    def _transact_item(self, op: TxOp) -> dict[str, Any]:
+        if isinstance(op, Put):
+            return {"Put": self._put_params(op.item, op.condition)}
+        if isinstance(op, Update):
+            return {"Update": self._update_params(op)}
+        if isinstance(op, Delete):
+            return {"Delete": self._delete_params(op.key, op.condition)}
+        assert isinstance(op, Check)
+        return {"ConditionCheck": self._delete_params(op.key, op.condition)}
+
+    def _transact(self, items: list[dict[str, Any]]) -> None:
+        # Another transaction on the same items is a transient conflict, never a verdict.
+        for attempt in range(TRANSACTION_CONFLICT_RETRIES + 1):
+            try:
+                self._client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+                return
+            except ClientError as e:
+                error = _error(e)
+                conflict = isinstance(error, TransactionCancelled) and all(
+                    r in (None, "TransactionConflict") for r in error.reasons
+                )
+                if not conflict or attempt == TRANSACTION_CONFLICT_RETRIES:
+                    raise
+                _backoff(attempt)
+
+
+def _backoff(attempt: int) -> None:
+    time.sleep(min(1.0, 0.02 * 2**attempt) * random.uniform(0.5, 1.0))  # noqa: S311
+
+
+def _client(region: str, endpoint_url: str | None, max_attempts: int) -> DynamoDBClient:
+    session = boto3.session.Session()
+    key_id = secret = None
+    if endpoint_url and session.get_credentials() is None:
+        # Emulators accept any credentials; a developer should not have to invent some.
+        key_id = secret = "local"  # noqa: S105
+    return session.client(
+        "dynamodb",
+        region_name=region,
+        endpoint_url=endpoint_url,
+        config=Config(
+            retries={"mode": "adaptive", "max_attempts": max_attempts},
+            max_pool_connections=32,
+            connect_timeout=5,
+            read_timeout=30,
+        ),
+        aws_access_key_id=key_id,
+        aws_secret_access_key=secret,
+    )

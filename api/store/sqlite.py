@@ -1,0 +1,399 @@
+"""The embedded engine: the one table in one SQLite file, with DynamoDB's semantics.
+
+Each item is stored as the JSON text of its DynamoDB wire format, beside its key columns
+(and index key columns) so that SQLite orders and filters them. SQLite's BINARY collation
+compares UTF-8 bytes, which is DynamoDB's sort-key order.
+
+Every operation runs as one function on the connection's own thread: one hop off the
+event loop per call, and a conditional write is a single BEGIN IMMEDIATE transaction, so
+concurrent requests (and other processes, through WAL and the busy timeout) never
+interleave inside one.
+"""
+
+import asyncio
+import re
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from api.kit.clock import Clock, SystemClock
+from api.store import codec, rules
+from api.store.conditions import apply_update, holds, is_live
+from api.store.definition import IndexDefinition, TableDefinition
+from api.store.table import (
+    PK,
+    SK,
+    TTL,
+    Check,
+    Condition,
+    ConditionFailed,
+    Delete,
+    InvalidItem,
+    Item,
+    Key,
+    Page,
+    Put,
+    SkCondition,
+    StoreError,
+    Throttled,
+    TransactionCancelled,
+    TxOp,
+    Update,
+)
+
+T = TypeVar("T")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
+_MAX_CHAR = "\U0010ffff"
+
+
+class SqliteTable:
+    engine = "sqlite"
+
+    def __init__(
+        self,
+        path: Path | str,
+        name: str,
+        definition: TableDefinition,
+        *,
+        clock: Clock | None = None,
+        busy_timeout_ms: int = 5000,
+    ) -> None:
+        if not _NAME.match(name):
+            raise ValueError(f"invalid table name {name!r}")
+        self._path = str(path)
+        self._name = name
+        self._definition = definition
+        self._clock = clock or SystemClock()
+        self._busy_timeout_ms = busy_timeout_ms
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-store")
+        self._conn: sqlite3.Connection | None = None
+        self._index_columns = [c for i in definition.indexes for c in (i.pk, i.sk)]
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    # --- plumbing --------------------------------------------------------------------
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(self._call, fn, *args))
+
+    def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        try:
+            return fn(self._connection(), *args)
+        except sqlite3.OperationalError as e:
+            if "locked" in str(e) or "busy" in str(e):
+                raise Throttled("The database is busy; try again.", engine=self.engine) from e
+            raise StoreError(f"SQLite failed: {e}") from e
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            if self._path != ":memory:":
+                Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                self._path, isolation_level=None, check_same_thread=False, timeout=0
+            )
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn = conn
+        return self._conn
+
+    def _write(self, conn: sqlite3.Connection, fn: Callable[[], T]) -> T:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = fn()
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
+
+    @property
+    def _table(self) -> str:
+        return f'"{self._name}"'
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    async def create(self) -> None:
+        await self._run(self._create)
+
+    def _create(self, conn: sqlite3.Connection) -> None:
+        index_cols = "".join(f", {c} TEXT" for c in self._index_columns)
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {self._table} (pk TEXT NOT NULL, sk TEXT NOT NULL,"
+            f" ttl REAL{index_cols}, item TEXT NOT NULL, PRIMARY KEY (pk, sk)) WITHOUT ROWID"
+        )
+        for index in self._definition.indexes:
+            conn.execute(
+                f'CREATE INDEX IF NOT EXISTS "{self._name}.{index.name}" ON {self._table}'
+                f" ({index.pk}, {index.sk}, pk, sk)"
+                f" WHERE {index.pk} IS NOT NULL AND {index.sk} IS NOT NULL"
+            )
+
+    async def ping(self) -> None:
+        await self._run(lambda conn: conn.execute(f"SELECT 1 FROM {self._table} LIMIT 1"))
+
+    async def close(self) -> None:
+        def _close(conn: sqlite3.Connection) -> None:
+            conn.close()
+            self._conn = None
+
+        if self._conn is not None:
+            await self._run(_close)
+        self._executor.shutdown(wait=True)
+
+    async def purge_expired(self) -> int:
+        """Delete expired items, as DynamoDB's TTL sweeper would; reads never see them anyway."""
+
+        def _purge(conn: sqlite3.Connection) -> int:
+            cur = conn.execute(f"DELETE FROM {self._table} WHERE ttl <= ?", (self._clock.now(),))
+            return cur.rowcount
+
+        return await self._run(_purge)
+
+    # --- rows ------------------------------------------------------------------------
+
+    def _load(self, conn: sqlite3.Connection, key: Key) -> Item | None:
+        row = conn.execute(
+            f"SELECT item FROM {self._table} WHERE pk = ? AND sk = ?", (key.pk, key.sk)
+        ).fetchone()
+        return codec.from_wire(codec.loads(row[0])) if row else None
+
+    def _store(self, conn: sqlite3.Connection, item: Mapping[str, Any]) -> Item:
+        wire = codec.to_wire(item)
+        codec.check_size(wire)
+        stored = codec.from_wire(wire)
+        ttl = stored.get(TTL)
+        ttl_col = (
+            float(ttl) if isinstance(ttl, int | Decimal) and not isinstance(ttl, bool) else None
+        )
+        index_values = [
+            v if isinstance(v := stored.get(c), str) else None for c in self._index_columns
+        ]
+        cols = ", ".join(["pk", "sk", "ttl", *self._index_columns, "item"])
+        marks = ", ".join("?" * (4 + len(self._index_columns)))
+        conn.execute(
+            f"INSERT OR REPLACE INTO {self._table} ({cols}) VALUES ({marks})",
+            (item[PK], item[SK], ttl_col, *index_values, codec.dumps(wire)),
+        )
+        return stored
+
+    def _delete_row(self, conn: sqlite3.Connection, key: Key) -> None:
+        conn.execute(f"DELETE FROM {self._table} WHERE pk = ? AND sk = ?", (key.pk, key.sk))
+
+    def _check(self, condition: Condition | None, current: Item | None) -> None:
+        if condition is not None and not holds(condition, current, self._clock.now()):
+            raise ConditionFailed("The item is not in the state the write expected.")
+
+    # --- single items ----------------------------------------------------------------
+
+    async def get(self, key: Key) -> Item | None:
+        rules.check_key(key)
+
+        def _get(conn: sqlite3.Connection) -> Item | None:
+            item = self._load(conn, key)
+            return item if is_live(item, self._clock.now()) else None
+
+        return await self._run(_get)
+
+    async def put(self, item: Item, *, condition: Condition | None = None) -> None:
+        key = rules.check_item(self._definition, item)
+
+        def _put(conn: sqlite3.Connection) -> None:
+            if condition is None:
+                self._store(conn, item)
+                return
+
+            def tx() -> None:
+                self._check(condition, self._load(conn, key))
+                self._store(conn, item)
+
+            self._write(conn, tx)
+
+        await self._run(_put)
+
+    async def update(
+        self,
+        key: Key,
+        *,
+        set: Mapping[str, Any] | None = None,
+        set_if_absent: Mapping[str, Any] | None = None,
+        add: Mapping[str, Any] | None = None,
+        remove: Sequence[str] = (),
+        condition: Condition | None = None,
+    ) -> Item:
+        update = Update(key, set or {}, set_if_absent or {}, add or {}, tuple(remove), condition)
+        rules.check_update(self._definition, update)
+
+        def _update(conn: sqlite3.Connection) -> Item:
+            def tx() -> Item:
+                current = self._load(conn, key)
+                self._check(condition, current)
+                return self._store(conn, apply_update(update, current))
+
+            return self._write(conn, tx)
+
+        return await self._run(_update)
+
+    async def delete(self, key: Key, *, condition: Condition | None = None) -> None:
+        rules.check_key(key)
+
+        def _delete(conn: sqlite3.Connection) -> None:
+            def tx() -> None:
+                if condition is not None:
+                    self._check(condition, self._load(conn, key))
+                self._delete_row(conn, key)
+
+            self._write(conn, tx)
+
+        await self._run(_delete)
+
+    # --- queries ---------------------------------------------------------------------
+
+    async def query(
+        self,
+        pk: str,
+        *,
+        sk: SkCondition | None = None,
+        index: str | None = None,
+        forward: bool = True,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page:
+        idx = rules.check_query(self._definition, pk, sk, index, limit)
+        position = rules.decode_cursor(cursor, pk, idx) if cursor is not None else None
+        sql, params = self._query_sql(pk, sk, idx, forward, limit, position)
+
+        def _query(conn: sqlite3.Connection) -> Page:
+            rows = conn.execute(sql, params).fetchall()
+            items = [codec.from_wire(codec.loads(r[0])) for r in rows]
+            if limit is not None and len(items) > limit:
+                items = items[:limit]
+                return Page(items, rules.encode_cursor(items[-1], idx))
+            return Page(items, None)
+
+        return await self._run(_query)
+
+    def _query_sql(
+        self,
+        pk: str,
+        sk: SkCondition | None,
+        index: IndexDefinition | None,
+        forward: bool,
+        limit: int | None,
+        position: dict[str, str] | None,
+    ) -> tuple[str, list[Any]]:
+        pk_col, sk_col = (PK, SK) if index is None else (index.pk, index.sk)
+        order = rules.cursor_names(index)[1:]
+        where = [f"{pk_col} = ?", "(ttl IS NULL OR ttl > ?)"]
+        params: list[Any] = [pk, self._clock.now()]
+        if index is not None:
+            where.append(f"{sk_col} IS NOT NULL")
+        if sk is not None:
+            clause, values = _sk_clause(sk_col, sk)
+            where.append(clause)
+            params += values
+        if position is not None:
+            cols = ", ".join(order)
+            where.append(f"({cols}) {'>' if forward else '<'} ({', '.join('?' * len(order))})")
+            params += [position[c] for c in order]
+        direction = "ASC" if forward else "DESC"
+        sql = (
+            f"SELECT item FROM {self._table} WHERE {' AND '.join(where)}"
+            f" ORDER BY {', '.join(f'{c} {direction}' for c in order)}"
+        )
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit + 1)
+        return sql, params
+
+    # --- batches and transactions --------------------------------------------------------
+
+    async def batch_get(self, keys: Sequence[Key]) -> list[Item]:
+        wanted = rules.unique_keys(keys)
+        for key in wanted:
+            rules.check_key(key)
+
+        def _batch_get(conn: sqlite3.Connection) -> list[Item]:
+            now = self._clock.now()
+            found = [self._load(conn, key) for key in wanted]
+            return [item for item in found if item is not None and is_live(item, now)]
+
+        return await self._run(_batch_get)
+
+    async def batch_write(self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()) -> None:
+        for item in puts:
+            rules.check_item(self._definition, item)
+        writes = rules.last_write_wins(puts, deletes)
+
+        def _batch_write(conn: sqlite3.Connection) -> None:
+            def tx() -> None:
+                for write in writes:
+                    if isinstance(write, Key):
+                        self._delete_row(conn, write)
+                    else:
+                        self._store(conn, write)
+
+            self._write(conn, tx)
+
+        await self._run(_batch_write)
+
+    async def transact_write(self, ops: Sequence[TxOp]) -> None:
+        keys = rules.check_transaction(self._definition, ops)
+
+        def _transact(conn: sqlite3.Connection) -> None:
+            def tx() -> None:
+                now = self._clock.now()
+                current = [self._load(conn, key) for key in keys]
+                reasons: list[str | None] = [
+                    None
+                    if op.condition is None or holds(op.condition, cur, now)
+                    else "ConditionalCheckFailed"
+                    for op, cur in zip(ops, current, strict=True)
+                ]
+                if any(reasons):
+                    raise TransactionCancelled(
+                        "The transaction was cancelled: a condition did not hold.", reasons
+                    )
+                for op, key, cur in zip(ops, keys, current, strict=True):
+                    if isinstance(op, Put):
+                        self._store(conn, op.item)
+                    elif isinstance(op, Update):
+                        self._store(conn, apply_update(op, cur))
+                    elif isinstance(op, Delete):
+                        self._delete_row(conn, key)
+                    else:
+                        assert isinstance(op, Check)
+
+            self._write(conn, tx)
+
+        await self._run(_transact)
+
+
+def _sk_clause(column: str, cond: SkCondition) -> tuple[str, list[Any]]:
+    simple = {"eq": "=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+    if cond.op in simple:
+        return f"{column} {simple[cond.op]} ?", [cond.value]
+    if cond.op == "between":
+        return f"{column} BETWEEN ? AND ?", [cond.value, cond.upper]
+    if cond.op == "begins_with":
+        prefix = cond.value
+        # A range the index can seek, plus an exact prefix test for the edge cases.
+        if prefix[-1] != _MAX_CHAR:
+            following = ord(prefix[-1]) + 1
+            if 0xD800 <= following <= 0xDFFF:  # surrogates never occur in UTF-8 text
+                following = 0xE000
+            upper = prefix[:-1] + chr(following)
+            return f"{column} >= ? AND {column} < ?", [prefix, upper]
+        return f"substr({column}, 1, ?) = ?", [len(prefix), prefix]
+    raise InvalidItem(f"Unknown sort-key condition {cond.op!r}")

@@ -1,0 +1,278 @@
+"""The storage port: one table with composite keys, the same semantics on every engine.
+
+Items are plain dicts. Keys (`pk`, `sk` and the index key attributes) are non-empty strings.
+Numbers come back as `int` when integral and `Decimal` otherwise; floats are stored as
+`Decimal`. Items whose numeric `ttl` (epoch seconds) is in the past are invisible to every
+read, on every engine, even before the engine deletes them.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol
+
+from api.errors import AppError
+
+Item = dict[str, Any]
+
+PK = "pk"
+SK = "sk"
+TTL = "ttl"
+MAX_ITEM_BYTES = 400 * 1024
+MAX_TRANSACTION_ITEMS = 100
+BATCH_GET_CHUNK = 100
+BATCH_WRITE_CHUNK = 25
+
+
+class Key(NamedTuple):
+    pk: str
+    sk: str
+
+    def as_item(self) -> Item:
+        return {PK: self.pk, SK: self.sk}
+
+
+# --- sort-key conditions for queries -------------------------------------------------
+
+SkOp = Literal["eq", "begins_with", "between", "lt", "le", "gt", "ge"]
+
+
+@dataclass(frozen=True)
+class SkCondition:
+    op: SkOp
+    value: str
+    upper: str | None = None  # the inclusive upper bound of `between`
+
+
+class Sk:
+    """Constructors for the sort-key conditions a query accepts."""
+
+    @staticmethod
+    def eq(value: str) -> SkCondition:
+        return SkCondition("eq", value)
+
+    @staticmethod
+    def begins_with(prefix: str) -> SkCondition:
+        return SkCondition("begins_with", prefix)
+
+    @staticmethod
+    def between(low: str, high: str) -> SkCondition:
+        return SkCondition("between", low, high)
+
+    @staticmethod
+    def lt(value: str) -> SkCondition:
+        return SkCondition("lt", value)
+
+    @staticmethod
+    def le(value: str) -> SkCondition:
+        return SkCondition("le", value)
+
+    @staticmethod
+    def gt(value: str) -> SkCondition:
+        return SkCondition("gt", value)
+
+    @staticmethod
+    def ge(value: str) -> SkCondition:
+        return SkCondition("ge", value)
+
+
+# --- write conditions ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ItemAbsent:
+    """No live item has this key (an expired item counts as absent)."""
+
+
+@dataclass(frozen=True)
+class ItemExists:
+    """A live item has this key."""
+
+
+@dataclass(frozen=True)
+class AttrEquals:
+    name: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class AttrAbsent:
+    name: str
+
+
+@dataclass(frozen=True)
+class AttrExists:
+    name: str
+
+
+@dataclass(frozen=True)
+class AllOf:
+    conditions: tuple["Condition", ...]
+
+
+Condition = ItemAbsent | ItemExists | AttrEquals | AttrAbsent | AttrExists | AllOf
+
+
+def all_of(*conditions: Condition) -> AllOf:
+    return AllOf(tuple(conditions))
+
+
+# --- operations ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Put:
+    item: Item
+    condition: Condition | None = None
+
+
+@dataclass(frozen=True)
+class Update:
+    """SET, SET-if-absent, atomic ADD to numbers, REMOVE; top-level attributes only."""
+
+    key: Key
+    set: Mapping[str, Any] = field(default_factory=dict)
+    set_if_absent: Mapping[str, Any] = field(default_factory=dict)
+    add: Mapping[str, int | Any] = field(default_factory=dict)
+    remove: Sequence[str] = ()
+    condition: Condition | None = None
+
+
+@dataclass(frozen=True)
+class Delete:
+    key: Key
+    condition: Condition | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    key: Key
+    condition: Condition
+
+
+TxOp = Put | Update | Delete | Check
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Item]
+    cursor: str | None  # None exactly when no item follows
+
+
+# --- typed errors ----------------------------------------------------------------------
+
+
+class StoreError(AppError):
+    status_code = 500
+    code = "store_error"
+
+
+class ConditionFailed(StoreError):
+    status_code = 409
+    code = "condition_failed"
+
+
+class TransactionCancelled(StoreError):
+    """`reasons` has one entry per operation: None, or why that operation failed."""
+
+    status_code = 409
+    code = "transaction_cancelled"
+
+    def __init__(self, message: str, reasons: Sequence[str | None]) -> None:
+        super().__init__(message)
+        self.reasons = list(reasons)
+
+
+class ItemTooLarge(StoreError):
+    status_code = 413
+    code = "item_too_large"
+
+
+class Throttled(StoreError):
+    status_code = 503
+    code = "store_throttled"
+
+
+class InvalidCursor(StoreError):
+    status_code = 400
+    code = "invalid_cursor"
+
+
+class InvalidKey(StoreError):
+    status_code = 400
+    code = "invalid_key"
+
+
+class InvalidItem(StoreError):
+    status_code = 400
+    code = "invalid_item"
+
+
+class UnknownIndex(StoreError):
+    code = "unknown_index"
+
+
+# --- the port --------------------------------------------------------------------------
+
+
+class Table(Protocol):
+    """One table, two engines. Every method is safe to call concurrently."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def engine(self) -> str: ...
+
+    async def create(self) -> None:
+        """Create the table from the shared definition if it does not exist."""
+        ...
+
+    async def ping(self) -> None:
+        """Raise StoreError when the store cannot be reached."""
+        ...
+
+    async def close(self) -> None: ...
+
+    async def get(self, key: Key) -> Item | None: ...
+
+    async def put(self, item: Item, *, condition: Condition | None = None) -> None: ...
+
+    async def update(
+        self,
+        key: Key,
+        *,
+        set: Mapping[str, Any] | None = None,
+        set_if_absent: Mapping[str, Any] | None = None,
+        add: Mapping[str, Any] | None = None,
+        remove: Sequence[str] = (),
+        condition: Condition | None = None,
+    ) -> Item:
+        """Apply the changes (creating the item if absent) and return the item as stored."""
+        ...
+
+    async def delete(self, key: Key, *, condition: Condition | None = None) -> None: ...
+
+    async def query(
+        self,
+        pk: str,
+        *,
+        sk: SkCondition | None = None,
+        index: str | None = None,
+        forward: bool = True,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page:
+        """Items of one partition (of the table or of a secondary index) in sort-key order."""
+        ...
+
+    async def batch_get(self, keys: Sequence[Key]) -> list[Item]:
+        """The live items among `keys`, in the order of `keys`; missing ones are left out."""
+        ...
+
+    async def batch_write(
+        self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()
+    ) -> None: ...
+
+    async def transact_write(self, ops: Sequence[TxOp]) -> None:
+        """All operations or none; TransactionCancelled says which condition failed."""
+        ...

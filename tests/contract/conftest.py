@@ -1,0 +1,43 @@
+"""The `table` fixture: one fresh table on every engine the contract suite pins."""
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from moto import mock_aws
+
+from api.kit.clock import FrozenClock
+from api.store.definition import load_definition
+from api.store.dynamodb import DynamoTable
+from api.store.dynamodb_local import DynamoDBLocal
+from api.store.sqlite import SqliteTable
+from api.store.table import Table
+
+ENGINES = ["sqlite", "moto", "dynamodb_local"]
+
+
+@pytest.fixture
+def moto_aws() -> Iterator[None]:
+    with mock_aws():
+        yield
+
+
+@pytest.fixture(params=ENGINES)
+async def table(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: FrozenClock
+) -> AsyncIterator[Table]:
+    name = f"contract-{uuid.uuid4().hex[:12]}"
+    definition = load_definition()
+    store: Table
+    if request.param == "sqlite":
+        store = SqliteTable(tmp_path / "store.db", name, definition, clock=clock)
+    elif request.param == "moto":
+        request.getfixturevalue("moto_aws")
+        store = DynamoTable(name, definition, clock=clock)
+    else:
+        server: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
+        store = DynamoTable(name, definition, endpoint_url=server.endpoint, clock=clock)
+    await store.create()
+    yield store
+    await store.close()

@@ -1,0 +1,113 @@
+"""Batches chunked for the caller, and transactions that are all or nothing."""
+
+import pytest
+
+from api.kit.clock import FrozenClock
+from api.store.table import (
+    AttrEquals,
+    Check,
+    Delete,
+    InvalidItem,
+    ItemAbsent,
+    ItemExists,
+    Key,
+    Put,
+    Table,
+    TransactionCancelled,
+    Update,
+)
+
+PK = "Agent#a1"
+
+
+def key(i: int) -> Key:
+    return Key(PK, f"Archival#{i:04d}")
+
+
+async def test_batch_write_and_get_beyond_one_request(table: Table, clock: FrozenClock) -> None:
+    await table.batch_write(puts=[{**key(i).as_item(), "i": i} for i in range(130)])
+    await table.batch_write(deletes=[key(i) for i in range(0, 130, 2)])
+    assert len((await table.query(PK)).items) == 65
+
+    wanted = [key(i) for i in range(129, -1, -1)] + [key(999), key(1)]  # repeats, missing
+    got = await table.batch_get(wanted)
+    assert [item["i"] for item in got] == list(range(129, 0, -2))
+
+    await table.put({**key(1).as_item(), "ttl": int(clock.now()) - 1})
+    assert key(1).sk not in {item["sk"] for item in await table.batch_get(wanted)}
+
+
+async def test_batch_write_keeps_the_last_write_per_key(table: Table) -> None:
+    await table.batch_write(
+        puts=[{**key(1).as_item(), "v": "first"}, {**key(1).as_item(), "v": "second"}]
+    )
+    assert (await table.get(key(1)) or {})["v"] == "second"
+    await table.batch_write(puts=[{**key(2).as_item(), "v": 1}], deletes=[key(2)])
+    assert await table.get(key(2)) is None
+
+
+async def test_a_transaction_applies_everything(table: Table) -> None:
+    await table.put({**key(1).as_item(), "version": 1})
+    await table.put({**key(2).as_item(), "gone": True})
+    await table.put({**key(3).as_item(), "guard": True})
+    await table.transact_write(
+        [
+            Put({**key(4).as_item(), "v": "new"}, condition=ItemAbsent()),
+            Update(
+                key(1), set={"version": 2}, add={"edits": 1}, condition=AttrEquals("version", 1)
+            ),
+            Delete(key(2)),
+            Check(key(3), ItemExists()),
+        ]
+    )
+    assert (await table.get(key(4)) or {})["v"] == "new"
+    assert await table.get(key(1)) == {**key(1).as_item(), "version": 2, "edits": 1}
+    assert await table.get(key(2)) is None
+
+
+async def test_a_transaction_with_one_failed_condition_applies_nothing(table: Table) -> None:
+    await table.put({**key(1).as_item(), "version": 1})
+    await table.put({**key(2).as_item(), "v": "kept"})
+    with pytest.raises(TransactionCancelled) as raised:
+        await table.transact_write(
+            [
+                Put({**key(3).as_item(), "v": "new"}, condition=ItemAbsent()),
+                Update(key(1), set={"version": 2}, condition=AttrEquals("version", 7)),
+                Delete(key(2)),
+            ]
+        )
+    assert raised.value.reasons == [None, "ConditionalCheckFailed", None]
+    assert await table.get(key(3)) is None
+    assert (await table.get(key(1)) or {})["version"] == 1
+    assert (await table.get(key(2)) or {})["v"] == "kept"
+
+
+async def test_a_guard_item_makes_creation_unique(table: Table) -> None:
+    """The pattern idempotent creation builds on: entity and guard written together."""
+
+    async def create(agent_id: str) -> bool:
+        try:
+            await table.transact_write(
+                [
+                    Put(
+                        {"pk": "User#a", "sk": "AgentName#helper", "agent_id": agent_id},
+                        condition=ItemAbsent(),
+                    ),
+                    Put({"pk": "User#a", "sk": f"Agent#{agent_id}"}, condition=ItemAbsent()),
+                ]
+            )
+            return True
+        except TransactionCancelled:
+            return False
+
+    assert await create("one")
+    assert not await create("two")
+    assert await table.get(Key("User#a", "Agent#two")) is None
+
+
+async def test_a_transaction_may_touch_an_item_once(table: Table) -> None:
+    with pytest.raises(InvalidItem):
+        await table.transact_write([Put(key(1).as_item()), Delete(key(1))])
+    with pytest.raises(InvalidItem):
+        await table.transact_write([Put({**key(i).as_item()}) for i in range(101)])
+    assert (await table.query(PK)).items == []
