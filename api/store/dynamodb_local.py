@@ -86,7 +86,7 @@ class DynamoDBLocal:
     def start(self, timeout: float = 60.0) -> "DynamoDBLocal":
         if self.db_dir:
             self.db_dir.mkdir(parents=True, exist_ok=True)
-        self._log = tempfile.TemporaryFile()
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
         self.process = subprocess.Popen(  # noqa: S603
             self.command(), stdout=subprocess.DEVNULL, stderr=self._log
         )

@@ -1,5 +1,7 @@
 """Queries every engine answers alike: order, sort-key conditions, pages, indexes, TTL."""
 
+from typing import Any
+
 import pytest
 
 from api.kit.clock import FrozenClock
@@ -142,7 +144,7 @@ async def test_expired_items_are_left_out_of_queries_and_pages(
     table: Table, clock: FrozenClock
 ) -> None:
     now = int(clock.now())
-    items = [
+    items: list[dict[str, Any]] = [
         {"pk": PK, "sk": f"Message#{i:03d}", **({"ttl": now - 5} if i % 3 == 0 else {})}
         for i in range(15)
     ]

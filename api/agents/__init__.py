@@ -1,0 +1,1 @@
+"""Agents: a user's agents, their architecture, provider and persona."""

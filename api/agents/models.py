@@ -1,0 +1,41 @@
+from datetime import datetime
+
+from pydantic import Field
+
+from api.store import keys
+from api.store.entity import Entity
+from api.store.table import Key
+
+
+class Agent(Entity):
+    """Seed 000's Agent: pk `User#{created_by}`, sk `Agent#{agent_id}`."""
+
+    ENTITY = keys.AGENT
+
+    agent_id: str
+    created_by: str
+    agent_name: str
+    agent_architecture: str = "krishna-memgpt"
+    agent_provider: str = "offline"
+    agent_model: str = "offline-demo"
+    agent_persona: str = ""
+    event_expiry_days: int = Field(default=7, ge=0)
+    metadata: dict[str, str] = Field(default_factory=dict)
+    created_at: datetime
+    updated_at: datetime
+
+    def key(self) -> Key:
+        return keys.agent(self.created_by, self.agent_id)
+
+
+class AgentNameGuard(Entity):
+    """Makes an agent name unique per user; written in the same transaction as the agent."""
+
+    ENTITY = keys.AGENT_NAME_GUARD
+
+    created_by: str
+    normalized_name: str
+    agent_id: str
+
+    def key(self) -> Key:
+        return keys.agent_name_guard(self.created_by, self.normalized_name)

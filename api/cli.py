@@ -1,0 +1,117 @@
+"""agent-memory: serve, create-table, dynamodb-local."""
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from api.config import ConfigError, Settings, load_settings
+
+
+def _settings(**overrides: Any) -> Settings:
+    try:
+        settings = load_settings()
+    except ConfigError as e:
+        print(f"agent-memory: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
+    changed = {k: v for k, v in overrides.items() if v is not None}
+    return settings.model_copy(update=changed) if changed else settings
+
+
+def _describe(settings: Settings) -> str:
+    if settings.store == "sqlite":
+        return f"SQLite at {settings.sqlite_path}, table {settings.dynamodb_table}"
+    where = settings.dynamodb_endpoint or f"AWS {settings.aws_region}"
+    return f"DynamoDB at {where}, table {settings.dynamodb_table}"
+
+
+async def _create_table(settings: Settings) -> None:
+    from api.store import build_table
+
+    table = build_table(settings)
+    try:
+        await table.create()
+    finally:
+        await table.close()
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from api.main import create_app
+
+    settings = _settings(host=args.host, port=args.port)
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
+    )
+    app = create_app(settings)
+    print(f"Agent memory API on http://{settings.host}:{settings.port} ({_describe(settings)})")
+    print(f"OpenAPI docs at http://{settings.host}:{settings.port}/docs", flush=True)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+    return 0
+
+
+def create_table(args: argparse.Namespace) -> int:
+    settings = _settings()
+    asyncio.run(_create_table(settings))
+    print(f"Table ready: {_describe(settings)}")
+    return 0
+
+
+def dynamodb_local(args: argparse.Namespace) -> int:
+    from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+
+    server = DynamoDBLocal(port=args.port, db_dir=args.db_dir)
+    try:
+        server.start()
+    except DynamoDBLocalUnavailable as e:
+        print(f"agent-memory: {e}", file=sys.stderr)
+        return 1
+    storage = f"files in {args.db_dir}" if args.db_dir else "memory (gone when it stops)"
+    print(f"DynamoDB Local on {server.endpoint}, keeping its data in {storage}.")
+    print(f"Use it with: STORE=dynamodb DYNAMODB_ENDPOINT={server.endpoint} agent-memory serve")
+    print("Ctrl-C stops it.", flush=True)
+    stop = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        assert server.process is not None
+        server.process.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, stop)
+        server.stop()
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("serve", help="run the API (embedded SQLite unless configured)")
+    s.add_argument("--host", help="address to bind (default HOST or 127.0.0.1)")
+    s.add_argument("--port", type=int, help="port (default PORT or 8000)")
+    s.set_defaults(run=serve)
+
+    c = sub.add_parser("create-table", help="create the table if it does not exist")
+    c.set_defaults(run=create_table)
+
+    d = sub.add_parser("dynamodb-local", help="run AWS's DynamoDB Local for development")
+    d.add_argument("--port", type=int, default=8001, help="port (default 8001)")
+    d.add_argument("--db-dir", type=Path, help="keep data in this directory (default: memory)")
+    d.set_defaults(run=dynamodb_local)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    code: int = args.run(args)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Conversations (sessions) between a user and an agent."""

@@ -1,0 +1,22 @@
+"""Shared dependencies, named once so route signatures read as prose."""
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from api.config import Settings
+from api.store.table import Table
+
+
+def get_table(request: Request) -> Table:
+    table: Table = request.state.table
+    return table
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.state.settings
+    return settings
+
+
+TableDep = Annotated[Table, Depends(get_table)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]

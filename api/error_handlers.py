@@ -1,0 +1,72 @@
+"""Every error leaves as JSON `{code, message}` with a stable code, whatever raised it."""
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from api.errors import AppError
+
+log = logging.getLogger(__name__)
+
+HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+}
+
+
+async def app_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AppError)
+    if exc.status_code >= 500:
+        log.error("%s %s failed: %s (%s)", request.method, request.url.path, exc.code, exc)
+    return JSONResponse(exc.to_body(), status_code=exc.status_code)
+
+
+async def validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    # The offending input is left out on purpose: it may be a secret the client sent.
+    errors = [
+        {
+            "loc": [str(p) for p in e.get("loc", ())],
+            "message": e.get("msg", ""),
+            "type": e.get("type"),
+        }
+        for e in exc.errors()
+    ]
+    summary = "; ".join(f"{'.'.join(e['loc'])}: {e['message']}" for e in errors)
+    body = {
+        "code": "validation_error",
+        "message": f"The request is not valid: {summary}",
+        "details": {"errors": errors},
+    }
+    return JSONResponse(body, status_code=422)
+
+
+async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
+    message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+    return JSONResponse(
+        {"code": code, "message": message}, status_code=exc.status_code, headers=exc.headers
+    )
+
+
+async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
+    body = {"code": "internal_error", "message": "Something went wrong on our side."}
+    return JSONResponse(body, status_code=500)
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(AppError, app_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected_error)

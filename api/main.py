@@ -1,0 +1,53 @@
+"""create_app(settings): the one place the service is assembled."""
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TypedDict
+
+from fastapi import FastAPI
+
+from api import __version__, error_handlers
+from api.config import Settings, load_settings
+from api.health import router as health
+from api.kit.clock import Clock
+from api.store import build_table
+from api.store.table import Table
+
+log = logging.getLogger(__name__)
+
+
+class State(TypedDict):
+    """What the lifespan hands every request (as request.state)."""
+
+    settings: Settings
+    table: Table
+
+
+def create_app(
+    settings: Settings | None = None, *, table: Table | None = None, clock: Clock | None = None
+) -> FastAPI:
+    """The service. `table` lets a caller share a store it owns; otherwise one is built."""
+    settings = settings or load_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[State]:
+        store = table or build_table(settings, clock)
+        if settings.create_table:
+            await store.create()
+        log.info("store ready: %s table %s", store.engine, store.name)
+        try:
+            yield State(settings=settings, table=store)
+        finally:
+            if table is None:
+                await store.close()
+
+    app = FastAPI(
+        title="Agent memory platform",
+        version=__version__,
+        summary="Agents with long-term memory over REST and Server-Sent Events.",
+        lifespan=lifespan,
+    )
+    error_handlers.install(app)
+    app.include_router(health.router)
+    return app

@@ -1,0 +1,1 @@
+"""An agent's memory: core blocks, archival memories, capacity warnings."""

@@ -1,0 +1,1 @@
+"""Messages of a conversation, in order."""

@@ -1,0 +1,1 @@
+"""Per-user LLM provider settings, credentials encrypted at rest."""

@@ -1,0 +1,202 @@
+"""Every key of the one table, and nothing else builds one: the catalogue of access patterns.
+
+Seed 000's patterns are kept verbatim, including its `USER#`/`CONVERSATION#` spellings for
+conversations. Guard and lookup items follow the same style. Client-chosen values (agent
+names, session ids) only ever appear in sort keys under their owner's partition; global
+partitions (`CONVERSATION#{id}`, `ApiKey#{hash}`, ...) hold server-made ids or secrets' hashes.
+
+Entity             pk / sk                                          access pattern
+User               User#{email} / User#Metadata                     get user by email
+Agent              User#{email} / Agent#{agent_id}                  list a user's agents, get one
+AgentNameGuard     User#{email} / AgentName#{normalized name}       unique agent name per user
+ProviderSettings   User#{email} / ProviderSettings#{provider}       a user's provider credentials
+Conversation       USER#{email} / CONVERSATION#{conversation_id}    list a user's conversations
+SessionLookup      USER#{email} / Session#{agent_id}#{session_id}   session id -> conversation
+Message            CONVERSATION#{id} / MESSAGE#{timestamp}#{message_id} messages in order, last K
+MemoryBlockDef     Agent#{agent_id} / MemoryBlockDef#{block}        an agent's block definitions
+CoreMemory         Agent#{agent_id} / CoreMemory#{block}            read/update a block's lines
+ArchivalMemory     Agent#{agent_id} / Archival#{timestamp}#{memory_id} chronological archival
+ArchivalHashGuard  Agent#{agent_id} / ArchivalHash#{sha256}         idempotent archival insert
+CapacityWarning    Agent#{agent_id} / CapacityWarning#{block}       warning turns per block
+GoogleSubject      GoogleSub#{sub} / GoogleSub#Metadata             Google account -> user email
+ApiKey             ApiKey#{sha256} / ApiKey#Metadata                authenticate a machine client
+RefreshToken       RefreshToken#{sha256} / RefreshToken#Metadata    rotate a session's refresh token
+
+Index gsi1 (sparse): an agent's conversations, newest last:
+gsi1pk `Agent#{agent_id}`, gsi1sk `CONVERSATION#{timestamp}#{conversation_id}`.
+"""
+
+from datetime import UTC, datetime
+
+from api.store.table import InvalidKey, Key, Sk, SkCondition
+
+# Entity types, stored on every item as `entity`.
+USER = "User"
+AGENT = "Agent"
+AGENT_NAME_GUARD = "AgentNameGuard"
+PROVIDER_SETTINGS = "ProviderSettings"
+CONVERSATION = "Conversation"
+SESSION_LOOKUP = "SessionLookup"
+MESSAGE = "Message"
+MEMORY_BLOCK_DEF = "MemoryBlockDef"
+CORE_MEMORY = "CoreMemory"
+ARCHIVAL_MEMORY = "ArchivalMemory"
+ARCHIVAL_HASH_GUARD = "ArchivalHashGuard"
+CAPACITY_WARNING = "CapacityWarning"
+GOOGLE_SUBJECT = "GoogleSubject"
+API_KEY = "ApiKey"
+REFRESH_TOKEN = "RefreshToken"  # noqa: S105 (an entity name)
+
+ENTITY = "entity"
+GSI1 = "gsi1"
+
+Query = tuple[str, SkCondition]  # a partition and the sort-key condition that selects a kind
+
+
+def _part(name: str, value: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidKey(f"The {name} in a key must be a non-empty string.")
+    return value
+
+
+def timestamp(epoch: float) -> str:
+    """A sort-key timestamp: fixed-width UTC with microseconds, so text order is time order."""
+    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# --- users ---------------------------------------------------------------------------------
+
+
+def user_partition(email: str) -> str:
+    return f"User#{_part('email', email)}"
+
+
+def user(email: str) -> Key:
+    return Key(user_partition(email), "User#Metadata")
+
+
+def google_subject(sub: str) -> Key:
+    return Key(f"GoogleSub#{_part('subject', sub)}", "GoogleSub#Metadata")
+
+
+def api_key(key_hash: str) -> Key:
+    return Key(f"ApiKey#{_part('key hash', key_hash)}", "ApiKey#Metadata")
+
+
+def refresh_token(token_hash: str) -> Key:
+    return Key(f"RefreshToken#{_part('token hash', token_hash)}", "RefreshToken#Metadata")
+
+
+# --- agents and settings -----------------------------------------------------------------
+
+
+def agent(email: str, agent_id: str) -> Key:
+    return Key(user_partition(email), f"Agent#{_part('agent id', agent_id)}")
+
+
+def agents_of(email: str) -> Query:
+    return user_partition(email), Sk.begins_with("Agent#")
+
+
+def agent_name_guard(email: str, normalized_name: str) -> Key:
+    return Key(user_partition(email), f"AgentName#{_part('agent name', normalized_name)}")
+
+
+def provider_settings(email: str, provider: str) -> Key:
+    return Key(user_partition(email), f"ProviderSettings#{_part('provider', provider)}")
+
+
+def provider_settings_of(email: str) -> Query:
+    return user_partition(email), Sk.begins_with("ProviderSettings#")
+
+
+# --- conversations and messages ----------------------------------------------------------
+
+
+def conversations_partition(email: str) -> str:
+    return f"USER#{_part('email', email)}"
+
+
+def conversation(email: str, conversation_id: str) -> Key:
+    return Key(
+        conversations_partition(email), f"CONVERSATION#{_part('conversation id', conversation_id)}"
+    )
+
+
+def conversations_of(email: str) -> Query:
+    return conversations_partition(email), Sk.begins_with("CONVERSATION#")
+
+
+def conversation_index(agent_id: str, created: str, conversation_id: str) -> dict[str, str]:
+    return {
+        "gsi1pk": f"Agent#{_part('agent id', agent_id)}",
+        "gsi1sk": f"CONVERSATION#{_part('timestamp', created)}#{conversation_id}",
+    }
+
+
+def conversations_of_agent(agent_id: str) -> Query:
+    return f"Agent#{_part('agent id', agent_id)}", Sk.begins_with("CONVERSATION#")
+
+
+def session_lookup(email: str, agent_id: str, session_id: str) -> Key:
+    return Key(
+        conversations_partition(email),
+        f"Session#{_part('agent id', agent_id)}#{_part('session id', session_id)}",
+    )
+
+
+def messages_partition(conversation_id: str) -> str:
+    return f"CONVERSATION#{_part('conversation id', conversation_id)}"
+
+
+def message(conversation_id: str, ts: str, message_id: str) -> Key:
+    return Key(
+        messages_partition(conversation_id),
+        f"MESSAGE#{_part('timestamp', ts)}#{_part('message id', message_id)}",
+    )
+
+
+def messages_of(conversation_id: str) -> Query:
+    return messages_partition(conversation_id), Sk.begins_with("MESSAGE#")
+
+
+# --- memory --------------------------------------------------------------------------------
+
+
+def agent_partition(agent_id: str) -> str:
+    return f"Agent#{_part('agent id', agent_id)}"
+
+
+def memory_block_def(agent_id: str, block: str) -> Key:
+    return Key(agent_partition(agent_id), f"MemoryBlockDef#{_part('block name', block)}")
+
+
+def memory_block_defs_of(agent_id: str) -> Query:
+    return agent_partition(agent_id), Sk.begins_with("MemoryBlockDef#")
+
+
+def core_memory(agent_id: str, block: str) -> Key:
+    return Key(agent_partition(agent_id), f"CoreMemory#{_part('block name', block)}")
+
+
+def core_memories_of(agent_id: str) -> Query:
+    return agent_partition(agent_id), Sk.begins_with("CoreMemory#")
+
+
+def archival(agent_id: str, ts: str, memory_id: str) -> Key:
+    return Key(
+        agent_partition(agent_id),
+        f"Archival#{_part('timestamp', ts)}#{_part('memory id', memory_id)}",
+    )
+
+
+def archival_of(agent_id: str) -> Query:
+    return agent_partition(agent_id), Sk.begins_with("Archival#")
+
+
+def archival_hash_guard(agent_id: str, content_hash: str) -> Key:
+    return Key(agent_partition(agent_id), f"ArchivalHash#{_part('content hash', content_hash)}")
+
+
+def capacity_warning(agent_id: str, block: str) -> Key:
+    return Key(agent_partition(agent_id), f"CapacityWarning#{_part('block name', block)}")

@@ -1,0 +1,21 @@
+from datetime import datetime
+
+from api.store import keys
+from api.store.entity import Entity
+from api.store.table import Key
+
+
+class User(Entity):
+    """Seed 000's User, keeping Google's stable subject alongside the email."""
+
+    ENTITY = keys.USER
+
+    email: str
+    name: str = ""
+    picture: str | None = None
+    google_sub: str | None = None
+    created_at: datetime
+    updated_at: datetime
+
+    def key(self) -> Key:
+        return keys.user(self.email)

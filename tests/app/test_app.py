@@ -1,0 +1,147 @@
+"""The service skeleton: health, JSON errors for everything, settings that fail loudly."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from pydantic import BaseModel
+
+from api import __version__
+from api.config import ConfigError, Settings, load_settings
+from api.deps import TableDep
+from api.errors import NotFound
+from api.main import create_app
+from api.store.definition import load_definition
+from api.store.dynamodb import DynamoTable
+from api.store.dynamodb_local import free_port
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(store="sqlite", sqlite_path=tmp_path / "app.db", dynamodb_table="app-test")
+
+
+@pytest.fixture
+def app(settings: Settings) -> FastAPI:
+    app = create_app(settings)
+
+    class Body(BaseModel):
+        name: str
+        count: int
+
+    # Routes that exercise each kind of error the handlers must shape.
+    @app.post("/_test/validate")
+    async def validate(body: Body) -> Body:
+        return body
+
+    @app.get("/_test/app-error")
+    async def app_error() -> None:
+        raise NotFound("No agent with that id.")
+
+    @app.get("/_test/crash")
+    async def crash() -> None:
+        raise RuntimeError("secret internals")
+
+    return app
+
+
+@pytest.fixture
+def client(app: FastAPI) -> Iterator[TestClient]:
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client
+
+
+def test_health_reports_the_store(client: TestClient, settings: Settings) -> None:
+    response = client.get("/health")
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "ok",
+        "store": "sqlite",
+        "table": "app-test",
+        "version": __version__,
+    }
+    assert settings.sqlite_path.exists()  # the table was created at start
+
+
+def test_health_is_503_when_the_store_is_unreachable(settings: Settings) -> None:
+    table = DynamoTable(
+        "t", load_definition(), endpoint_url=f"http://127.0.0.1:{free_port()}", max_attempts=1
+    )
+    app = create_app(settings.model_copy(update={"create_table": False}), table=table)
+    with TestClient(app) as client:
+        response = client.get("/health")
+    assert response.status_code == 503
+    assert response.json()["code"] == "store_unavailable"
+    assert response.json()["status"] == "unavailable"
+
+
+def test_validation_errors_are_json_with_a_code(client: TestClient) -> None:
+    response = client.post("/_test/validate", json={"name": "x", "count": "many"})
+    assert response.status_code == 422
+    body = response.json()
+    assert body["code"] == "validation_error"
+    assert "count" in body["message"]
+    assert "many" not in response.text  # inputs are never echoed: they may be secrets
+
+
+def test_app_errors_carry_their_status_and_code(client: TestClient) -> None:
+    response = client.get("/_test/app-error")
+    assert response.status_code == 404
+    assert response.json() == {"code": "not_found", "message": "No agent with that id."}
+
+
+def test_unknown_routes_and_methods_are_json(client: TestClient) -> None:
+    missing = client.get("/no/such/route")
+    assert missing.status_code == 404
+    assert missing.json()["code"] == "not_found"
+    wrong = client.delete("/health")
+    assert wrong.status_code == 405
+    assert wrong.json()["code"] == "method_not_allowed"
+
+
+def test_unexpected_errors_hide_internals(client: TestClient) -> None:
+    response = client.get("/_test/crash")
+    assert response.status_code == 500
+    assert response.json()["code"] == "internal_error"
+    assert "secret internals" not in response.text
+
+
+def test_store_errors_reach_clients_typed(app: FastAPI) -> None:
+    @app.get("/_test/bad-cursor")
+    async def bad_cursor(table: TableDep) -> None:
+        await table.query("Agent#a1", limit=5, cursor="garbage!")
+
+    with TestClient(app) as client:
+        response = client.get("/_test/bad-cursor")
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid_cursor"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("STORE", "mysql"),
+        ("PORT", "eighty"),
+        ("DYNAMODB_TABLE", "a"),
+        ("DYNAMODB_ENDPOINT", "not a url"),
+        ("FRONTEND_URL", "nope"),
+        ("LOG_LEVEL", "loud"),
+    ],
+)
+def test_a_wrong_setting_names_its_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError, match=variable):
+        load_settings()
+
+
+def test_settings_default_to_the_embedded_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("STORE", "SQLITE_PATH", "DYNAMODB_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    settings = load_settings()
+    assert settings.store == "sqlite"
+    assert settings.sqlite_path.name == "agent-memory.db"
+    assert "agent-memory" in str(settings.sqlite_path.parent)

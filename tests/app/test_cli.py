@@ -1,0 +1,82 @@
+"""The commands a newcomer runs, run as they would run them."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from api.store.dynamodb_local import DynamoDBLocal, free_port
+
+
+def run_cli(
+    *args: str, env: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "api.cli", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_create_table_on_sqlite(tmp_path: Path) -> None:
+    db = tmp_path / "data" / "store.db"
+    result = run_cli("create-table", env={"STORE": "sqlite", "SQLITE_PATH": str(db)})
+    assert result.returncode == 0, result.stderr
+    assert "Table ready" in result.stdout
+    assert db.exists()
+
+
+def test_create_table_on_dynamodb_local(dynamodb_local: DynamoDBLocal) -> None:
+    env = {
+        "STORE": "dynamodb",
+        "DYNAMODB_ENDPOINT": dynamodb_local.endpoint,
+        "DYNAMODB_TABLE": "cli-created",
+    }
+    first = run_cli("create-table", env=env)
+    assert first.returncode == 0, first.stderr
+    again = run_cli("create-table", env=env)  # idempotent
+    assert again.returncode == 0, again.stderr
+    assert "DynamoDB" in again.stdout
+
+
+def test_a_wrong_setting_stops_the_cli_with_its_name() -> None:
+    result = run_cli("create-table", env={"STORE": "mysql"})
+    assert result.returncode == 2
+    assert "STORE" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_serve_prints_its_url_and_answers_health(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "STORE": "sqlite", "SQLITE_PATH": str(tmp_path / "serve.db")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        first_line = process.stdout.readline()
+        assert f"http://127.0.0.1:{port}" in first_line
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                    health = json.loads(r.read())
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the server never answered"
+                time.sleep(0.2)
+        assert health["status"] == "ok"
+        assert health["store"] == "sqlite"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

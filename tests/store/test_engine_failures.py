@@ -1,0 +1,98 @@
+"""Throttling, a busy database and an unreachable endpoint become typed errors."""
+
+import asyncio
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from api.store.definition import load_definition
+from api.store.dynamodb import DynamoTable, StoreUnavailable
+from api.store.dynamodb_local import free_port
+from api.store.sqlite import SqliteTable
+from api.store.table import Key, Throttled
+
+
+class ThrottlingDynamo(BaseHTTPRequestHandler):
+    """Answers every DynamoDB request the way DynamoDB does when it throttles."""
+
+    requests = 0
+
+    def do_POST(self) -> None:
+        type(self).requests += 1
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.dumps(
+            {
+                "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+                "message": "The level of configured provisioned throughput was exceeded",
+            }
+        ).encode()
+        self.send_response(400)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def throttling_endpoint() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ThrottlingDynamo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+async def test_dynamodb_throttling_is_retried_then_typed(throttling_endpoint: str) -> None:
+    ThrottlingDynamo.requests = 0
+    table = DynamoTable("t", load_definition(), endpoint_url=throttling_endpoint, max_attempts=3)
+    with pytest.raises(Throttled):
+        await table.get(Key("a", "b"))
+    assert ThrottlingDynamo.requests >= 3  # retried before giving up
+    await table.close()
+
+
+async def test_an_unreachable_dynamodb_is_a_typed_error() -> None:
+    table = DynamoTable(
+        "t", load_definition(), endpoint_url=f"http://127.0.0.1:{free_port()}", max_attempts=1
+    )
+    with pytest.raises(StoreUnavailable):
+        await table.ping()
+    await table.close()
+
+
+async def test_a_locked_sqlite_file_is_reported_as_throttled(tmp_path: Path) -> None:
+    path = tmp_path / "busy.db"
+    table = SqliteTable(path, "busy", load_definition(), busy_timeout_ms=50)
+    await table.create()
+    await table.put({"pk": "a", "sk": "b", "v": 1})
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(Throttled):
+            await table.put({"pk": "a", "sk": "b", "v": 2})
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert (await table.get(Key("a", "b")) or {})["v"] == 1
+    await table.close()
+
+
+async def test_two_connections_to_one_file_lose_no_update(tmp_path: Path) -> None:
+    """Like two server processes on one file: WAL and IMMEDIATE transactions serialize them."""
+    path = tmp_path / "shared.db"
+    first = SqliteTable(path, "shared", load_definition())
+    second = SqliteTable(path, "shared", load_definition())
+    await first.create()
+    key = Key("Agent#a1", "CoreMemory#human")
+    await asyncio.gather(*(t.update(key, add={"n": 1}) for _ in range(25) for t in (first, second)))
+    assert (await first.get(key) or {})["n"] == 50
+    await first.close()
+    await second.close()
