@@ -22,7 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from api.kit.clock import Clock, SystemClock
 from api.store import codec, rules
 from api.store.conditions import is_live
-from api.store.definition import TableDefinition
+from api.store.definition import IndexDefinition, TableDefinition
 from api.store.table import (
     BATCH_GET_CHUNK,
     BATCH_WRITE_CHUNK,
@@ -266,7 +266,7 @@ class DynamoTable:
                     PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True},
                 )
             except ClientError as e:  # DynamoDB Local has no backups; AWS does
-                log.warning("point-in-time recovery not enabled: %s", e)
+                log.info("point-in-time recovery not enabled: %s", e)
 
     async def ping(self) -> None:
         await self._run(self._client.describe_table, TableName=self._name)
@@ -375,7 +375,7 @@ class DynamoTable:
         params: dict[str, Any],
         start: dict[str, Any] | None,
         limit: int | None,
-        idx: Any,
+        idx: IndexDefinition | None,
     ) -> Page:
         # Ask for one item more than the page holds, so that a cursor is returned exactly
         # when another item follows; keep reading when the TTL filter thinned a response.

@@ -1,0 +1,185 @@
+"""Latency of the storage port's operations on SQLite and on DynamoDB Local.
+
+For each engine, through the public `Table` API only: `get` of an existing item, `put` of a new
+item, `query` of a partition holding 50 items, and `transact_write` of two `Put`s. Each
+operation is warmed up, then run N times one after another; the table shows the median and
+95th-percentile latency and the sequential throughput (1 / mean latency).
+
+SQLite runs on a file in a temporary directory; DynamoDB Local is started by this script
+(Java 17 and the npm package in tools/dynamodb-local) and stopped at the end.
+
+    uv run python bench/store.py [--n 300] [--warmup 30]
+
+Exits non-zero, after printing the SQLite rows, when DynamoDB Local cannot start.
+"""
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from api.store.definition import load_definition
+from api.store.dynamodb import DynamoTable
+from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+from api.store.sqlite import SqliteTable
+from api.store.table import Item, Key, Put, Table
+
+TABLE_NAME = "bench"
+QUERY_PARTITION = "bench#query"
+QUERY_ITEMS = 50
+GET_KEY = Key("bench#get", "item")
+PAYLOAD = "x" * 200  # a short memory's worth of text
+
+Operation = Callable[[int], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Result:
+    engine: str
+    operation: str
+    p50_ms: float
+    p95_ms: float
+    ops_per_s: float
+
+
+def item(pk: str, sk: str) -> Item:
+    return {"pk": pk, "sk": sk, "type": "bench", "text": PAYLOAD, "n": 1}
+
+
+async def seed(table: Table) -> None:
+    await table.put(item(GET_KEY.pk, GET_KEY.sk))
+    await table.batch_write(
+        puts=[item(QUERY_PARTITION, f"item#{i:03d}") for i in range(QUERY_ITEMS)]
+    )
+
+
+def operations(table: Table) -> dict[str, Operation]:
+    """Each operation takes the iteration's number, so that writes go to fresh keys."""
+
+    async def get(i: int) -> None:
+        if await table.get(GET_KEY) is None:
+            raise RuntimeError("the seeded item is missing")
+
+    async def put(i: int) -> None:
+        await table.put(item("bench#put", f"item#{i:06d}"))
+
+    async def query(i: int) -> None:
+        page = await table.query(QUERY_PARTITION)
+        if len(page.items) != QUERY_ITEMS:
+            raise RuntimeError(f"query returned {len(page.items)} items, not {QUERY_ITEMS}")
+
+    async def transact_write(i: int) -> None:
+        pk = f"bench#tx#{i:06d}"
+        await table.transact_write([Put(item(pk, "a")), Put(item(pk, "b"))])
+
+    return {
+        "get": get,
+        "put": put,
+        "query (50 items)": query,
+        "transact_write (2 puts)": transact_write,
+    }
+
+
+async def measure(operation: Operation, n: int, warmup: int) -> list[float]:
+    """Seconds taken by each of n sequential calls, after `warmup` untimed calls."""
+    for i in range(warmup):
+        await operation(-1 - i)
+    latencies = []
+    for i in range(n):
+        start = time.perf_counter()
+        await operation(i)
+        latencies.append(time.perf_counter() - start)
+    return latencies
+
+
+def summarise(engine: str, operation: str, latencies: list[float]) -> Result:
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+    return Result(
+        engine=engine,
+        operation=operation,
+        p50_ms=cuts[49] * 1000,
+        p95_ms=cuts[94] * 1000,
+        ops_per_s=1 / statistics.fmean(latencies),
+    )
+
+
+async def bench(table: Table, n: int, warmup: int) -> list[Result]:
+    await table.create()
+    await seed(table)
+    results = []
+    for name, operation in operations(table).items():
+        results.append(summarise(table.engine, name, await measure(operation, n, warmup)))
+    return results
+
+
+async def bench_sqlite(n: int, warmup: int) -> list[Result]:
+    with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:
+        table = SqliteTable(Path(tmp) / "bench.db", TABLE_NAME, load_definition())
+        try:
+            return await bench(table, n, warmup)
+        finally:
+            await table.close()
+
+
+async def bench_dynamodb_local(server: DynamoDBLocal, n: int, warmup: int) -> list[Result]:
+    table = DynamoTable(TABLE_NAME, load_definition(), endpoint_url=server.endpoint)
+    try:
+        return await bench(table, n, warmup)
+    finally:
+        await table.close()
+
+
+COLUMNS = ("engine", "operation", "p50 ms", "p95 ms", "ops/s")
+WIDTHS = (10, 26, 9, 9, 9)
+
+
+def row(cells: tuple[str, ...]) -> str:
+    first, second, *numbers = zip(cells, WIDTHS, strict=True)
+    text = [first[0].ljust(first[1]), second[0].ljust(second[1])]
+    text += [cell.rjust(width) for cell, width in numbers]
+    return "  ".join(text)
+
+
+def print_results(results: list[Result]) -> None:
+    for r in results:
+        cells = (r.engine, r.operation, f"{r.p50_ms:.2f}", f"{r.p95_ms:.2f}", f"{r.ops_per_s:.0f}")
+        print(row(cells), flush=True)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--n", type=int, default=300, help="timed iterations per operation")
+    parser.add_argument("--warmup", type=int, default=30, help="untimed iterations first")
+    args = parser.parse_args(argv)
+    if args.n < 2:
+        parser.error("--n must be at least 2 to compute percentiles")
+    if args.warmup < 0:
+        parser.error("--warmup must not be negative")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    print(f"{args.n} sequential calls per operation after {args.warmup} warm-up calls\n")
+    print(row(COLUMNS))
+    print(row(tuple("-" * w for w in WIDTHS)))
+    print_results(asyncio.run(bench_sqlite(args.n, args.warmup)))
+    try:
+        server = DynamoDBLocal().start()
+    except DynamoDBLocalUnavailable as e:
+        print(f"\nDynamoDB Local could not start, so it was not measured: {e}", file=sys.stderr)
+        return 1
+    try:
+        print_results(asyncio.run(bench_dynamodb_local(server, args.n, args.warmup)))
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

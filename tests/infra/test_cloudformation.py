@@ -1,0 +1,123 @@
+"""infra/template.yaml deployed into moto's CloudFormation makes the table the app expects.
+
+The app never creates the table in production (CREATE_TABLE=false); these tests check that the
+table the template makes is the one `load_definition()` describes, and that the store works on
+it as deployed. moto's CloudFormation ignores the table's TimeToLiveSpecification, so TTL
+is checked on the tables the app creates (tests/store/test_table_creation.py).
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from api.store.definition import TEMPLATE_PATH, load_definition
+from api.store.dynamodb import DynamoTable
+from api.store.table import ConditionFailed, ItemAbsent, Key
+
+REGION = "us-east-1"
+STACK_NAME = "agent-memory-test"
+TABLE_NAME = "agent-memory-cfn-test"
+
+# moto's CloudFormation has no AWS::SecretsManager::Secret: it warns and skips the secrets,
+# so nothing here checks them.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Tried to parse AWS.{2}SecretsManager.{2}Secret:UserWarning"
+)
+
+
+@dataclass(frozen=True)
+class Stack:
+    name: str
+    status: str
+    outputs: dict[str, str]
+
+
+@pytest.fixture
+def stack() -> Iterator[Stack]:
+    with mock_aws():
+        cfn = boto3.client("cloudformation", region_name=REGION)
+        cfn.create_stack(
+            StackName=STACK_NAME,
+            TemplateBody=TEMPLATE_PATH.read_text(encoding="utf-8"),
+            Parameters=[{"ParameterKey": "TableName", "ParameterValue": TABLE_NAME}],
+            Capabilities=["CAPABILITY_IAM"],  # the template makes a managed policy
+        )
+        cfn.get_waiter("stack_create_complete").wait(
+            StackName=STACK_NAME, WaiterConfig={"Delay": 1, "MaxAttempts": 30}
+        )
+        described = cfn.describe_stacks(StackName=STACK_NAME)["Stacks"][0]
+        outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
+        yield Stack(STACK_NAME, described["StackStatus"], outputs)
+
+
+def _key_schema(schema: Any) -> dict[str, str]:
+    return {k["AttributeName"]: k["KeyType"] for k in schema}
+
+
+def test_stack_outputs_name_the_table(stack: Stack) -> None:
+    assert stack.status == "CREATE_COMPLETE"
+    assert stack.outputs["TableName"] == TABLE_NAME
+    assert stack.outputs["TableArn"].endswith(f":table/{TABLE_NAME}")
+    assert stack.outputs["ConfigurationPath"] == f"/{STACK_NAME}/"
+
+
+async def test_store_round_trip_on_the_deployed_table(stack: Stack) -> None:
+    table = DynamoTable(stack.outputs["TableName"], load_definition(), region=REGION)
+    try:
+        await table.ping()
+        item = {"pk": "u#1", "sk": "a#1", "name": "Ada", "gsi1pk": "o#1", "gsi1sk": "2024-01-02"}
+        await table.put(item)
+        await table.put(
+            {"pk": "u#1", "sk": "a#2", "name": "Bo", "gsi1pk": "o#1", "gsi1sk": "2024-01-01"}
+        )
+        await table.put({"pk": "u#1", "sk": "a#3", "name": "not indexed"})
+
+        assert await table.get(Key("u#1", "a#1")) == item
+
+        page = await table.query("o#1", index="gsi1")
+        assert [i["name"] for i in page.items] == ["Bo", "Ada"]
+        assert page.cursor is None
+
+        with pytest.raises(ConditionFailed):
+            await table.put({**item, "name": "Eve"}, condition=ItemAbsent())
+        assert await table.get(Key("u#1", "a#1")) == item
+    finally:
+        await table.close()
+
+
+def test_table_has_the_definitions_keys_and_indexes(stack: Stack) -> None:
+    expected = load_definition().create_table_params(TABLE_NAME)
+    described = boto3.client("dynamodb", region_name=REGION).describe_table(TableName=TABLE_NAME)
+    actual = described["Table"]
+
+    assert _key_schema(actual["KeySchema"]) == _key_schema(expected["KeySchema"])
+    assert sorted(
+        (a["AttributeName"], a["AttributeType"]) for a in actual["AttributeDefinitions"]
+    ) == sorted((a["AttributeName"], a["AttributeType"]) for a in expected["AttributeDefinitions"])
+    assert actual["BillingModeSummary"]["BillingMode"] == expected["BillingMode"]
+
+    def indexes(gsis: Any) -> dict[str, tuple[dict[str, str], str]]:
+        return {
+            g["IndexName"]: (_key_schema(g["KeySchema"]), g["Projection"]["ProjectionType"])
+            for g in gsis
+        }
+
+    assert indexes(actual["GlobalSecondaryIndexes"]) == indexes(expected["GlobalSecondaryIndexes"])
+    # the round trip above queries this index by these attributes
+    definition_indexes = {i.name: (i.pk, i.sk) for i in load_definition().indexes}
+    assert definition_indexes == {"gsi1": ("gsi1pk", "gsi1sk")}
+
+
+def test_ssm_parameters_configure_the_service(stack: Stack) -> None:
+    ssm = boto3.client("ssm", region_name=REGION)
+
+    def parameter(name: str) -> str:
+        value: str = ssm.get_parameter(Name=f"/{stack.name}/{name}")["Parameter"]["Value"]
+        return value
+
+    assert parameter("STORE") == "dynamodb"
+    assert parameter("DYNAMODB_TABLE") == TABLE_NAME
