@@ -1,0 +1,1 @@
+"""Authentication: who is calling, as one dependency every router uses."""

@@ -1,0 +1,71 @@
+"""Short-lived access tokens: HS256 JWTs whose algorithm, issuer, audience and expiry are
+all checked; anything else is refused with the same typed error."""
+
+import uuid
+from dataclasses import dataclass
+
+import jwt
+
+from api.errors import AppError
+
+ALGORITHM = "HS256"  # pinned: the header's `alg` is never trusted
+REQUIRED_CLAIMS = ["exp", "iat", "iss", "aud", "sub", "jti"]
+
+
+class InvalidToken(AppError):
+    status_code = 401
+    code = "invalid_token"
+
+
+@dataclass(frozen=True)
+class AccessClaims:
+    subject: str  # the user's email
+    token_id: str
+    session_id: str | None
+    expires_at: int
+
+
+@dataclass(frozen=True)
+class TokenIssuer:
+    secret: str
+    issuer: str
+    audience: str
+    lifetime_seconds: int = 900
+
+    def issue(self, subject: str, *, now: float, session_id: str | None = None) -> str:
+        claims: dict[str, object] = {
+            "sub": subject,
+            "iss": self.issuer,
+            "aud": self.audience,
+            "iat": int(now),
+            "exp": int(now) + self.lifetime_seconds,
+            "jti": uuid.uuid4().hex,
+        }
+        if session_id is not None:
+            claims["sid"] = session_id
+        return jwt.encode(claims, self.secret, algorithm=ALGORITHM)
+
+    def verify(self, token: str) -> AccessClaims:
+        try:
+            claims = jwt.decode(
+                token,
+                self.secret,
+                algorithms=[ALGORITHM],
+                audience=self.audience,
+                issuer=self.issuer,
+                options={"require": REQUIRED_CLAIMS},
+            )
+        except jwt.ExpiredSignatureError as e:
+            raise InvalidToken("The access token has expired; refresh it.") from e
+        except jwt.PyJWTError as e:
+            raise InvalidToken("The access token is not valid.") from e
+        subject = claims.get("sub")
+        if not isinstance(subject, str) or not subject:
+            raise InvalidToken("The access token is not valid.")
+        session = claims.get("sid")
+        return AccessClaims(
+            subject=subject,
+            token_id=str(claims["jti"]),
+            session_id=session if isinstance(session, str) else None,
+            expires_at=int(claims["exp"]),
+        )
