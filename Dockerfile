@@ -2,7 +2,7 @@
 #
 # No Docker engine runs on the development machine, so this file is checked by reading.
 #   docker build -t agent-memory .
-#   docker run --rm -p 8000:8000 -v agent-memory-data:/data agent-memory
+#   docker run --rm -p 127.0.0.1:8000:8000 -v agent-memory-data:/data agent-memory
 #
 # The project is installed editable (the uv default): the venv's .pth file and the
 # console script's shebang hold absolute paths under /app, so the builder and runtime
@@ -52,7 +52,11 @@ COPY --from=builder /app /app
 ENV PATH=/app/.venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
-    SQLITE_PATH=/data/agent-memory.db
+    SQLITE_PATH=/data/agent-memory.db \
+    ALLOW_REMOTE=true
+# ALLOW_REMOTE: inside a container the server must bind 0.0.0.0 for a published port to
+# reach it. With the default AUTH_MODE=local, publish the port on the host's loopback only
+# (-p 127.0.0.1:8000:8000) or set AUTH_MODE=google.
 
 # Declared after the chown above so a fresh volume starts owned by the app user.
 VOLUME ["/data"]

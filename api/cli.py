@@ -9,17 +9,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from api.config import ConfigError, Settings, load_settings
+from api.config import ConfigError, Settings, check_settings, load_settings
 
 
 def _settings(**overrides: Any) -> Settings:
+    """The settings, with command-line overrides, checked as a whole; exit 2 when wrong."""
+    changed = {k: v for k, v in overrides.items() if v is not None}
     try:
         settings = load_settings()
+        if changed:
+            settings = settings.model_copy(update=changed)
+            check_settings(settings)
     except ConfigError as e:
         print(f"agent-memory: {e}", file=sys.stderr)
         raise SystemExit(2) from e
-    changed = {k: v for k, v in overrides.items() if v is not None}
-    return settings.model_copy(update=changed) if changed else settings
+    return settings
 
 
 def _describe(settings: Settings) -> str:

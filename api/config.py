@@ -30,6 +30,9 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=1, le=65535)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
+    auth_mode: Literal["local", "google"] = "local"
+    allow_remote: bool = False
+
     jwt_secret: SecretStr | None = None
     google_client_id: str | None = None
     google_client_secret: SecretStr | None = None
@@ -41,10 +44,34 @@ class ConfigError(Exception):
     """A setting has a wrong value; the message names the variable."""
 
 
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+def check_settings(settings: Settings) -> None:
+    """Rules across variables, each failure naming the variables to change."""
+    problems = []
+    if settings.auth_mode == "google":
+        secret = settings.jwt_secret.get_secret_value() if settings.jwt_secret else ""
+        if len(secret) < 32:
+            problems.append("JWT_SECRET: needs at least 32 characters when AUTH_MODE=google")
+        if not settings.google_client_id:
+            problems.append("GOOGLE_CLIENT_ID: required when AUTH_MODE=google")
+        if not settings.google_client_secret:
+            problems.append("GOOGLE_CLIENT_SECRET: required when AUTH_MODE=google")
+    elif settings.host not in LOOPBACK_HOSTS and not settings.allow_remote:
+        problems.append(
+            f"HOST: {settings.host} is not a loopback address; AUTH_MODE=local lets anyone who "
+            "reaches the server act as the local user. Use AUTH_MODE=google, or set "
+            "ALLOW_REMOTE=true if you really mean it"
+        )
+    if problems:
+        raise ConfigError("Invalid configuration: " + "; ".join(problems))
+
+
 def load_settings() -> Settings:
     """Settings from the environment, or ConfigError naming every wrong variable."""
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as e:
         problems = []
         for error in e.errors():
@@ -53,3 +80,5 @@ def load_settings() -> Settings:
             shown = f" (got {given!r})" if isinstance(given, str | int) else ""
             problems.append(f"{variable}: {error['msg']}{shown}")
         raise ConfigError("Invalid configuration: " + "; ".join(problems)) from e
+    check_settings(settings)
+    return settings

@@ -8,7 +8,7 @@ from typing import TypedDict
 from fastapi import FastAPI
 
 from api import __version__, error_handlers
-from api.config import Settings, load_settings
+from api.config import Settings, check_settings, load_settings
 from api.health import router as health
 from api.kit.clock import Clock
 from api.store import build_table
@@ -29,6 +29,7 @@ def create_app(
 ) -> FastAPI:
     """The service. `table` lets a caller share a store it owns; otherwise one is built."""
     settings = settings or load_settings()
+    check_settings(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[State]:

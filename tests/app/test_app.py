@@ -145,3 +145,24 @@ def test_settings_default_to_the_embedded_store(monkeypatch: pytest.MonkeyPatch)
     assert settings.store == "sqlite"
     assert settings.sqlite_path.name == "agent-memory.db"
     assert "agent-memory" in str(settings.sqlite_path.parent)
+
+
+def test_google_mode_needs_its_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTH_MODE", "google")
+    monkeypatch.setenv("JWT_SECRET", "short")
+    monkeypatch.delenv("GOOGLE_CLIENT_ID", raising=False)
+    with pytest.raises(ConfigError) as raised:
+        load_settings()
+    for variable in ("JWT_SECRET", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"):
+        assert variable in str(raised.value)
+
+
+def test_local_mode_refuses_a_public_address_unless_told(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AUTH_MODE", "local")
+    monkeypatch.setenv("HOST", "0.0.0.0")  # noqa: S104 (the address being refused)
+    with pytest.raises(ConfigError, match="HOST"):
+        load_settings()
+    monkeypatch.setenv("ALLOW_REMOTE", "true")
+    assert load_settings().host == "0.0.0.0"  # noqa: S104

@@ -80,3 +80,9 @@ def test_serve_prints_its_url_and_answers_health(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_serve_refuses_a_public_address_in_local_mode() -> None:
+    result = run_cli("serve", "--host", "0.0.0.0", env={"AUTH_MODE": "local"})  # noqa: S104
+    assert result.returncode == 2
+    assert "ALLOW_REMOTE" in result.stderr
