@@ -21,13 +21,23 @@ HTTP_CODES = {
     415: "unsupported_media_type",
     429: "rate_limited",
 }
+SERVER_MESSAGE = "Something went wrong on our side."
+SERVER_MESSAGES = {503: "The service is temporarily unavailable; try again shortly."}
+
+
+def public_body(exc: AppError) -> dict[str, object]:
+    """What a client may see. Server-side failures keep their code but not their message,
+    which can hold engine internals (paths, endpoints, raw database errors)."""
+    if exc.status_code < 500:
+        return exc.to_body()
+    return {"code": exc.code, "message": SERVER_MESSAGES.get(exc.status_code, SERVER_MESSAGE)}
 
 
 async def app_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
     if exc.status_code >= 500:
         log.error("%s %s failed: %s (%s)", request.method, request.url.path, exc.code, exc)
-    return JSONResponse(exc.to_body(), status_code=exc.status_code)
+    return JSONResponse(public_body(exc), status_code=exc.status_code)
 
 
 async def validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -61,7 +71,7 @@ async def http_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     log.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
-    body = {"code": "internal_error", "message": "Something went wrong on our side."}
+    body = {"code": "internal_error", "message": SERVER_MESSAGE}
     return JSONResponse(body, status_code=500)
 
 

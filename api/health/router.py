@@ -1,3 +1,4 @@
+import logging
 from typing import Any
 
 from fastapi import APIRouter
@@ -5,8 +6,10 @@ from fastapi.responses import JSONResponse
 
 from api import __version__
 from api.deps import TableDep
+from api.error_handlers import public_body
 from api.store.table import StoreError
 
+log = logging.getLogger(__name__)
 router = APIRouter(tags=["health"])
 
 
@@ -17,8 +20,6 @@ async def health(table: TableDep) -> JSONResponse:
     try:
         await table.ping()
     except StoreError as e:
-        return JSONResponse(
-            {"status": "unavailable", "code": e.code, "message": e.message, **body},
-            status_code=503,
-        )
+        log.warning("health: the store did not answer: %s", e)
+        return JSONResponse({"status": "unavailable", **public_body(e), **body}, status_code=503)
     return JSONResponse({"status": "ok", **body})

@@ -12,38 +12,95 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, cast
 
-from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
+from boto3.dynamodb.types import DYNAMODB_CONTEXT, Binary, TypeDeserializer, TypeSerializer
 
 from api.store.table import MAX_ITEM_BYTES, InvalidItem, Item, ItemTooLarge
 
 Wire = dict[str, Any]  # one attribute value: {"S": "..."}, {"N": "12"}, {"M": {...}}, ...
 
+MAX_DEPTH = 32  # DynamoDB refuses documents nested deeper
+MAX_DIGITS = 38  # DynamoDB's significant digits
+_EXACT = decimal.Context(prec=2 * MAX_DIGITS + 2)
+
+
+class _Deserializer(TypeDeserializer):
+    """Numbers read exactly: DynamoDB can store values (1.8E+38) that its own 38-digit
+    context would refuse to re-create."""
+
+    def _deserialize_n(self, value: str) -> Decimal:
+        return Decimal(value)
+
+    def _deserialize_ns(self, value: list[str]) -> set[Decimal]:
+        return {Decimal(v) for v in value}
+
+
 _serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
+_deserializer = _Deserializer()
 
 
-def _prepare(value: Any) -> Any:
-    """Floats to Decimal (boto3 refuses floats); containers walked."""
+def _prepare(value: Any, depth: int = 0) -> Any:
+    """Floats to Decimal (boto3 refuses floats); the rules DynamoDB enforces on its side."""
+    if depth > MAX_DEPTH:
+        raise InvalidItem(f"Values may nest at most {MAX_DEPTH} levels deep.")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InvalidItem("Strings must be valid Unicode text.") from e
+        return value
     if isinstance(value, float):
         return Decimal(repr(value))
+    # Trailing zeros are not significant digits (1.8E+38 fits in 38), though boto3 counts them.
+    if isinstance(value, Decimal) or (
+        isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_DIGITS
+    ):
+        return Decimal(value).normalize(_EXACT)
     if isinstance(value, Mapping):
-        return {k: _prepare(v) for k, v in value.items()}
+        for name in value:
+            if not isinstance(name, str) or not name:
+                raise InvalidItem("Attribute names must be non-empty strings.")
+        return {k: _prepare(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_prepare(v) for v in value]
+        return [_prepare(v, depth + 1) for v in value]
     if isinstance(value, set | frozenset):
-        return {_prepare(v) for v in value}
+        if not value:
+            raise InvalidItem("Sets cannot be empty; store no attribute instead.")
+        return {_prepare(v, depth + 1) for v in value}
     return value
 
 
-def to_wire_value(value: Any) -> Wire:
+def _normalize(wire: Wire) -> Wire:
+    """Numbers in their shortest form, as DynamoDB answers them (1.50 -> 1.5)."""
+    ((kind, v),) = wire.items()
+    if kind == "N":
+        return {"N": _number_text(v)}
+    if kind == "NS":
+        return {"NS": [_number_text(n) for n in v]}
+    if kind == "L":
+        return {"L": [_normalize(e) for e in v]}
+    if kind == "M":
+        return {"M": {k: _normalize(e) for k, e in v.items()}}
+    return wire
+
+
+def _number_text(text: str) -> str:
+    number = Decimal(text)
+    if number == number.to_integral_value():
+        return str(int(number))
+    return format(number.normalize(DYNAMODB_CONTEXT), "f")
+
+
+def to_wire_value(value: Any, depth: int = 0) -> Wire:
     try:
-        return cast(Wire, _serializer.serialize(_prepare(value)))
-    except (TypeError, ValueError, decimal.Inexact, decimal.Rounded) as e:
+        return _normalize(cast(Wire, _serializer.serialize(_prepare(value, depth))))
+    except (TypeError, ValueError, decimal.DecimalException) as e:
         raise InvalidItem(f"Value {value!r:.80} cannot be stored: {e}") from e
 
 
 def to_wire(item: Mapping[str, Any]) -> dict[str, Wire]:
-    return {name: to_wire_value(value) for name, value in item.items()}
+    if not all(isinstance(name, str) and name for name in item):
+        raise InvalidItem("Attribute names must be non-empty strings.")
+    return {name: to_wire_value(value, depth=1) for name, value in item.items()}
 
 
 def _plain(value: Any) -> Any:
@@ -66,6 +123,30 @@ def from_wire_value(value: Any) -> Any:
 
 def from_wire(item: Mapping[str, Any]) -> Item:
     return {name: from_wire_value(value) for name, value in item.items()}
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equality as DynamoDB's `=` sees it: same type and value (True is not 1)."""
+    return bool(_canonical(to_wire_value(a)) == _canonical(to_wire_value(b)))
+
+
+def _canonical(wire: Wire) -> Any:
+    ((kind, v),) = wire.items()
+    if kind in ("SS", "NS", "BS"):
+        return kind, sorted(v)
+    if kind == "L":
+        return kind, [_canonical(e) for e in v]
+    if kind == "M":
+        return kind, {k: _canonical(e) for k, e in v.items()}
+    return kind, v
+
+
+def add_numbers(a: int | Decimal, b: int | Decimal) -> int | Decimal:
+    """ADD as DynamoDB does it: exact, then held to its 38 significant digits."""
+    total = _EXACT.add(Decimal(a), Decimal(b)).normalize(_EXACT)
+    if len(total.as_tuple().digits) > MAX_DIGITS:
+        raise InvalidItem(f"The sum of {a} and {b} needs more than {MAX_DIGITS} digits.")
+    return int(total) if total == total.to_integral_value() else total
 
 
 # --- size, as DynamoDB counts it -------------------------------------------------------

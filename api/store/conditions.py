@@ -31,12 +31,18 @@ def is_live(item: Mapping[str, Any] | None, now: float) -> bool:
     return ttl > now
 
 
+def live(item: Item | None, now: float) -> Item | None:
+    """The item if it is live; an expired item is, for every purpose, no item."""
+    return item if is_live(item, now) else None
+
+
 def holds(condition: Condition, current: Item | None, now: float) -> bool:
     """Whether `condition` holds for `current`, the stored item (None when there is none)."""
+    current = live(current, now)
     if isinstance(condition, ItemAbsent):
-        return not is_live(current, now)
+        return current is None
     if isinstance(condition, ItemExists):
-        return is_live(current, now)
+        return current is not None
     if isinstance(condition, AllOf):
         return all(holds(c, current, now) for c in condition.conditions)
     attrs: Mapping[str, Any] = current or {}
@@ -45,13 +51,12 @@ def holds(condition: Condition, current: Item | None, now: float) -> bool:
     if isinstance(condition, AttrExists):
         return condition.name in attrs
     if isinstance(condition, AttrEquals):
-        expected = codec.from_wire_value(codec.to_wire_value(condition.value))
-        return condition.name in attrs and attrs[condition.name] == expected
+        return condition.name in attrs and codec.same_value(attrs[condition.name], condition.value)
     raise InvalidItem(f"Unknown condition {condition!r}")
 
 
 def apply_update(update: Update, current: Item | None) -> Item:
-    """The item after `update`, which creates the item when there is none."""
+    """The item after `update` of the live item `current` (None: start from the key)."""
     item: Item = dict(current) if current is not None else update.key.as_item()
     item.update(update.set)
     for name, value in update.set_if_absent.items():
@@ -62,7 +67,9 @@ def apply_update(update: Update, current: Item | None) -> Item:
             raise InvalidItem(
                 f"ADD to {name!r} needs a number, the item holds {type(base).__name__}."
             )
-        item[name] = base + (Decimal(repr(delta)) if isinstance(delta, float) else delta)
+        item[name] = codec.add_numbers(
+            base, Decimal(repr(delta)) if isinstance(delta, float) else delta
+        )
     for name in update.remove:
         item.pop(name, None)
     assert item[PK] == update.key.pk

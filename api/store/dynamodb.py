@@ -37,6 +37,7 @@ from api.store.table import (
     Condition,
     ConditionFailed,
     Delete,
+    InvalidCursor,
     InvalidItem,
     Item,
     ItemAbsent,
@@ -123,12 +124,13 @@ def _condition(cond: Condition, expr: _Expression, now: float) -> str:
         return f"(attribute_not_exists({expr.name(PK)}) OR NOT {_live(expr, now)})"
     if isinstance(cond, ItemExists):
         return f"(attribute_exists({expr.name(PK)}) AND {_live(expr, now)})"
+    # An expired item is no item: it has no attributes to compare.
     if isinstance(cond, AttrEquals):
-        return f"{expr.name(cond.name)} = {expr.value(cond.value)}"
+        return f"({expr.name(cond.name)} = {expr.value(cond.value)} AND {_live(expr, now)})"
     if isinstance(cond, AttrAbsent):
-        return f"attribute_not_exists({expr.name(cond.name)})"
+        return f"(attribute_not_exists({expr.name(cond.name)}) OR NOT {_live(expr, now)})"
     if isinstance(cond, AttrExists):
-        return f"attribute_exists({expr.name(cond.name)})"
+        return f"(attribute_exists({expr.name(cond.name)}) AND {_live(expr, now)})"
     if isinstance(cond, AllOf):
         return "(" + " AND ".join(_condition(c, expr, now) for c in cond.conditions) + ")"
     raise InvalidItem(f"Unknown condition {cond!r}")
@@ -193,6 +195,8 @@ def _error(e: ClientError) -> StoreError:
         return ItemTooLarge(f"The item is larger than DynamoDB allows: {message}")
     if code == "ValidationException" and "incorrect data type" in message:
         return InvalidItem(f"DynamoDB refused the update: {message}")
+    if code == "ValidationException" and "starting key" in message.lower():
+        return InvalidCursor("The cursor belongs to another query.")
     return StoreError(f"DynamoDB refused the request ({code}): {message}")
 
 
@@ -215,6 +219,7 @@ class DynamoTable:
         self._clock = clock or SystemClock()
         self._executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="dynamodb")
         self._client: DynamoDBClient = client or _client(region, endpoint_url, max_attempts)
+        self._closed = False
 
     @property
     def name(self) -> str:
@@ -225,6 +230,8 @@ class DynamoTable:
         return self._client
 
     async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        if self._closed:
+            raise StoreError("The store is closed.")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, partial(self._call, fn, *args, **kwargs))
 
@@ -272,7 +279,15 @@ class DynamoTable:
         await self._run(self._client.describe_table, TableName=self._name)
 
     async def close(self) -> None:
-        self._executor.shutdown(wait=True)
+        if self._closed:
+            return
+        self._closed = True
+        await asyncio.to_thread(self._executor.shutdown)
+        self._client.close()
+
+    async def sweep_expired(self) -> int:
+        """Nothing to do: DynamoDB's TTL deletes expired items on its own."""
+        return 0
 
     # --- single items ----------------------------------------------------------------
 
@@ -309,21 +324,56 @@ class DynamoTable:
     ) -> Item:
         update = Update(key, set or {}, set_if_absent or {}, add or {}, tuple(remove), condition)
         rules.check_update(self._definition, update)
-        params = self._update_params(update)
-        response = await self._run(self._client.update_item, **params, ReturnValues="ALL_NEW")
+        return await self._run(self._update, update)
+
+    def _update(self, update: Update) -> Item:
+        try:
+            response = self._client.update_item(
+                **self._update_params(update), ReturnValues="ALL_NEW"
+            )
+        except ClientError as e:
+            # The guard refused an expired item the sweeper has not deleted yet: delete it,
+            # then update from nothing, as on an engine where it is already gone.
+            if _error(e).code != ConditionFailed.code or not self._purge_expired(update.key):
+                raise
+            response = self._client.update_item(
+                **self._update_params(update), ReturnValues="ALL_NEW"
+            )
         return codec.from_wire(response["Attributes"])
 
     def _update_params(self, update: Update) -> dict[str, Any]:
         expr = _Expression()
+        now = self._clock.now()
+        # Never update an expired item in place: its stale attributes would come back.
+        guard = f"(attribute_not_exists({expr.name(PK)}) OR {_live(expr, now)})"
+        if update.condition is not None:
+            guard = f"{guard} AND {_condition(update.condition, expr, now)}"
         params: dict[str, Any] = {
             "TableName": self._name,
             "Key": _wire_key(update.key),
             "UpdateExpression": _update_expression(update, expr),
+            "ConditionExpression": guard,
         }
-        if update.condition is not None:
-            params["ConditionExpression"] = _condition(update.condition, expr, self._clock.now())
         params.update(expr.params())
         return params
+
+    def _purge_expired(self, key: Key) -> bool:
+        """Delete the item if it has expired; whether it did."""
+        expr = _Expression()
+        ttl = expr.name(TTL)
+        try:
+            self._client.delete_item(
+                TableName=self._name,
+                Key=_wire_key(key),
+                ConditionExpression=f"attribute_type({ttl}, {expr.value('N')})"
+                f" AND {ttl} <= {expr.value(Decimal(repr(self._clock.now())))}",
+                **expr.params(),
+            )
+        except ClientError as e:
+            if _error(e).code == ConditionFailed.code:
+                return False
+            raise
+        return True
 
     async def delete(self, key: Key, *, condition: Condition | None = None) -> None:
         rules.check_key(key)
@@ -350,7 +400,8 @@ class DynamoTable:
         cursor: str | None = None,
     ) -> Page:
         idx = rules.check_query(self._definition, pk, sk, index, limit)
-        position = rules.decode_cursor(cursor, pk, idx) if cursor is not None else None
+        shape = rules.query_shape(idx, sk, forward)
+        position = rules.decode_cursor(cursor, pk, idx, shape) if cursor is not None else None
         pk_col, sk_col = (PK, SK) if idx is None else (idx.pk, idx.sk)
         expr = _Expression()
         key_condition = f"{expr.name(pk_col)} = {expr.value(pk)}"
@@ -368,7 +419,7 @@ class DynamoTable:
         else:
             params["IndexName"] = idx.name
         start = {n: {"S": v} for n, v in position.items()} if position else None
-        return await self._run(self._query_pages, params, start, limit, idx)
+        return await self._run(self._query_pages, params, start, limit, idx, shape)
 
     def _query_pages(
         self,
@@ -376,6 +427,7 @@ class DynamoTable:
         start: dict[str, Any] | None,
         limit: int | None,
         idx: IndexDefinition | None,
+        shape: str,
     ) -> Page:
         # Ask for one item more than the page holds, so that a cursor is returned exactly
         # when another item follows; keep reading when the TTL filter thinned a response.
@@ -393,7 +445,7 @@ class DynamoTable:
                 break
         if limit is not None and len(items) > limit:
             items = items[:limit]
-            return Page(items, rules.encode_cursor(items[-1], idx))
+            return Page(items, rules.encode_cursor(items[-1], idx, shape))
         return Page(items, None)
 
     # --- batches and transactions --------------------------------------------------------
@@ -426,8 +478,11 @@ class DynamoTable:
         raise Throttled("DynamoDB left part of a batch read unprocessed.", engine="dynamodb")
 
     async def batch_write(self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()) -> None:
+        # Checked before the first request: chunks are separate requests on DynamoDB, so a
+        # bad item found late would leave the earlier chunks written.
         for item in puts:
             rules.check_item(self._definition, item)
+            codec.check_size(codec.to_wire(item))
         requests = [
             {"DeleteRequest": {"Key": _wire_key(w)}}
             if isinstance(w, Key)
@@ -450,9 +505,20 @@ class DynamoTable:
         raise Throttled("DynamoDB left part of a batch write unprocessed.", engine="dynamodb")
 
     async def transact_write(self, ops: Sequence[TxOp]) -> None:
-        rules.check_transaction(self._definition, ops)
-        items = [self._transact_item(op) for op in ops]
-        await self._run(self._transact, items)
+        keys = rules.check_transaction(self._definition, ops)
+        try:
+            await self._run(self._transact, [self._transact_item(op) for op in ops])
+        except TransactionCancelled as e:
+            # An Update refused by its guard on an expired item: delete that item and retry.
+            refused = [
+                key
+                for op, key, reason in zip(ops, keys, e.reasons, strict=True)
+                if isinstance(op, Update) and reason == "ConditionalCheckFailed"
+            ]
+            purged = [await self._run(self._purge_expired, key) for key in refused]
+            if not any(purged):
+                raise
+            await self._run(self._transact, [self._transact_item(op) for op in ops])
 
     def _transact_item(self, op: TxOp) -> dict[str, Any]:
         if isinstance(op, Put):

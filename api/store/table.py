@@ -1,9 +1,10 @@
 """The storage port: one table with composite keys, the same semantics on every engine.
 
 Items are plain dicts. Keys (`pk`, `sk` and the index key attributes) are non-empty strings.
-Numbers come back as `int` when integral and `Decimal` otherwise; floats are stored as
-`Decimal`. Items whose numeric `ttl` (epoch seconds) is in the past are invisible to every
-read, on every engine, even before the engine deletes them.
+Numbers come back as `int` when integral and `Decimal` otherwise (in their shortest form);
+floats are stored as `Decimal`. An item whose numeric `ttl` (epoch seconds) has passed is no
+item, on every engine, even before the engine deletes it: reads skip it, conditions see no
+item, and an update starts from nothing.
 """
 
 from collections.abc import Mapping, Sequence
@@ -231,7 +232,13 @@ class Table(Protocol):
         """Raise StoreError when the store cannot be reached."""
         ...
 
-    async def close(self) -> None: ...
+    async def close(self) -> None:
+        """Release the engine; later calls raise StoreError."""
+        ...
+
+    async def sweep_expired(self) -> int:
+        """Delete expired items where the engine does not (SQLite); how many were deleted."""
+        ...
 
     async def get(self, key: Key) -> Item | None: ...
 
@@ -262,16 +269,22 @@ class Table(Protocol):
         limit: int | None = None,
         cursor: str | None = None,
     ) -> Page:
-        """Items of one partition (of the table or of a secondary index) in sort-key order."""
+        """Items of one partition (of the table or of a secondary index) in sort-key order.
+
+        A cursor continues only the query that made it (same partition, index, sort-key
+        condition and direction). Index queries are eventually consistent on AWS.
+        """
         ...
 
     async def batch_get(self, keys: Sequence[Key]) -> list[Item]:
         """The live items among `keys`, in the order of `keys`; missing ones are left out."""
         ...
 
-    async def batch_write(
-        self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()
-    ) -> None: ...
+    async def batch_write(self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()) -> None:
+        """Many writes, the last one per key kept. Every item is checked before anything is
+        written, but a batch is not a transaction: on DynamoDB a throttled chunk can fail
+        after others were written. Use transact_write for all-or-nothing."""
+        ...
 
     async def transact_write(self, ops: Sequence[TxOp]) -> None:
         """All operations or none; TransactionCancelled says which condition failed."""

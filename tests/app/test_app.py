@@ -1,5 +1,8 @@
 """The service skeleton: health, JSON errors for everything, settings that fail loudly."""
 
+import asyncio
+import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,11 +19,18 @@ from api.main import create_app
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
 from api.store.dynamodb_local import free_port
+from api.store.sqlite import SqliteTable
+from api.store.table import StoreError
 
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(store="sqlite", sqlite_path=tmp_path / "app.db", dynamodb_table="app-test")
+
+
+@pytest.fixture
+def clock_now() -> float:
+    return time.time()
 
 
 @pytest.fixture
@@ -75,6 +85,34 @@ def test_health_is_503_when_the_store_is_unreachable(settings: Settings) -> None
     assert response.status_code == 503
     assert response.json()["code"] == "store_unavailable"
     assert response.json()["status"] == "unavailable"
+    assert "127.0.0.1" not in response.text  # engine details stay in the logs
+    asyncio.run(table.close())
+
+
+def test_server_side_store_errors_keep_their_code_but_not_their_details(app: FastAPI) -> None:
+    @app.get("/_test/store-failure")
+    async def store_failure() -> None:
+        raise StoreError("SQLite failed on /home/someone/secret/path.db: disk I/O error")
+
+    with TestClient(app, raise_server_exceptions=False) as client:
+        response = client.get("/_test/store-failure")
+    assert response.status_code == 500
+    assert response.json()["code"] == "store_error"
+    assert "/home/someone" not in response.text
+
+
+async def test_expired_items_are_swept_from_sqlite_at_start(
+    settings: Settings, clock_now: float
+) -> None:
+    table = SqliteTable(settings.sqlite_path, settings.dynamodb_table, load_definition())
+    await table.create()
+    await table.put({"pk": "p", "sk": "old", "ttl": int(clock_now) - 10})
+    await table.put({"pk": "p", "sk": "new", "ttl": int(clock_now) + 3600})
+    await table.close()
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/health").status_code == 200
+    rows = sqlite3.connect(settings.sqlite_path).execute('SELECT sk FROM "app-test"').fetchall()
+    assert rows == [("new",)]
 
 
 def test_validation_errors_are_json_with_a_code(client: TestClient) -> None:

@@ -8,6 +8,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import boto3
+
 from api.store.dynamodb_local import DynamoDBLocal, free_port
 
 
@@ -43,6 +45,8 @@ def test_create_table_on_dynamodb_local(dynamodb_local: DynamoDBLocal) -> None:
     again = run_cli("create-table", env=env)  # idempotent
     assert again.returncode == 0, again.stderr
     assert "DynamoDB" in again.stdout
+    client = boto3.client("dynamodb", endpoint_url=dynamodb_local.endpoint, region_name="us-east-1")
+    assert client.describe_table(TableName="cli-created")["Table"]["TableStatus"] == "ACTIVE"
 
 
 def test_a_wrong_setting_stops_the_cli_with_its_name() -> None:

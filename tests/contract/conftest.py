@@ -41,3 +41,16 @@ async def table(
     await store.create()
     yield store
     await store.close()
+
+
+@pytest.fixture
+def engine(request: pytest.FixtureRequest) -> str:
+    """Which engine the test's table runs on: sqlite, moto or dynamodb_local."""
+    name: str = request.node.callspec.params["table"]
+    return name
+
+
+def skip_on_moto(engine: str, why: str) -> None:
+    """For the few places moto departs from DynamoDB; DynamoDB Local is the reference."""
+    if engine == "moto":
+        pytest.skip(f"moto departs from DynamoDB here: {why}")
