@@ -32,12 +32,25 @@ class Settings(BaseSettings):
 
     auth_mode: Literal["local", "google"] = "local"
     allow_remote: bool = False
+    local_user_email: str = Field(default="local@localhost", min_length=3)
 
     jwt_secret: SecretStr | None = None
+    access_token_minutes: int = Field(default=15, ge=1, le=60)
+    refresh_token_days: int = Field(default=30, ge=1, le=365)
+    cookie_secure: bool = True
     google_client_id: str | None = None
     google_client_secret: SecretStr | None = None
+    google_discovery_url: AnyHttpUrl = AnyHttpUrl(
+        "https://accounts.google.com/.well-known/openid-configuration"
+    )
     frontend_url: AnyHttpUrl = AnyHttpUrl("http://localhost:5173")
     encryption_key: SecretStr | None = None
+
+    @property
+    def frontend_origin(self) -> str:
+        url = self.frontend_url
+        port = f":{url.port}" if url.port and url.port not in (80, 443) else ""
+        return f"{url.scheme}://{url.host}{port}"
 
 
 class ConfigError(Exception):

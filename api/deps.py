@@ -5,6 +5,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from api.config import Settings
+from api.kit.clock import Clock
 from api.store.table import Table
 
 
@@ -18,5 +19,11 @@ def get_settings(request: Request) -> Settings:
     return settings
 
 
+def get_clock(request: Request) -> Clock:
+    clock: Clock = request.state.clock
+    return clock
+
+
 TableDep = Annotated[Table, Depends(get_table)]
+ClockDep = Annotated[Clock, Depends(get_clock)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]

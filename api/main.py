@@ -6,14 +6,22 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TypedDict
 
+from authlib.integrations.starlette_client import StarletteOAuth2App
 from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from starlette.middleware.sessions import SessionMiddleware
 
 from api import __version__, error_handlers
+from api.auth import oauth
+from api.auth import router as auth
+from api.auth.tokens import TokenIssuer, issuer_for
 from api.config import Settings, check_settings, load_settings
 from api.health import router as health
-from api.kit.clock import Clock
+from api.kit.clock import Clock, SystemClock
 from api.store import build_table
 from api.store.table import StoreError, Table
+from api.users import router as users
+from api.users.service import LocalIdentity
 
 log = logging.getLogger(__name__)
 SWEEP_SECONDS = 3600.0
@@ -24,6 +32,10 @@ class State(TypedDict):
 
     settings: Settings
     table: Table
+    clock: Clock
+    local: LocalIdentity | None  # AUTH_MODE=local
+    token_issuer: TokenIssuer | None  # AUTH_MODE=google
+    google: StarletteOAuth2App | None  # AUTH_MODE=google
 
 
 async def sweep_expired(table: Table, every_seconds: float = SWEEP_SECONDS) -> None:
@@ -44,6 +56,11 @@ def create_app(
     """The service. `table` lets a caller share a store it owns; otherwise one is built."""
     settings = settings or load_settings()
     check_settings(settings)
+    clock = clock or SystemClock()
+    google_mode = settings.auth_mode == "google"
+    issuer = (
+        issuer_for(_jwt_secret(settings), settings.access_token_minutes) if google_mode else None
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[State]:
@@ -54,7 +71,14 @@ def create_app(
                 await store.create()
             log.info("store ready: %s table %s", store.engine, store.name)
             sweeper = asyncio.create_task(sweep_expired(store))
-            yield State(settings=settings, table=store)
+            yield State(
+                settings=settings,
+                table=store,
+                clock=clock,
+                local=None if google_mode else LocalIdentity(settings.local_user_email),
+                token_issuer=issuer,
+                google=oauth.google_client(settings) if google_mode else None,
+            )
         finally:
             if sweeper is not None:
                 sweeper.cancel()
@@ -69,5 +93,29 @@ def create_app(
         lifespan=lifespan,
     )
     error_handlers.install(app)
+    app.add_middleware(
+        CORSMiddleware,
+        allow_origins=[settings.frontend_origin],
+        allow_credentials=True,
+        allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+        allow_headers=["Authorization", "Content-Type"],
+    )
     app.include_router(health.router)
+    app.include_router(users.router)
+    if google_mode:
+        app.add_middleware(
+            SessionMiddleware,
+            secret_key=_jwt_secret(settings),
+            session_cookie=oauth.FLOW_COOKIE,
+            max_age=oauth.FLOW_SECONDS,
+            path="/auth/google",
+            same_site="lax",  # it must come back on Google's top-level redirect
+            https_only=settings.cookie_secure,
+        )
+        app.include_router(auth.router)
     return app
+
+
+def _jwt_secret(settings: Settings) -> str:
+    assert settings.jwt_secret is not None  # check_settings requires it in google mode
+    return settings.jwt_secret.get_secret_value()

@@ -10,6 +10,8 @@ from api.errors import AppError
 
 ALGORITHM = "HS256"  # pinned: the header's `alg` is never trusted
 REQUIRED_CLAIMS = ["exp", "iat", "iss", "aud", "sub", "jti"]
+ISSUER = "agent-memory"
+AUDIENCE = "agent-memory-api"
 
 
 class InvalidToken(AppError):
@@ -69,3 +71,9 @@ class TokenIssuer:
             session_id=session if isinstance(session, str) else None,
             expires_at=int(claims["exp"]),
         )
+
+
+def issuer_for(secret: str, lifetime_minutes: int) -> TokenIssuer:
+    return TokenIssuer(
+        secret, issuer=ISSUER, audience=AUDIENCE, lifetime_seconds=lifetime_minutes * 60
+    )

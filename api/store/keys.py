@@ -21,6 +21,9 @@ CapacityWarning    Agent#{agent_id} / CapacityWarning#{block}       warning turn
 GoogleSubject      GoogleSub#{sub} / GoogleSub#Metadata             Google account -> user email
 ApiKey             ApiKey#{sha256} / ApiKey#Metadata                authenticate a machine client
 RefreshToken       RefreshToken#{sha256} / RefreshToken#Metadata    rotate a session's refresh token
+AuthSession        AuthSession#{family_id} / AuthSession#Metadata   a sign-in's token family
+OAuthNonce         OAuthNonce#{sha256} / OAuthNonce#Metadata        an ID token nonce, used once
+ApiKeyRef          User#{email} / ApiKeyRef#{key_id}                list and revoke a user's keys
 
 Index gsi1 (sparse): an agent's conversations, newest last:
 gsi1pk `Agent#{agent_id}`, gsi1sk `CONVERSATION#{timestamp}#{conversation_id}`.
@@ -46,6 +49,9 @@ CAPACITY_WARNING = "CapacityWarning"
 GOOGLE_SUBJECT = "GoogleSubject"
 API_KEY = "ApiKey"
 REFRESH_TOKEN = "RefreshToken"  # noqa: S105 (an entity name)
+AUTH_SESSION = "AuthSession"
+OAUTH_NONCE = "OAuthNonce"
+API_KEY_REF = "ApiKeyRef"
 
 ENTITY = "entity"
 GSI1 = "gsi1"
@@ -85,6 +91,22 @@ def api_key(key_hash: str) -> Key:
 
 def refresh_token(token_hash: str) -> Key:
     return Key(f"RefreshToken#{_part('token hash', token_hash)}", "RefreshToken#Metadata")
+
+
+def auth_session(family_id: str) -> Key:
+    return Key(f"AuthSession#{_part('session id', family_id)}", "AuthSession#Metadata")
+
+
+def oauth_nonce(nonce_hash: str) -> Key:
+    return Key(f"OAuthNonce#{_part('nonce hash', nonce_hash)}", "OAuthNonce#Metadata")
+
+
+def api_key_ref(email: str, key_id: str) -> Key:
+    return Key(user_partition(email), f"ApiKeyRef#{_part('key id', key_id)}")
+
+
+def api_key_refs_of(email: str) -> Query:
+    return user_partition(email), Sk.begins_with("ApiKeyRef#")
 
 
 # --- agents and settings -----------------------------------------------------------------

@@ -19,3 +19,15 @@ class User(Entity):
 
     def key(self) -> Key:
         return keys.user(self.email)
+
+
+class GoogleSubject(Entity):
+    """Google's stable account id, mapped to the user it signed in as."""
+
+    ENTITY = keys.GOOGLE_SUBJECT
+
+    sub: str
+    email: str
+
+    def key(self) -> Key:
+        return keys.google_subject(self.sub)

@@ -63,7 +63,7 @@ def test_serve_prints_its_url_and_answers_health(tmp_path: Path) -> None:
         [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
         env=env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=subprocess.DEVNULL,
         text=True,
     )
     try:

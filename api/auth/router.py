@@ -1,0 +1,188 @@
+"""/auth: Google sign-in for the SPA, refresh and logout, and API keys for machine clients."""
+
+import logging
+from typing import Annotated, Any
+
+from authlib.integrations.base_client.errors import MismatchingStateError, OAuthError
+from fastapi import APIRouter, Cookie, Depends, Query, Request, Response, status
+from fastapi.responses import RedirectResponse
+from httpx2 import HTTPError
+from joserfc.errors import JoseError
+
+from api.auth import service
+from api.auth.deps import CurrentUser, TokenIssuerDep
+from api.auth.oauth import error_redirect, safe_return_path
+from api.auth.schemas import AccessTokenOut, ApiKeyCreate, ApiKeyCreated, ApiKeyOut
+from api.deps import ClockDep, SettingsDep, TableDep
+from api.errors import AppError
+from api.users import service as users
+
+log = logging.getLogger(__name__)
+
+REFRESH_COOKIE = "am_refresh"
+REFRESH_PATH = "/auth"
+
+router = APIRouter(prefix="/auth", tags=["auth"])
+
+
+class CsrfRejected(AppError):
+    status_code = 403
+    code = "csrf_rejected"
+
+
+def same_origin_only(request: Request, settings: SettingsDep) -> None:
+    """The refresh cookie authenticates these endpoints, so only the frontend may call them:
+    browsers always send Origin on such requests, and a page elsewhere cannot forge it."""
+    if request.headers.get("origin") != settings.frontend_origin:
+        raise CsrfRejected("This endpoint only answers the frontend's own pages.")
+
+
+CookieAuthenticated = Depends(same_origin_only)
+RefreshCookie = Annotated[str | None, Cookie(alias=REFRESH_COOKIE)]
+
+
+def _set_refresh_cookie(response: Response, tokens: service.SessionTokens, secure: bool) -> None:
+    response.set_cookie(
+        REFRESH_COOKIE,
+        tokens.refresh_token,
+        max_age=tokens.refresh_max_age,
+        path=REFRESH_PATH,
+        httponly=True,
+        secure=secure,
+        samesite="strict",
+    )
+
+
+def _clear_refresh_cookie(response: Response, secure: bool) -> None:
+    response.delete_cookie(
+        REFRESH_COOKIE, path=REFRESH_PATH, httponly=True, secure=secure, samesite="strict"
+    )
+
+
+@router.get("/google/login", name="google_login")
+async def google_login(
+    request: Request, settings: SettingsDep, return_to: Annotated[str | None, Query()] = None
+) -> Any:
+    """Starts Google sign-in; `return_to` is where on the frontend to land afterwards."""
+    path = safe_return_path(return_to, settings.frontend_origin)
+    request.session["return_to"] = path
+    redirect_uri = str(request.url_for("google_callback"))
+    return await request.state.google.authorize_redirect(request, redirect_uri)
+
+
+@router.get("/google/callback", name="google_callback")
+async def google_callback(
+    request: Request,
+    table: TableDep,
+    settings: SettingsDep,
+    clock: ClockDep,
+    issuer: TokenIssuerDep,
+) -> RedirectResponse:
+    """Google sends the browser back here: verify, sign the user in, return to the SPA."""
+    frontend = str(settings.frontend_url)
+    try:
+        if request.query_params.get("error"):  # the person declined at Google
+            return _failed(request, frontend, "access_denied")
+        google = request.state.google
+        metadata = await google.load_server_metadata()
+        # Without explicit options authlib checks the issuer but not the audience.
+        token = await google.authorize_access_token(
+            request,
+            claims_options={
+                "iss": {"essential": True, "values": [metadata["issuer"]]},
+                "aud": {"essential": True, "values": [settings.google_client_id]},
+            },
+        )
+        claims = token.get("userinfo") or {}
+        await service.remember_nonce(table, str(claims.get("nonce", "")), clock)
+        user = await users.sign_in_with_google(
+            table,
+            sub=str(claims["sub"]),
+            email=str(claims.get("email", "")),
+            email_verified=bool(claims.get("email_verified")),
+            name=str(claims.get("name", "")),
+            picture=claims.get("picture"),
+            clock=clock,
+        )
+        tokens = await service.start_session(
+            table, user.email, issuer, settings.refresh_token_days, clock
+        )
+    except AppError as e:
+        return _failed(request, frontend, e.code)
+    except MismatchingStateError:
+        return _failed(request, frontend, "invalid_state")
+    except JoseError as e:
+        log.info("sign-in refused: ID token invalid (%s)", type(e).__name__)
+        return _failed(request, frontend, "invalid_id_token")
+    except (OAuthError, HTTPError, KeyError) as e:
+        log.info("sign-in failed: %s", type(e).__name__)
+        return _failed(request, frontend, "sign_in_failed")
+    path = request.session.pop("return_to", "/")
+    response = RedirectResponse(settings.frontend_origin + path, status_code=302)
+    _set_refresh_cookie(response, tokens, settings.cookie_secure)
+    return response
+
+
+def _failed(request: Request, frontend: str, code: str) -> RedirectResponse:
+    request.session.clear()
+    return RedirectResponse(error_redirect(frontend, code), status_code=302)
+
+
+@router.post("/refresh", dependencies=[CookieAuthenticated])
+async def refresh(
+    response: Response,
+    table: TableDep,
+    settings: SettingsDep,
+    clock: ClockDep,
+    issuer: TokenIssuerDep,
+    refresh_cookie: RefreshCookie = None,
+) -> AccessTokenOut:
+    """A fresh access token for the SPA; the refresh cookie rotates with every call."""
+    try:
+        tokens = await service.refresh(table, refresh_cookie, issuer, clock)
+    except AppError:
+        _clear_refresh_cookie(response, settings.cookie_secure)
+        raise
+    _set_refresh_cookie(response, tokens, settings.cookie_secure)
+    return AccessTokenOut(access_token=tokens.access_token, expires_in=tokens.expires_in)
+
+
+@router.post("/logout", status_code=status.HTTP_204_NO_CONTENT, dependencies=[CookieAuthenticated])
+async def logout(
+    response: Response,
+    table: TableDep,
+    settings: SettingsDep,
+    refresh_cookie: RefreshCookie = None,
+) -> None:
+    """Ends the session: its refresh tokens and access tokens stop working."""
+    await service.end_session(table, refresh_cookie)
+    _clear_refresh_cookie(response, settings.cookie_secure)
+
+
+@router.post("/api-keys", status_code=status.HTTP_201_CREATED)
+async def create_api_key(
+    user: CurrentUser, body: ApiKeyCreate, table: TableDep, clock: ClockDep
+) -> ApiKeyCreated:
+    ref, secret = await service.create_api_key(table, user.email, body.name, clock)
+    return ApiKeyCreated(
+        id=ref.key_id, name=ref.name, prefix=ref.prefix, created_at=ref.created_at, key=secret
+    )
+
+
+@router.get("/api-keys")
+async def list_api_keys(user: CurrentUser, table: TableDep) -> list[ApiKeyOut]:
+    return [
+        ApiKeyOut(
+            id=ref.key_id,
+            name=ref.name,
+            prefix=ref.prefix,
+            created_at=ref.created_at,
+            last_used_at=last_used,
+        )
+        for ref, last_used in await service.list_api_keys(table, user.email)
+    ]
+
+
+@router.delete("/api-keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def revoke_api_key(user: CurrentUser, key_id: str, table: TableDep) -> None:
+    await service.revoke_api_key(table, user.email, key_id)

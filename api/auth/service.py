@@ -1,0 +1,190 @@
+"""Sessions (access token + rotating refresh token) and API keys."""
+
+import contextlib
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from api.auth import repository
+from api.auth.models import ApiKey, ApiKeyRef, AuthSession, OAuthNonce, RefreshToken
+from api.auth.tokens import TokenIssuer
+from api.errors import AppError, NotFound
+from api.kit.clock import Clock
+from api.kit.secrets import digest, new_id, new_secret
+from api.store.table import ConditionFailed, Table, TransactionCancelled
+
+log = logging.getLogger(__name__)
+
+REFRESH_PREFIX = "amr_"
+API_KEY_PREFIX = "amk_"
+SHOWN_PREFIX = 12  # characters of an API key shown in listings: enough to tell keys apart
+LAST_USED_RESOLUTION = timedelta(minutes=1)  # at most one write per key per minute
+NONCE_MEMORY = timedelta(days=2)
+
+
+class NotAuthenticated(AppError):
+    status_code = 401
+    code = "not_authenticated"
+
+
+class InvalidRefreshToken(AppError):
+    status_code = 401
+    code = "invalid_refresh_token"
+
+
+class RefreshTokenReused(AppError):
+    status_code = 401
+    code = "refresh_token_reused"
+
+
+class InvalidApiKey(AppError):
+    status_code = 401
+    code = "invalid_api_key"
+
+
+class ApiKeyNotFound(NotFound):
+    code = "api_key_not_found"
+
+
+class NonceReplayed(AppError):
+    status_code = 400
+    code = "nonce_replayed"
+
+
+@dataclass(frozen=True)
+class SessionTokens:
+    access_token: str
+    expires_in: int
+    refresh_token: str
+    refresh_max_age: int
+
+
+def _at(clock: Clock) -> datetime:
+    return datetime.fromtimestamp(clock.now(), tz=UTC)
+
+
+def _new_refresh(family_id: str, email: str, ttl: int) -> tuple[str, RefreshToken]:
+    secret = new_secret(REFRESH_PREFIX)
+    token = RefreshToken(token_hash=digest(secret), family_id=family_id, email=email, ttl=ttl)
+    return secret, token
+
+
+def _tokens(
+    issuer: TokenIssuer, email: str, family_id: str, refresh: str, ttl: int, clock: Clock
+) -> SessionTokens:
+    now = clock.now()
+    return SessionTokens(
+        access_token=issuer.issue(email, now=now, session_id=family_id),
+        expires_in=issuer.lifetime_seconds,
+        refresh_token=refresh,
+        refresh_max_age=max(0, ttl - int(now)),
+    )
+
+
+async def start_session(
+    table: Table, email: str, issuer: TokenIssuer, refresh_days: int, clock: Clock
+) -> SessionTokens:
+    ttl = int(clock.now()) + refresh_days * 86400
+    session = AuthSession(family_id=new_id(), email=email, created_at=_at(clock), ttl=ttl)
+    secret, token = _new_refresh(session.family_id, email, ttl)
+    await repository.start_session(table, session, token)
+    return _tokens(issuer, email, session.family_id, secret, ttl, clock)
+
+
+async def refresh(
+    table: Table, presented: str | None, issuer: TokenIssuer, clock: Clock
+) -> SessionTokens:
+    """A new access token and the next refresh token; a reused one revokes its family."""
+    if not presented or not presented.startswith(REFRESH_PREFIX):
+        raise InvalidRefreshToken("Sign in again.")
+    old = await repository.get_refresh_token(table, digest(presented))
+    if old is None:
+        raise InvalidRefreshToken("Sign in again.")
+    if old.rotated:
+        await _revoke_for_reuse(table, old)
+    secret, new = _new_refresh(old.family_id, old.email, old.ttl)
+    try:
+        await repository.rotate(table, old, new)
+    except TransactionCancelled as e:
+        if e.reasons[0] is not None:  # rotated by someone else in the meantime
+            await _revoke_for_reuse(table, old)
+        raise InvalidRefreshToken("This session has ended; sign in again.") from e
+    return _tokens(issuer, old.email, old.family_id, secret, old.ttl, clock)
+
+
+async def _revoke_for_reuse(table: Table, token: RefreshToken) -> None:
+    # A used refresh token came back: it was copied. End every token of the family.
+    log.warning("refresh token reused; session %s revoked", token.family_id)
+    await repository.revoke_session(table, token.family_id)
+    raise RefreshTokenReused("This sign-in was used twice and has been ended; sign in again.")
+
+
+async def end_session(table: Table, presented: str | None) -> None:
+    """Logout: the session of the presented refresh token is revoked. Unknown: nothing."""
+    if not presented or not presented.startswith(REFRESH_PREFIX):
+        return
+    token = await repository.get_refresh_token(table, digest(presented))
+    if token is not None:
+        with contextlib.suppress(ConditionFailed):  # the session has expired already
+            await repository.revoke_session(table, token.family_id)
+
+
+async def session_is_live(table: Table, family_id: str) -> bool:
+    session = await repository.get_session(table, family_id)
+    return session is not None and not session.revoked
+
+
+async def remember_nonce(table: Table, nonce: str, clock: Clock) -> None:
+    ttl = int(clock.now() + NONCE_MEMORY.total_seconds())
+    try:
+        await repository.record_nonce(table, OAuthNonce(nonce_hash=digest(nonce), ttl=ttl))
+    except ConditionFailed as e:
+        raise NonceReplayed("This sign-in response was already used.") from e
+
+
+# --- API keys ------------------------------------------------------------------------------
+
+
+async def create_api_key(
+    table: Table, email: str, name: str, clock: Clock
+) -> tuple[ApiKeyRef, str]:
+    """The key's listing entry and its secret, which is shown this once and never again."""
+    secret = new_secret(API_KEY_PREFIX)
+    key_hash = digest(secret)
+    ref = ApiKeyRef(
+        email=email,
+        key_id=new_id(),
+        key_hash=key_hash,
+        name=name,
+        prefix=secret[:SHOWN_PREFIX],
+        created_at=_at(clock),
+    )
+    await repository.create_api_key(
+        table, ApiKey(key_hash=key_hash, key_id=ref.key_id, email=email), ref
+    )
+    return ref, secret
+
+
+async def list_api_keys(table: Table, email: str) -> list[tuple[ApiKeyRef, datetime | None]]:
+    pairs = await repository.list_api_keys(table, email)
+    return [(ref, key.last_used_at if key else None) for ref, key in pairs]
+
+
+async def revoke_api_key(table: Table, email: str, key_id: str) -> None:
+    ref = await repository.get_api_key_ref(table, email, key_id)
+    if ref is None:
+        raise ApiKeyNotFound("No API key with that id.")
+    await repository.delete_api_key(table, ref)
+
+
+async def email_for_api_key(table: Table, secret: str, clock: Clock) -> str:
+    key = await repository.get_api_key(table, digest(secret))
+    if key is None:
+        raise InvalidApiKey("The API key is not valid; it may have been revoked.")
+    now = _at(clock)
+    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+        try:
+            await repository.touch_api_key(table, key.model_copy(update={"last_used_at": now}))
+        except ConditionFailed as e:  # revoked while this request was in flight
+            raise InvalidApiKey("The API key is not valid; it may have been revoked.") from e
+    return key.email

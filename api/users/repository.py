@@ -1,0 +1,33 @@
+"""Users in the table: the only module that reads or writes User and GoogleSubject items."""
+
+from api.store import keys
+from api.store.table import ItemAbsent, Put, Table
+from api.users.models import GoogleSubject, User
+
+
+async def get(table: Table, email: str) -> User | None:
+    item = await table.get(keys.user(email))
+    return User.from_dynamo_item(item) if item else None
+
+
+async def email_for_google_subject(table: Table, sub: str) -> str | None:
+    item = await table.get(keys.google_subject(sub))
+    return GoogleSubject.from_dynamo_item(item).email if item else None
+
+
+async def save(table: Table, user: User) -> None:
+    await table.put(user.to_dynamo_item())
+
+
+async def create_with_google_subject(table: Table, user: User, sub: str) -> None:
+    """A new user and the subject that finds it, together; fails if either exists."""
+    await table.transact_write(
+        [
+            Put(user.to_dynamo_item(), condition=ItemAbsent()),
+            Put(GoogleSubject(sub=sub, email=user.email).to_dynamo_item(), condition=ItemAbsent()),
+        ]
+    )
+
+
+async def create_if_absent(table: Table, user: User) -> None:
+    await table.put(user.to_dynamo_item(), condition=ItemAbsent())

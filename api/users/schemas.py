@@ -1,0 +1,13 @@
+from pydantic import BaseModel
+
+from api.users.models import User
+
+
+class UserOut(BaseModel):
+    email: str
+    name: str
+    picture: str | None
+
+    @classmethod
+    def of(cls, user: User) -> "UserOut":
+        return cls(email=user.email, name=user.name, picture=user.picture)
