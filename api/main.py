@@ -14,6 +14,7 @@ from starlette.middleware.sessions import SessionMiddleware
 from api import __version__, error_handlers
 from api.auth import oauth
 from api.auth import router as auth
+from api.auth.local_guard import LocalModeGuard
 from api.auth.tokens import TokenIssuer, issuer_for
 from api.config import Settings, check_settings, load_settings
 from api.health import router as health
@@ -102,6 +103,12 @@ def create_app(
     )
     app.include_router(health.router)
     app.include_router(users.router)
+    if not google_mode:
+        app.add_middleware(
+            LocalModeGuard,
+            allowed_origins={settings.frontend_origin},
+            check_host=not settings.allow_remote,
+        )
     if google_mode:
         app.add_middleware(
             SessionMiddleware,

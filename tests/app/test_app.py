@@ -22,6 +22,8 @@ from api.store.dynamodb_local import free_port
 from api.store.sqlite import SqliteTable
 from api.store.table import StoreError
 
+LOCAL = "http://127.0.0.1"  # local mode answers only requests to localhost
+
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
@@ -59,7 +61,7 @@ def app(settings: Settings) -> FastAPI:
 
 @pytest.fixture
 def client(app: FastAPI) -> Iterator[TestClient]:
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(app, base_url=LOCAL, raise_server_exceptions=False) as client:
         yield client
 
 
@@ -80,7 +82,7 @@ def test_health_is_503_when_the_store_is_unreachable(settings: Settings) -> None
         "t", load_definition(), endpoint_url=f"http://127.0.0.1:{free_port()}", max_attempts=1
     )
     app = create_app(settings.model_copy(update={"create_table": False}), table=table)
-    with TestClient(app) as client:
+    with TestClient(app, base_url=LOCAL) as client:
         response = client.get("/health")
     assert response.status_code == 503
     assert response.json()["code"] == "store_unavailable"
@@ -94,7 +96,7 @@ def test_server_side_store_errors_keep_their_code_but_not_their_details(app: Fas
     async def store_failure() -> None:
         raise StoreError("SQLite failed on /home/someone/secret/path.db: disk I/O error")
 
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(app, base_url=LOCAL, raise_server_exceptions=False) as client:
         response = client.get("/_test/store-failure")
     assert response.status_code == 500
     assert response.json()["code"] == "store_error"
@@ -109,7 +111,7 @@ async def test_expired_items_are_swept_from_sqlite_at_start(
     await table.put({"pk": "p", "sk": "old", "ttl": int(clock_now) - 10})
     await table.put({"pk": "p", "sk": "new", "ttl": int(clock_now) + 3600})
     await table.close()
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url=LOCAL) as client:
         assert client.get("/health").status_code == 200
     rows = sqlite3.connect(settings.sqlite_path).execute('SELECT sk FROM "app-test"').fetchall()
     assert rows == [("new",)]
@@ -151,7 +153,7 @@ def test_store_errors_reach_clients_typed(app: FastAPI) -> None:
     async def bad_cursor(table: TableDep) -> None:
         await table.query("Agent#a1", limit=5, cursor="garbage!")
 
-    with TestClient(app) as client:
+    with TestClient(app, base_url=LOCAL) as client:
         response = client.get("/_test/bad-cursor")
     assert response.status_code == 400
     assert response.json()["code"] == "invalid_cursor"

@@ -9,7 +9,9 @@ from api.main import create_app
 
 
 def local_app(tmp_path: Path) -> TestClient:
-    return TestClient(create_app(Settings(sqlite_path=tmp_path / "local.db")))
+    return TestClient(
+        create_app(Settings(sqlite_path=tmp_path / "local.db")), base_url="http://127.0.0.1"
+    )
 
 
 def test_the_local_user_needs_no_sign_in(tmp_path: Path) -> None:
@@ -29,3 +31,19 @@ def test_local_mode_has_no_login_endpoints(tmp_path: Path) -> None:
             ("POST", "/auth/api-keys"),
         ):
             assert client.request(method, path).status_code == 404
+
+
+def test_pages_of_other_sites_cannot_use_the_local_server(tmp_path: Path) -> None:
+    with local_app(tmp_path) as client:
+        evil = client.get("/users/me", headers={"Origin": "https://evil.example"})
+        assert evil.status_code == 403
+        assert evil.json()["code"] == "origin_rejected"
+        for origin in ("http://localhost:5173", "http://127.0.0.1:8000"):
+            assert client.get("/users/me", headers={"Origin": origin}).status_code == 200
+
+
+def test_a_rebound_dns_name_cannot_reach_the_local_server(tmp_path: Path) -> None:
+    with local_app(tmp_path) as client:
+        rebound = client.get("/users/me", headers={"Host": "attacker.example"})
+        assert rebound.status_code == 403
+        assert rebound.json()["code"] == "host_rejected"

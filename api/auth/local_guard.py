@@ -1,0 +1,41 @@
+"""AUTH_MODE=local has no login, so a browser must not be turned against it: pages on other
+sites may not call it (Origin), and a hostile DNS name pointed at 127.0.0.1 may not reach it
+(Host, against DNS rebinding)."""
+
+from urllib.parse import urlsplit
+
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
+
+
+class LocalModeGuard:
+    def __init__(self, app: ASGIApp, *, allowed_origins: set[str], check_host: bool) -> None:
+        self.app = app
+        self.allowed_origins = allowed_origins
+        self.check_host = check_host
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = Headers(scope=scope)
+            refusal = self._refusal(headers)
+            if refusal is not None:
+                code, message = refusal
+                await JSONResponse({"code": code, "message": message}, 403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, headers: Headers) -> tuple[str, str] | None:
+        host = urlsplit(f"//{headers.get('host', '')}").hostname or ""
+        if self.check_host and host not in LOOPBACK_NAMES:
+            return "host_rejected", "The local server only answers requests to localhost."
+        origin = headers.get("origin")
+        if origin is not None and origin not in self.allowed_origins and not _loopback(origin):
+            return "origin_rejected", "The local server only answers pages of its frontend."
+        return None
+
+
+def _loopback(origin: str) -> bool:
+    return (urlsplit(origin).hostname or "") in LOOPBACK_NAMES
