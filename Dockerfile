@@ -55,8 +55,9 @@ ENV PATH=/app/.venv/bin:$PATH \
     SQLITE_PATH=/data/agent-memory.db \
     ALLOW_REMOTE=true
 # ALLOW_REMOTE: inside a container the server must bind 0.0.0.0 for a published port to
-# reach it. With the default AUTH_MODE=local, publish the port on the host's loopback only
-# (-p 127.0.0.1:8000:8000) or set AUTH_MODE=google.
+# reach it. It only permits that bind: with the default AUTH_MODE=local the server still
+# answers only requests addressed to localhost (ALLOWED_HOSTS), so publish the port on the
+# host's loopback (-p 127.0.0.1:8000:8000), or use AUTH_MODE=google.
 
 # Declared after the chown above so a fresh volume starts owned by the app user.
 VOLUME ["/data"]

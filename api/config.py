@@ -32,6 +32,9 @@ class Settings(BaseSettings):
 
     auth_mode: Literal["local", "google"] = "local"
     allow_remote: bool = False
+    # Host names the local server answers to (against DNS rebinding); ALLOW_REMOTE does
+    # not change them.
+    allowed_hosts: str = "localhost,127.0.0.1,::1"
     local_user_email: str = Field(default="local@localhost", min_length=3)
 
     jwt_secret: SecretStr | None = None
@@ -44,7 +47,13 @@ class Settings(BaseSettings):
         "https://accounts.google.com/.well-known/openid-configuration"
     )
     frontend_url: AnyHttpUrl = AnyHttpUrl("http://localhost:5173")
+    # The API's own public address, for the OAuth callback; unset: the request's address.
+    public_url: AnyHttpUrl | None = None
     encryption_key: SecretStr | None = None
+
+    @property
+    def host_names(self) -> set[str]:
+        return {h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip()}
 
     @property
     def frontend_origin(self) -> str:
@@ -71,6 +80,11 @@ def check_settings(settings: Settings) -> None:
             problems.append("GOOGLE_CLIENT_ID: required when AUTH_MODE=google")
         if not settings.google_client_secret:
             problems.append("GOOGLE_CLIENT_SECRET: required when AUTH_MODE=google")
+        if not settings.cookie_secure:
+            problems.append("COOKIE_SECURE: must stay true when AUTH_MODE=google")
+        url = settings.frontend_url
+        if url.scheme != "https" and url.host not in LOOPBACK_HOSTS:
+            problems.append("FRONTEND_URL: must be https when AUTH_MODE=google")
     elif settings.host not in LOOPBACK_HOSTS and not settings.allow_remote:
         problems.append(
             f"HOST: {settings.host} is not a loopback address; AUTH_MODE=local lets anyone who "

@@ -19,6 +19,7 @@ from api.auth.tokens import TokenIssuer, issuer_for
 from api.config import Settings, check_settings, load_settings
 from api.health import router as health
 from api.kit.clock import Clock, SystemClock
+from api.kit.secrets import derived_key
 from api.store import build_table
 from api.store.table import StoreError, Table
 from api.users import router as users
@@ -107,12 +108,12 @@ def create_app(
         app.add_middleware(
             LocalModeGuard,
             allowed_origins={settings.frontend_origin},
-            check_host=not settings.allow_remote,
+            hosts=settings.host_names,
         )
     if google_mode:
         app.add_middleware(
             SessionMiddleware,
-            secret_key=_jwt_secret(settings),
+            secret_key=derived_key(_jwt_secret(settings), "oauth-flow-cookie"),
             session_cookie=oauth.FLOW_COOKIE,
             max_age=oauth.FLOW_SECONDS,
             path="/auth/google",

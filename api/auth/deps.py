@@ -9,6 +9,7 @@ from api.auth import service
 from api.auth.service import API_KEY_PREFIX, NotAuthenticated
 from api.auth.tokens import InvalidToken, TokenIssuer
 from api.deps import ClockDep, SettingsDep, TableDep
+from api.errors import AppError
 from api.users import repository as users
 from api.users.models import User
 from api.users.service import LocalIdentity
@@ -56,3 +57,19 @@ async def current_user(
 
 
 CurrentUser = Annotated[User, Depends(current_user)]
+
+
+class SessionRequired(AppError):
+    status_code = 403
+    code = "session_required"
+
+
+async def session_user(request: Request, user: CurrentUser) -> User:
+    """The caller, signed in as a person: an API key cannot manage API keys, so a leaked
+    key cannot make itself a successor or revoke its owner's other keys."""
+    if _bearer(request).startswith(API_KEY_PREFIX):
+        raise SessionRequired("Sign in to manage API keys; an API key cannot.")
+    return user
+
+
+SessionUser = Annotated[User, Depends(session_user)]

@@ -12,10 +12,10 @@ LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
 
 
 class LocalModeGuard:
-    def __init__(self, app: ASGIApp, *, allowed_origins: set[str], check_host: bool) -> None:
+    def __init__(self, app: ASGIApp, *, allowed_origins: set[str], hosts: set[str]) -> None:
         self.app = app
         self.allowed_origins = allowed_origins
-        self.check_host = check_host
+        self.hosts = hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -29,8 +29,8 @@ class LocalModeGuard:
 
     def _refusal(self, headers: Headers) -> tuple[str, str] | None:
         host = urlsplit(f"//{headers.get('host', '')}").hostname or ""
-        if self.check_host and host not in LOOPBACK_NAMES:
-            return "host_rejected", "The local server only answers requests to localhost."
+        if host not in self.hosts:
+            return "host_rejected", "The local server only answers requests to its own names."
         origin = headers.get("origin")
         if origin is not None and origin not in self.allowed_origins and not _loopback(origin):
             return "origin_rejected", "The local server only answers pages of its frontend."

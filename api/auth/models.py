@@ -29,6 +29,7 @@ class RefreshToken(Entity):
     family_id: str
     email: str
     rotated: bool = False
+    rotated_at: float | None = None
     ttl: int
 
     def key(self) -> Key:

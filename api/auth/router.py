@@ -10,7 +10,7 @@ from httpx2 import HTTPError
 from joserfc.errors import JoseError
 
 from api.auth import service
-from api.auth.deps import CurrentUser, TokenIssuerDep
+from api.auth.deps import SessionUser, TokenIssuerDep
 from api.auth.oauth import error_redirect, safe_return_path
 from api.auth.schemas import AccessTokenOut, ApiKeyCreate, ApiKeyCreated, ApiKeyOut
 from api.deps import ClockDep, SettingsDep, TableDep
@@ -20,6 +20,7 @@ from api.users import service as users
 log = logging.getLogger(__name__)
 
 REFRESH_COOKIE = "am_refresh"
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}  # responses holding secrets
 REFRESH_PATH = "/auth"
 
 router = APIRouter(prefix="/auth", tags=["auth"])
@@ -66,7 +67,9 @@ async def google_login(
     """Starts Google sign-in; `return_to` is where on the frontend to land afterwards."""
     path = safe_return_path(return_to, settings.frontend_origin)
     request.session["return_to"] = path
-    redirect_uri = str(request.url_for("google_callback"))
+    callback = request.app.url_path_for("google_callback")
+    base = str(settings.public_url).rstrip("/") if settings.public_url else None
+    redirect_uri = base + callback if base else str(request.url_for("google_callback"))
     return await request.state.google.authorize_redirect(request, redirect_uri)
 
 
@@ -99,7 +102,7 @@ async def google_callback(
             table,
             sub=str(claims["sub"]),
             email=str(claims.get("email", "")),
-            email_verified=bool(claims.get("email_verified")),
+            email_verified=claims.get("email_verified") is True,
             name=str(claims.get("name", "")),
             picture=claims.get("picture"),
             clock=clock,
@@ -138,10 +141,12 @@ async def refresh(
     refresh_cookie: RefreshCookie = None,
 ) -> AccessTokenOut:
     """A fresh access token for the SPA; the refresh cookie rotates with every call."""
+    response.headers.update(NO_STORE)
     try:
         tokens = await service.refresh(table, refresh_cookie, issuer, clock)
-    except AppError:
-        _clear_refresh_cookie(response, settings.cookie_secure)
+    except AppError as e:
+        if e.status_code == 401:  # the session is over; a store outage is not a logout
+            _clear_refresh_cookie(response, settings.cookie_secure)
         raise
     _set_refresh_cookie(response, tokens, settings.cookie_secure)
     return AccessTokenOut(access_token=tokens.access_token, expires_in=tokens.expires_in)
@@ -161,16 +166,17 @@ async def logout(
 
 @router.post("/api-keys", status_code=status.HTTP_201_CREATED)
 async def create_api_key(
-    user: CurrentUser, body: ApiKeyCreate, table: TableDep, clock: ClockDep
+    user: SessionUser, body: ApiKeyCreate, response: Response, table: TableDep, clock: ClockDep
 ) -> ApiKeyCreated:
     ref, secret = await service.create_api_key(table, user.email, body.name, clock)
+    response.headers.update(NO_STORE)
     return ApiKeyCreated(
         id=ref.key_id, name=ref.name, prefix=ref.prefix, created_at=ref.created_at, key=secret
     )
 
 
 @router.get("/api-keys")
-async def list_api_keys(user: CurrentUser, table: TableDep) -> list[ApiKeyOut]:
+async def list_api_keys(user: SessionUser, table: TableDep) -> list[ApiKeyOut]:
     return [
         ApiKeyOut(
             id=ref.key_id,
@@ -184,5 +190,5 @@ async def list_api_keys(user: CurrentUser, table: TableDep) -> list[ApiKeyOut]:
 
 
 @router.delete("/api-keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def revoke_api_key(user: CurrentUser, key_id: str, table: TableDep) -> None:
+async def revoke_api_key(user: SessionUser, key_id: str, table: TableDep) -> None:
     await service.revoke_api_key(table, user.email, key_id)

@@ -4,6 +4,7 @@ import contextlib
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import NoReturn
 
 from api.auth import repository
 from api.auth.models import ApiKey, ApiKeyRef, AuthSession, OAuthNonce, RefreshToken
@@ -20,6 +21,9 @@ API_KEY_PREFIX = "amk_"
 SHOWN_PREFIX = 12  # characters of an API key shown in listings: enough to tell keys apart
 LAST_USED_RESOLUTION = timedelta(minutes=1)  # at most one write per key per minute
 NONCE_MEMORY = timedelta(days=2)
+# Tabs of one SPA refresh at once with the same cookie. A token presented again this soon
+# after its rotation gets a sibling in its family instead of ending it; later, it is theft.
+REUSE_GRACE_SECONDS = 10.0
 
 
 class NotAuthenticated(AppError):
@@ -100,19 +104,33 @@ async def refresh(
     old = await repository.get_refresh_token(table, digest(presented))
     if old is None:
         raise InvalidRefreshToken("Sign in again.")
-    if old.rotated:
-        await _revoke_for_reuse(table, old)
+    now = clock.now()
     secret, new = _new_refresh(old.family_id, old.email, old.ttl)
-    try:
-        await repository.rotate(table, old, new)
-    except TransactionCancelled as e:
-        if e.reasons[0] is not None:  # rotated by someone else in the meantime
-            await _revoke_for_reuse(table, old)
-        raise InvalidRefreshToken("This session has ended; sign in again.") from e
+    if old.rotated:
+        await _sibling_or_revoke(table, old, new, now)
+    else:
+        try:
+            await repository.rotate(table, old, new, now)
+        except TransactionCancelled as e:
+            if e.reasons[0] is None:  # the family was revoked
+                raise InvalidRefreshToken("This session has ended; sign in again.") from e
+            current = await repository.get_refresh_token(table, old.token_hash)
+            await _sibling_or_revoke(table, current or old, new, now)
     return _tokens(issuer, old.email, old.family_id, secret, old.ttl, clock)
 
 
-async def _revoke_for_reuse(table: Table, token: RefreshToken) -> None:
+async def _sibling_or_revoke(
+    table: Table, used: RefreshToken, new: RefreshToken, now: float
+) -> None:
+    if used.rotated_at is None or now - used.rotated_at > REUSE_GRACE_SECONDS:
+        await _revoke_for_reuse(table, used)
+    try:
+        await repository.add_to_family(table, new)
+    except TransactionCancelled as e:
+        raise InvalidRefreshToken("This session has ended; sign in again.") from e
+
+
+async def _revoke_for_reuse(table: Table, token: RefreshToken) -> NoReturn:
     # A used refresh token came back: it was copied. End every token of the family.
     log.warning("refresh token reused; session %s revoked", token.family_id)
     await repository.revoke_session(table, token.family_id)

@@ -23,3 +23,8 @@ def digest(secret: str) -> str:
 
 def same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode("utf-8"), b.encode("utf-8"))
+
+
+def derived_key(secret: str, purpose: str) -> str:
+    """A key for one purpose, derived from a shared secret, so that no two uses share a key."""
+    return hmac.new(secret.encode("utf-8"), purpose.encode("utf-8"), hashlib.sha256).hexdigest()

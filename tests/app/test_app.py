@@ -206,3 +206,19 @@ def test_local_mode_refuses_a_public_address_unless_told(
         load_settings()
     monkeypatch.setenv("ALLOW_REMOTE", "true")
     assert load_settings().host == "0.0.0.0"  # noqa: S104
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("COOKIE_SECURE", "false"), ("FRONTEND_URL", "http://app.example.com")],
+)
+def test_google_mode_refuses_weak_cookie_settings(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv("AUTH_MODE", "google")
+    monkeypatch.setenv("JWT_SECRET", "s" * 40)
+    monkeypatch.setenv("GOOGLE_CLIENT_ID", "id")
+    monkeypatch.setenv("GOOGLE_CLIENT_SECRET", "secret")
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError, match=variable):
+        load_settings()

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from api.config import Settings
+from api.kit.clock import FrozenClock
 from api.main import create_app
 from tests.fakes.oidc import FakeGoogle, start_fake_google
 
@@ -39,8 +40,8 @@ def settings(tmp_path: Path, google: FakeGoogle) -> Settings:
 
 
 @pytest.fixture
-def app(settings: Settings) -> FastAPI:
-    return create_app(settings)
+def app(settings: Settings, clock: FrozenClock) -> FastAPI:
+    return create_app(settings, clock=clock)
 
 
 def browser(app: FastAPI) -> TestClient:

@@ -76,3 +76,22 @@ def test_another_users_key_cannot_be_revoked(
         assert response.status_code == 404
         assert bob_browser.get("/auth/api-keys", headers=bob).json() == []
     assert len(client.get("/auth/api-keys", headers=ada).json()) == 1
+
+
+def test_an_api_key_cannot_manage_api_keys(client: TestClient) -> None:
+    sign_in(client)
+    key = client.post(
+        "/auth/api-keys", json={"name": "n8n"}, headers=bearer(access_token(client))
+    ).json()["key"]
+    for method, path in (("POST", "/auth/api-keys"), ("GET", "/auth/api-keys")):
+        response = client.request(method, path, headers=bearer(key), json={"name": "next"})
+        assert response.status_code == 403
+        assert response.json()["code"] == "session_required"
+
+
+def test_a_created_key_is_never_cached(client: TestClient) -> None:
+    sign_in(client)
+    created = client.post(
+        "/auth/api-keys", json={"name": "x"}, headers=bearer(access_token(client))
+    )
+    assert created.headers["cache-control"] == "no-store"

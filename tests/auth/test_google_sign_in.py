@@ -13,7 +13,8 @@ from fastapi.testclient import TestClient
 from api.auth import service
 from api.auth.service import NonceReplayed
 from api.config import Settings
-from api.kit.clock import SystemClock
+from api.kit.clock import FrozenClock, SystemClock
+from api.main import create_app
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from tests.auth.conftest import (
@@ -134,9 +135,35 @@ async def test_a_nonce_is_accepted_once(settings: Settings) -> None:
     await table.close()
 
 
-def test_an_unverified_email_is_refused(client: TestClient, google: FakeGoogle) -> None:
-    google.user = {**google.user, "email_verified": False}
+@pytest.mark.parametrize("verified", [False, "false", "true", None])
+def test_an_email_not_verified_as_true_is_refused(
+    client: TestClient, google: FakeGoogle, verified: object
+) -> None:
+    google.user = {**google.user, "email_verified": verified}
     assert auth_error(sign_in(client)) == "email_not_verified"
+
+
+def test_a_replayed_sign_in_response_is_refused(client: TestClient, app: FastAPI) -> None:
+    """The flow cookie is signed, not stored: replaying it with a fresh code from the same
+    authorization request brings back the same nonce, which is accepted only once."""
+    authorize_url = start_login(client)
+    flow_cookie = client.cookies.get("am_oauth")
+    assert flow_cookie
+    assert refresh_cookie(client.get(approve_at_google(authorize_url))) is not None
+    with browser(app) as replayer:
+        replayer.cookies.set(
+            "am_oauth", flow_cookie, domain="testserver.local", path="/auth/google"
+        )
+        response = replayer.get(approve_at_google(authorize_url))
+    assert auth_error(response) == "nonce_replayed"
+    assert refresh_cookie(response) is None
+
+
+def test_the_callback_url_follows_public_url(settings: Settings, clock: FrozenClock) -> None:
+    public = settings.model_copy(update={"public_url": "https://api.example.com"})
+    with browser(create_app(public, clock=clock)) as client:
+        query = parse_qs(urlsplit(start_login(client)).query)
+    assert query["redirect_uri"] == ["https://api.example.com/auth/google/callback"]
 
 
 def test_an_email_owned_by_another_google_account_is_not_handed_over(

@@ -47,3 +47,11 @@ def test_a_rebound_dns_name_cannot_reach_the_local_server(tmp_path: Path) -> Non
         rebound = client.get("/users/me", headers={"Host": "attacker.example"})
         assert rebound.status_code == 403
         assert rebound.json()["code"] == "host_rejected"
+
+
+def test_allow_remote_permits_the_bind_but_not_other_host_names(tmp_path: Path) -> None:
+    settings = Settings(sqlite_path=tmp_path / "l.db", host="0.0.0.0", allow_remote=True)  # noqa: S104
+    with TestClient(create_app(settings), base_url="http://localhost:8000") as client:
+        assert client.get("/users/me").status_code == 200
+        rebound = client.get("/users/me", headers={"Host": "rebind.attacker.example:8000"})
+        assert rebound.status_code == 403

@@ -1,13 +1,21 @@
 """Sessions after sign-in: access tokens, the rotating refresh cookie, reuse, logout, CSRF."""
 
+import base64
+import json
 import time
 
 import httpx2
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from api.auth.tokens import issuer_for
+from api.auth.service import REUSE_GRACE_SECONDS
+from api.auth.tokens import AUDIENCE, ISSUER, TokenIssuer, issuer_for
+from api.kit.clock import FrozenClock
 from tests.auth.conftest import JWT_SECRET, ORIGIN, access_token, bearer, browser, sign_in
+
+
+def b64url(data: dict[str, str]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
 
 
 def refresh_value(client: TestClient) -> str:
@@ -32,11 +40,14 @@ def test_every_refresh_rotates_the_cookie(client: TestClient) -> None:
     assert len({first, second, refresh_value(client)}) == 3
 
 
-def test_a_reused_refresh_token_ends_the_whole_session(client: TestClient, app: FastAPI) -> None:
+def test_a_reused_refresh_token_ends_the_whole_session(
+    client: TestClient, app: FastAPI, clock: FrozenClock
+) -> None:
     sign_in(client)
     stolen = refresh_value(client)
     token = access_token(client)  # the owner refreshes: `stolen` is now used
     current = refresh_value(client)
+    clock.advance(REUSE_GRACE_SECONDS + 1)
 
     replay = refresh_with(app, stolen)
     assert replay.status_code == 401
@@ -47,6 +58,37 @@ def test_a_reused_refresh_token_ends_the_whole_session(client: TestClient, app: 
     me = client.get("/users/me", headers=bearer(token))
     assert me.status_code == 401
     assert me.json()["code"] == "invalid_token"
+
+
+def test_tabs_refreshing_at_once_keep_the_session(
+    client: TestClient, app: FastAPI, clock: FrozenClock
+) -> None:
+    sign_in(client)
+    shared = refresh_value(client)
+    first, second = refresh_with(app, shared), refresh_with(app, shared)
+    assert first.status_code == second.status_code == 200
+    clock.advance(2)
+    for response in (first, second):
+        assert (
+            client.get("/users/me", headers=bearer(response.json()["access_token"])).status_code
+            == 200
+        )
+    assert client.post("/auth/refresh", headers=ORIGIN).status_code == 200
+
+
+def test_token_responses_are_never_cached(client: TestClient) -> None:
+    sign_in(client)
+    response = client.post("/auth/refresh", headers=ORIGIN)
+    assert response.headers["cache-control"] == "no-store"
+
+
+def test_a_session_outlives_no_store_failure(client: TestClient) -> None:
+    """Only an ended session clears the cookie: a refresh refused for another reason keeps it."""
+    sign_in(client)
+    before = refresh_value(client)
+    refused = client.post("/auth/refresh")  # no Origin: refused before the store is read
+    assert refused.status_code == 403
+    assert refresh_value(client) == before
 
 
 def test_logout_ends_the_session(client: TestClient, app: FastAPI) -> None:
@@ -85,6 +127,20 @@ def test_requests_without_valid_credentials_are_refused(client: TestClient) -> N
     for credential in ("garbage", "Bearer", "Basic abc"):
         response = client.get("/users/me", headers={"Authorization": credential})
         assert response.status_code == 401
+
+
+def test_forged_tokens_are_refused_by_the_api(client: TestClient) -> None:
+    sign_in(client)
+    real = access_token(client)
+    header, payload, _ = real.split(".")
+    unsigned = f"{b64url({'alg': 'none', 'typ': 'JWT'})}.{payload}."
+    other_secret = TokenIssuer("x" * 64, issuer=ISSUER, audience=AUDIENCE).issue(
+        "ada@example.com", now=time.time(), session_id="s"
+    )
+    for forged in (unsigned, other_secret, f"{header}.{payload}.AAAA"):
+        response = client.get("/users/me", headers=bearer(forged))
+        assert response.status_code == 401
+        assert response.json()["code"] == "invalid_token"
 
 
 def test_a_token_without_a_session_is_refused(client: TestClient) -> None:
