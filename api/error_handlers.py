@@ -28,7 +28,7 @@ SERVER_MESSAGES = {503: "The service is temporarily unavailable; try again short
 def public_body(exc: AppError) -> dict[str, object]:
     """What a client may see. Server-side failures keep their code but not their message,
     which can hold engine internals (paths, endpoints, raw database errors)."""
-    if exc.status_code < 500:
+    if exc.status_code < 500 or exc.public:
         return exc.to_body()
     return {"code": exc.code, "message": SERVER_MESSAGES.get(exc.status_code, SERVER_MESSAGE)}
 

@@ -8,6 +8,7 @@ class AppError(Exception):
 
     status_code: int = 500
     code: str = "internal_error"
+    public: bool = False  # a 5xx message reaches clients only when it holds no internals
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)

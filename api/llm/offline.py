@@ -1,0 +1,144 @@
+"""The offline demo model: deterministic, no network, and useful enough to show the product.
+
+It stores simple facts the user states ("my name is ...", "I live in ...", "I like ...",
+"I work at ...") with `core_memory_append`, one tool call per step as MemGPT does, and
+answers questions about them from the core memory in its system prompt. It says plainly
+what it is. Tests use it as a scripted model too: its behaviour is a pure function of the
+request.
+"""
+
+import re
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+from api.llm.types import (
+    ChatMessage,
+    ChatRequest,
+    Finish,
+    LLMEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    Usage,
+)
+
+MODEL = "offline-demo"
+APPEND_TOOL = "core_memory_append"
+DISCLAIMER = "(I am the offline demo model: I remember simple facts and answer from memory.)"
+
+
+@dataclass(frozen=True)
+class Fact:
+    label: str  # as stored in the human block: "Name", "Lives in", ...
+    value: str
+
+
+# What a person states, and the line it becomes in core memory. A fact ends at
+# punctuation or where the next clause about the person begins ("... and I work at ...").
+_END = r"(?=\s+and\s+(?:i|i'm|my)\b|[,.!?;]|$)"
+STATEMENTS = [
+    (re.compile(r"\bmy name is ([^,.!?;]+?)" + _END, re.I), "Name"),
+    (re.compile(r"\bi(?:'m| am) called ([^,.!?;]+?)" + _END, re.I), "Name"),
+    (re.compile(r"\bi live in ([^,.!?;]+?)" + _END, re.I), "Lives in"),
+    (re.compile(r"\bi work (?:at|for) ([^,.!?;]+?)" + _END, re.I), "Works at"),
+    (re.compile(r"\bi (?:really )?(?:like|love|enjoy) ([^,.!?;]+?)" + _END, re.I), "Likes"),
+]
+
+# What a person asks, and the line that answers it.
+QUESTIONS = [
+    (re.compile(r"\bwhat(?:'s| is) my name\b|\bwho am i\b", re.I), "Name", "Your name is {}."),
+    (re.compile(r"\bwhere do i live\b", re.I), "Lives in", "You live in {}."),
+    (re.compile(r"\bwhere do i work\b|\bwho do i work for\b", re.I), "Works at", "You work at {}."),
+    (re.compile(r"\bwhat do i (?:like|love|enjoy)\b", re.I), "Likes", "You like {}."),
+]
+
+
+def facts_in(text: str) -> list[Fact]:
+    found: list[tuple[int, Fact]] = []
+    for pattern, label in STATEMENTS:
+        for match in pattern.finditer(text):
+            value = match.group(1).strip().rstrip(".")
+            if value:
+                found.append(
+                    (
+                        match.start(),
+                        Fact(label, value[:1].upper() + value[1:] if label == "Name" else value),
+                    )
+                )
+    return [fact for _, fact in sorted(found, key=lambda pair: pair[0])]
+
+
+def remembered(system_prompt: str, label: str) -> list[str]:
+    """Values of the core-memory lines `N: {label}: value` in the system prompt."""
+    pattern = re.compile(rf"^\s*\d+:\s*{re.escape(label)}:\s*(.+?)\s*$", re.M)
+    return pattern.findall(system_prompt)
+
+
+def _latest_turn(messages: Sequence[ChatMessage]) -> tuple[str, list[ChatMessage]]:
+    """The last user message and what followed it (tool calls and their results)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "user":
+            return messages[i].content, list(messages[i + 1 :])
+    return "", []
+
+
+def reply_to(request: ChatRequest) -> tuple[str, ToolCall | None]:
+    """The model's next step: a tool call to make, or the text to answer with."""
+    system = "\n".join(m.content for m in request.messages if m.role == "system")
+    text, since = _latest_turn(request.messages)
+    can_store = any(tool.name == APPEND_TOOL for tool in request.tools)
+    facts = facts_in(text)
+    stored = sum(1 for m in since if m.role == "assistant" and m.tool_calls)
+    if can_store and stored < len(facts):
+        fact = facts[stored]
+        call = ToolCall(
+            id=f"call_{uuid.uuid4().hex[:12]}",
+            name=APPEND_TOOL,
+            arguments={"block": "human", "content": f"{fact.label}: {fact.value}"},
+        )
+        return "", call
+    if facts:
+        return _acknowledge(facts, stored=can_store), None
+    for pattern, label, answer in QUESTIONS:
+        if pattern.search(text):
+            values = remembered(system, label)
+            if values:
+                return answer.format(", ".join(values)) + " " + DISCLAIMER, None
+            return (f"I don't know that yet. Tell me and I will remember it. {DISCLAIMER}", None)
+    return (
+        "Hello! I am the offline demo model, running without any network or API key. "
+        "Tell me your name, where you live, where you work or what you like, and ask me "
+        "about it later. Configure a real provider for real conversations.",
+        None,
+    )
+
+
+def _acknowledge(facts: list[Fact], *, stored: bool) -> str:
+    names = [f.value for f in facts if f.label == "Name"]
+    greeting = f"Nice to meet you, {names[0]}!" if names else "Thanks for telling me!"
+    others = [f"{f.label.lower()}: {f.value}" for f in facts if f.label != "Name"]
+    if not stored:
+        return f"{greeting} {DISCLAIMER}"
+    detail = f" I'll remember that ({'; '.join(others)})." if others else " I'll remember that."
+    return f"{greeting}{detail} {DISCLAIMER}"
+
+
+class OfflineProvider:
+    name = "offline"
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[LLMEvent]:
+        text, call = reply_to(request)
+        prompt_words = sum(len(m.content.split()) for m in request.messages)
+        if call is not None:
+            yield ToolCallEvent(call)
+            yield Usage(prompt_words, 0)
+            yield Finish("tool_calls")
+            return
+        for word in re.findall(r"\S+\s*", text):
+            yield TextDelta(word)
+        yield Usage(prompt_words, len(text.split()))
+        yield Finish("stop")
+
+    async def list_models(self) -> list[str]:
+        return [MODEL]

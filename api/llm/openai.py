@@ -1,0 +1,176 @@
+"""OpenAI's Chat Completions wire format, through the official SDK (AsyncOpenAI): OpenAI
+itself, and any compatible server (Ollama, vLLM, LM Studio, OpenRouter, Gemini's
+OpenAI-compatible endpoint) through `base_url`."""
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+
+from api.llm.errors import (
+    ProviderAuthFailed,
+    ProviderError,
+    ProviderRateLimited,
+    ProviderRejected,
+    ProviderTimeout,
+    ProviderUnavailable,
+    brief,
+)
+from api.llm.types import (
+    ChatMessage,
+    ChatRequest,
+    Finish,
+    FinishReason,
+    LLMEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallEvent,
+    ToolSpec,
+    Usage,
+)
+from api.llm.wire import parse_tool_arguments
+
+FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+
+def to_wire_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    wire: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            wire.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+        elif m.role == "assistant" and m.tool_calls:
+            wire.append(
+                {
+                    "role": "assistant",
+                    "content": m.content or None,
+                    "tool_calls": [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {
+                                "name": c.name,
+                                "arguments": json.dumps(dict(c.arguments)),
+                            },
+                        }
+                        for c in m.tool_calls
+                    ],
+                }
+            )
+        else:
+            wire.append({"role": m.role, "content": m.content})
+    return wire
+
+
+def to_wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": dict(t.parameters),
+            },
+        }
+        for t in tools
+    ]
+
+
+def provider_error(label: str, e: Exception) -> ProviderError:
+    """The typed error for an exception of the openai SDK."""
+    if isinstance(e, openai.AuthenticationError | openai.PermissionDeniedError):
+        return ProviderAuthFailed(f"{label} refused the API key ({e.status_code}); check it.")
+    if isinstance(e, openai.RateLimitError):
+        return ProviderRateLimited(f"{label} is rate limiting this key; retried, then gave up.")
+    if isinstance(e, openai.APITimeoutError):
+        return ProviderTimeout(f"{label} did not answer in time.")
+    if isinstance(e, openai.APIConnectionError):
+        return ProviderUnavailable(f"{label} cannot be reached: {brief(e)}")
+    if isinstance(e, openai.APIStatusError):
+        if e.status_code >= 500:
+            return ProviderUnavailable(f"{label} failed ({e.status_code}): {brief(e.message)}")
+        return ProviderRejected(
+            f"{label} refused the request ({e.status_code}): {brief(e.message)}"
+        )
+    return ProviderError(f"{label} failed: {brief(e)}")
+
+
+class OpenAIProvider:
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        organization: str | None = None,
+        label: str = "OpenAI",
+        timeout: float = 60.0,
+        max_retries: int = 2,
+    ) -> None:
+        self.label = label
+        self._client = AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            organization=organization,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+    @property
+    def name(self) -> str:
+        return "openai"
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[LLMEvent]:
+        params: dict[str, Any] = {
+            "model": request.model,
+            "messages": to_wire_messages(request.messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": request.params.max_tokens,
+        }
+        if request.tools:
+            params["tools"] = to_wire_tools(request.tools)
+        if request.params.temperature is not None:
+            params["temperature"] = request.params.temperature
+        # Tool calls arrive as fragments keyed by index; each is emitted once complete.
+        calls: dict[int, dict[str, str]] = {}
+        finish: FinishReason = "stop"
+        try:
+            stream = await self._client.chat.completions.create(**params)
+            # Leaving the block closes the response: a consumer that stops early (a client
+            # gone) ends the provider's work too.
+            async with stream:
+                async for chunk in stream:
+                    if chunk.usage is not None:
+                        yield Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                    for choice in chunk.choices:
+                        delta = choice.delta
+                        if delta.content:
+                            yield TextDelta(delta.content)
+                        for part in delta.tool_calls or []:
+                            call = calls.setdefault(part.index, {"id": "", "name": "", "args": ""})
+                            call["id"] = part.id or call["id"]
+                            if part.function is not None:
+                                call["name"] = part.function.name or call["name"]
+                                call["args"] += part.function.arguments or ""
+                        if choice.finish_reason is not None:
+                            finish = FINISH.get(choice.finish_reason, "other")
+        except openai.OpenAIError as e:
+            raise provider_error(self.label, e) from e
+        for index in sorted(calls):
+            call = calls[index]
+            arguments = parse_tool_arguments(self.label, call["name"], call["args"])
+            yield ToolCallEvent(ToolCall(call["id"], call["name"], arguments))
+        yield Finish(finish)
+
+    async def list_models(self) -> list[str]:
+        try:
+            return sorted([model.id async for model in self._client.models.list()])
+        except openai.OpenAIError as e:
+            raise provider_error(self.label, e) from e
