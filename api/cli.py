@@ -1,4 +1,4 @@
-"""agent-memory: serve, create-table, dynamodb-local."""
+"""agent-memory: serve, create-table, reencrypt, dynamodb-local."""
 
 import argparse
 import asyncio
@@ -66,6 +66,26 @@ def create_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def reencrypt(args: argparse.Namespace) -> int:
+    from api.kit.clock import SystemClock
+    from api.settings import keys
+    from api.settings import service as provider_settings
+    from api.store import build_table
+
+    settings = _settings()
+
+    async def run() -> int:
+        table = build_table(settings)
+        try:
+            return await provider_settings.reencrypt(table, keys.keyring(settings), SystemClock())
+        finally:
+            await table.close()
+
+    count = asyncio.run(run())
+    print(f"Re-encrypted {count} provider credential(s) with the current ENCRYPTION_KEY.")
+    return 0
+
+
 def dynamodb_local(args: argparse.Namespace) -> int:
     from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
 
@@ -103,6 +123,12 @@ def parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("create-table", help="create the table if it does not exist")
     c.set_defaults(run=create_table)
+
+    r = sub.add_parser(
+        "reencrypt",
+        help="rewrite credentials encrypted with ENCRYPTION_OLD_KEYS under ENCRYPTION_KEY",
+    )
+    r.set_defaults(run=reencrypt)
 
     d = sub.add_parser("dynamodb-local", help="run AWS's DynamoDB Local for development")
     d.add_argument("--port", type=int, default=8001, help="port (default 8001)")

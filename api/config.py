@@ -50,6 +50,22 @@ class Settings(BaseSettings):
     # The API's own public address, for the OAuth callback; unset: the request's address.
     public_url: AnyHttpUrl | None = None
     encryption_key: SecretStr | None = None
+    # Older keys, comma-separated: still decrypt, never encrypt (see `agent-memory reencrypt`).
+    encryption_old_keys: SecretStr | None = None
+    # Whether users' provider base URLs may reach private and loopback networks
+    # (a self-hosted Ollama, say). Unset: allowed in local mode, refused in google mode.
+    allow_private_provider_urls: bool | None = None
+
+    @property
+    def private_provider_urls(self) -> bool:
+        if self.allow_private_provider_urls is not None:
+            return self.allow_private_provider_urls
+        return self.auth_mode == "local"
+
+    @property
+    def old_encryption_keys(self) -> list[str]:
+        raw = self.encryption_old_keys.get_secret_value() if self.encryption_old_keys else ""
+        return [key.strip() for key in raw.split(",") if key.strip()]
 
     @property
     def host_names(self) -> set[str]:
@@ -80,6 +96,9 @@ def check_settings(settings: Settings) -> None:
             problems.append("GOOGLE_CLIENT_ID: required when AUTH_MODE=google")
         if not settings.google_client_secret:
             problems.append("GOOGLE_CLIENT_SECRET: required when AUTH_MODE=google")
+        key = settings.encryption_key.get_secret_value() if settings.encryption_key else ""
+        if len(key) < 32:
+            problems.append("ENCRYPTION_KEY: needs at least 32 characters when AUTH_MODE=google")
         if not settings.cookie_secure:
             problems.append("COOKIE_SECURE: must stay true when AUTH_MODE=google")
         url = settings.frontend_url
@@ -91,6 +110,10 @@ def check_settings(settings: Settings) -> None:
             "reaches the server act as the local user. Use AUTH_MODE=google, or set "
             "ALLOW_REMOTE=true if you really mean it"
         )
+    if settings.encryption_key and len(settings.encryption_key.get_secret_value()) < 32:
+        problems.append("ENCRYPTION_KEY: needs at least 32 characters")
+    if any(len(k) < 32 for k in settings.old_encryption_keys):
+        problems.append("ENCRYPTION_OLD_KEYS: every key needs at least 32 characters")
     if problems:
         raise ConfigError("Invalid configuration: " + "; ".join(problems))
 

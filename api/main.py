@@ -19,7 +19,10 @@ from api.auth.tokens import TokenIssuer, issuer_for
 from api.config import Settings, check_settings, load_settings
 from api.health import router as health
 from api.kit.clock import Clock, SystemClock
+from api.kit.crypto import KeyRing
 from api.kit.secrets import derived_key
+from api.settings import keys as encryption_keys
+from api.settings import router as provider_settings
 from api.store import build_table
 from api.store.table import StoreError, Table
 from api.users import router as users
@@ -38,6 +41,7 @@ class State(TypedDict):
     local: LocalIdentity | None  # AUTH_MODE=local
     token_issuer: TokenIssuer | None  # AUTH_MODE=google
     google: StarletteOAuth2App | None  # AUTH_MODE=google
+    keyring: KeyRing
 
 
 async def sweep_expired(table: Table, every_seconds: float = SWEEP_SECONDS) -> None:
@@ -60,6 +64,7 @@ def create_app(
     check_settings(settings)
     clock = clock or SystemClock()
     google_mode = settings.auth_mode == "google"
+    keyring = encryption_keys.keyring(settings)
     issuer = (
         issuer_for(_jwt_secret(settings), settings.access_token_minutes) if google_mode else None
     )
@@ -80,6 +85,7 @@ def create_app(
                 local=None if google_mode else LocalIdentity(settings.local_user_email),
                 token_issuer=issuer,
                 google=oauth.google_client(settings) if google_mode else None,
+                keyring=keyring,
             )
         finally:
             if sweeper is not None:
@@ -104,6 +110,7 @@ def create_app(
     )
     app.include_router(health.router)
     app.include_router(users.router)
+    app.include_router(provider_settings.router)
     if not google_mode:
         app.add_middleware(
             LocalModeGuard,

@@ -26,7 +26,9 @@ OAuthNonce         OAuthNonce#{sha256} / OAuthNonce#Metadata        an ID token 
 ApiKeyRef          User#{email} / ApiKeyRef#{key_id}                list and revoke a user's keys
 
 Index gsi1 (sparse): an agent's conversations, newest last:
-gsi1pk `Agent#{agent_id}`, gsi1sk `CONVERSATION#{timestamp}#{conversation_id}`.
+gsi1pk `Agent#{agent_id}`, gsi1sk `CONVERSATION#{timestamp}#{conversation_id}`;
+provider credentials by the key that encrypted them (for rotation):
+gsi1pk `CredentialsKey#{key_id}`, gsi1sk `{email}#{provider}`.
 """
 
 from datetime import UTC, datetime
@@ -130,6 +132,18 @@ def provider_settings(email: str, provider: str) -> Key:
 
 def provider_settings_of(email: str) -> Query:
     return user_partition(email), Sk.begins_with("ProviderSettings#")
+
+
+def provider_settings_index(key_id: str, email: str, provider: str) -> dict[str, str]:
+    return {
+        "gsi1pk": f"CredentialsKey#{_part('key id', key_id)}",
+        "gsi1sk": f"{_part('email', email)}#{_part('provider', provider)}",
+    }
+
+
+def provider_settings_by_key(key_id: str) -> str:
+    """The gsi1 partition of credentials encrypted with one key: what rotation rewrites."""
+    return f"CredentialsKey#{_part('key id', key_id)}"
 
 
 # --- conversations and messages ----------------------------------------------------------

@@ -32,6 +32,7 @@ def settings(tmp_path: Path, google: FakeGoogle) -> Settings:
         sqlite_path=tmp_path / "auth.db",
         auth_mode="google",
         jwt_secret=JWT_SECRET,
+        encryption_key="e" * 40,
         google_client_id=google.client_id,
         google_client_secret=google.client_secret,
         google_discovery_url=google.discovery_url,

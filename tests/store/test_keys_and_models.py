@@ -54,7 +54,8 @@ MODELS: list[tuple[Entity, Key]] = [
         ProviderSettings(
             user_email="john@example.com",
             provider_name="openai",
-            encrypted_credentials="v1:abc",
+            encrypted_credentials="v1.k.n.c",
+            key_id="k",
             updated_at=WHEN,
         ),
         Key("User#john@example.com", "ProviderSettings#openai"),

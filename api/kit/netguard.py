@@ -1,0 +1,56 @@
+"""Where a user-supplied URL may point. A base URL a user gives us is fetched by our
+servers, so it must never reach link-local or cloud metadata addresses, and reaches private
+or loopback networks only where that is configured (the local mode, a self-hosted model).
+Checked after DNS resolution, on every address the name resolves to."""
+
+import asyncio
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from api.errors import AppError
+
+# Cloud metadata services that are not already link-local.
+METADATA = {
+    ipaddress.ip_address("fd00:ec2::254"),  # AWS IMDS over IPv6
+    ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
+}
+SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: private in practice
+
+
+class UrlRefused(AppError):
+    status_code = 400
+    code = "url_refused"
+
+
+def refusal(address: str, allow_private: bool) -> str | None:
+    """Why `address` may not be reached, or None when it may."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip in METADATA or ip.is_link_local:
+        return "a link-local or cloud metadata address"
+    if ip.is_multicast or ip.is_unspecified or ip.is_reserved:
+        return "an address that is not a server"
+    if not allow_private and (ip.is_private or ip.is_loopback or ip in SHARED):
+        return "a private or loopback address, which this server does not allow"
+    return None
+
+
+async def check_url(url: str, *, allow_private: bool) -> None:
+    """Raise UrlRefused unless every address of the URL's host may be reached."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UrlRefused("The URL must be http or https, with a host.")
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(
+            parts.hostname,
+            parts.port or (443 if parts.scheme == "https" else 80),
+            type=socket.SOCK_STREAM,
+        )
+    except socket.gaierror as e:
+        raise UrlRefused(f"The host {parts.hostname} cannot be resolved.") from e
+    for info in infos:
+        why = refusal(str(info[4][0]), allow_private)
+        if why is not None:
+            raise UrlRefused(f"The host {parts.hostname} resolves to {why}.")

@@ -1,0 +1,112 @@
+"""The LLM providers a user can configure: what each needs (the pydantic model that both
+validates the PUT and defines the form) and how to build its adapter."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, SecretStr, model_validator
+
+from api.llm.anthropic import AnthropicProvider
+from api.llm.bedrock import BedrockProvider
+from api.llm.offline import OfflineProvider
+from api.llm.openai import OpenAIProvider
+from api.llm.types import LLMProvider
+
+AWS_REGION = r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$"
+
+
+class Credentials(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    def url(self) -> str | None:
+        """The address our servers will call, when the user chose it."""
+        base_url = getattr(self, "base_url", None)
+        return str(base_url) if base_url else None
+
+
+class OpenAICredentials(Credentials):
+    api_key: SecretStr = Field(title="API key", min_length=1, max_length=500)
+    base_url: HttpUrl | None = Field(
+        default=None,
+        title="Base URL",
+        description="Empty for OpenAI. Set it for an OpenAI-compatible server: Ollama, vLLM, "
+        "LM Studio, OpenRouter, Gemini's OpenAI endpoint.",
+    )
+    organization: str | None = Field(default=None, title="Organization", max_length=100)
+
+
+class AnthropicCredentials(Credentials):
+    api_key: SecretStr = Field(title="API key", min_length=1, max_length=500)
+    base_url: HttpUrl | None = Field(
+        default=None,
+        title="Base URL",
+        description="Empty for Anthropic's API; set it for a proxy or gateway.",
+    )
+
+
+class BedrockCredentials(Credentials):
+    region: str = Field(default="us-east-1", title="AWS region", pattern=AWS_REGION)
+    access_key_id: str | None = Field(
+        default=None,
+        title="Access key id",
+        pattern=r"^[A-Z0-9]{16,128}$",
+        description="Empty to use the server's own AWS role.",
+    )
+    secret_access_key: SecretStr | None = Field(
+        default=None, title="Secret access key", min_length=16, max_length=128
+    )
+
+    @model_validator(mode="after")
+    def _pair(self) -> "BedrockCredentials":
+        if (self.access_key_id is None) != (self.secret_access_key is None):
+            raise ValueError("give both the access key id and the secret access key, or neither")
+        return self
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    name: str
+    label: str
+    credentials: type[Credentials] | None  # None: nothing to configure
+    build: Callable[[Any], LLMProvider]
+
+
+PROVIDERS: dict[str, ProviderSpec] = {
+    spec.name: spec
+    for spec in [
+        ProviderSpec(
+            "openai",
+            "OpenAI (or an OpenAI-compatible server)",
+            OpenAICredentials,
+            lambda c: OpenAIProvider(
+                api_key=c.api_key.get_secret_value(),
+                base_url=c.url(),
+                organization=c.organization,
+            ),
+        ),
+        ProviderSpec(
+            "anthropic",
+            "Anthropic",
+            AnthropicCredentials,
+            lambda c: AnthropicProvider(api_key=c.api_key.get_secret_value(), base_url=c.url()),
+        ),
+        ProviderSpec(
+            "bedrock",
+            "AWS Bedrock",
+            BedrockCredentials,
+            lambda c: BedrockProvider(
+                region=c.region,
+                access_key_id=c.access_key_id,
+                secret_access_key=_secret(c.secret_access_key),
+            ),
+        ),
+        ProviderSpec(
+            "offline", "Offline demo model (no network)", None, lambda _: OfflineProvider()
+        ),
+    ]
+}

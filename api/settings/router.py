@@ -1,0 +1,129 @@
+"""/settings/providers: a user's LLM provider credentials, and the forms to edit them."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Request, status
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+
+from api.auth.deps import CurrentUser
+from api.deps import ClockDep, SettingsDep, TableDep
+from api.kit.crypto import KeyRing
+from api.kit.forms import form_of
+from api.settings import repository, service
+from api.settings.providers import PROVIDERS, Credentials
+from api.settings.schemas import (
+    ProviderForm,
+    ProviderSettingsOut,
+    ProvidersSchema,
+    ProviderTestOut,
+)
+
+router = APIRouter(prefix="/settings/providers", tags=["settings"])
+
+
+def _keys(request: Request) -> KeyRing:
+    keys: KeyRing = request.state.keyring
+    return keys
+
+
+@router.get("/schema")
+async def schema() -> ProvidersSchema:
+    """The form of every provider, from the models that validate PUT."""
+    return ProvidersSchema(
+        providers=[
+            ProviderForm(
+                name=spec.name,
+                label=spec.label,
+                configurable=spec.credentials is not None,
+                fields=form_of(spec.credentials).fields if spec.credentials else [],
+            )
+            for spec in PROVIDERS.values()
+        ]
+    )
+
+
+@router.get("")
+async def list_providers(
+    user: CurrentUser, request: Request, table: TableDep
+) -> list[ProviderSettingsOut]:
+    """The providers this user configured, secrets masked."""
+    out = []
+    for stored in await repository.list_for(table, user.email):
+        credentials = await service.load(table, _keys(request), user.email, stored.provider_name)
+        out.append(_out(stored.provider_name, credentials, stored.updated_at))
+    return out
+
+
+@router.get("/{provider}")
+async def get_provider(
+    provider: str, user: CurrentUser, request: Request, table: TableDep
+) -> ProviderSettingsOut:
+    credentials = await service.load(table, _keys(request), user.email, provider)
+    stored = await repository.get(table, user.email, provider)
+    assert stored is not None
+    return _out(provider, credentials, stored.updated_at)
+
+
+@router.put("/{provider}")
+async def put_provider(
+    provider: str,
+    body: Annotated[dict[str, Any], Body()],
+    user: CurrentUser,
+    request: Request,
+    table: TableDep,
+    settings: SettingsDep,
+    clock: ClockDep,
+) -> ProviderSettingsOut:
+    """Save credentials. Secret fields left empty keep their stored value."""
+    spec = service.spec_of(provider, configurable=True)
+    assert spec.credentials is not None
+    keys = _keys(request)
+    stored = await service.stored_values(table, keys, user.email, provider)
+    try:
+        credentials = spec.credentials.model_validate(
+            service.merge_secrets(spec.credentials, body, stored)
+        )
+    except ValidationError as e:
+        raise RequestValidationError(
+            [{**error, "loc": ("body", *error["loc"])} for error in e.errors()]
+        ) from None
+    saved = await service.save(
+        table,
+        keys,
+        user.email,
+        provider,
+        credentials,
+        allow_private_urls=settings.private_provider_urls,
+        clock=clock,
+    )
+    return _out(provider, credentials, saved.updated_at)
+
+
+@router.delete("/{provider}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_provider(provider: str, user: CurrentUser, table: TableDep) -> None:
+    await service.delete(table, user.email, provider)
+
+
+@router.post("/{provider}/test")
+async def test_provider(
+    provider: str, user: CurrentUser, request: Request, table: TableDep, settings: SettingsDep
+) -> ProviderTestOut:
+    """Lists the provider's models with the stored credentials, or returns its error."""
+    llm = await service.provider_for(
+        table,
+        _keys(request),
+        user.email,
+        provider,
+        allow_private_urls=settings.private_provider_urls,
+    )
+    return ProviderTestOut(ok=True, models=await llm.list_models())
+
+
+def _out(provider: str, credentials: Credentials, updated_at: Any) -> ProviderSettingsOut:
+    return ProviderSettingsOut(
+        provider=provider,
+        label=PROVIDERS[provider].label,
+        values=service.masked(credentials),
+        updated_at=updated_at,
+    )

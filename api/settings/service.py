@@ -1,0 +1,180 @@
+"""A user's LLM providers: credentials validated, their URL checked, encrypted at rest bound
+to their owner and provider, shown masked, and turned into a provider adapter on demand."""
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import SecretStr
+
+from api.errors import NotFound
+from api.kit import netguard
+from api.kit.clock import Clock
+from api.kit.crypto import KeyRing
+from api.llm.types import LLMProvider
+from api.settings import repository
+from api.settings.models import ProviderSettings
+from api.settings.providers import PROVIDERS, Credentials, ProviderSpec
+from api.store.table import ConditionFailed, Table
+
+
+class UnknownProvider(NotFound):
+    code = "unknown_provider"
+
+
+class ProviderNotConfigured(NotFound):
+    code = "provider_not_configured"
+
+
+def spec_of(provider: str, *, configurable: bool = False) -> ProviderSpec:
+    spec = PROVIDERS.get(provider)
+    if spec is None or (configurable and spec.credentials is None):
+        known = ", ".join(n for n, s in PROVIDERS.items() if s.credentials or not configurable)
+        raise UnknownProvider(f"There is no provider {provider!r} to configure; try: {known}.")
+    return spec
+
+
+def associated_data(email: str, provider: str) -> bytes:
+    """Binds a ciphertext to its owner and provider: copied elsewhere, it will not decrypt."""
+    return f"agent-memory/provider-credentials/{email}/{provider}".encode()
+
+
+def secret_fields(model: type[Credentials]) -> set[str]:
+    return {
+        name
+        for name, field in model.model_fields.items()
+        if field.annotation in (SecretStr, SecretStr | None)
+    }
+
+
+def reveal(credentials: Credentials) -> dict[str, Any]:
+    """Every value in clear, JSON-ready: only ever encrypted, never returned or logged."""
+    return {
+        name: value.get_secret_value()
+        if isinstance(value, SecretStr)
+        else (
+            str(value)
+            if value is not None and not isinstance(value, str | int | float | bool)
+            else value
+        )
+        for name, value in credentials
+    }
+
+
+def mask(secret: str) -> str:
+    return f"{secret[:3]}…{secret[-4:]}" if len(secret) >= 12 else "••••"
+
+
+def masked(credentials: Credentials) -> dict[str, Any]:
+    secrets = secret_fields(type(credentials))
+    return {
+        name: (mask(value) if name in secrets and value is not None else value)
+        for name, value in reveal(credentials).items()
+    }
+
+
+async def stored_values(
+    table: Table, keys: KeyRing, email: str, provider: str
+) -> dict[str, Any] | None:
+    settings = await repository.get(table, email, provider)
+    if settings is None:
+        return None
+    plaintext = keys.decrypt(settings.encrypted_credentials, associated_data(email, provider))
+    values: dict[str, Any] = json.loads(plaintext)
+    return values
+
+
+async def load(table: Table, keys: KeyRing, email: str, provider: str) -> Credentials:
+    spec = spec_of(provider, configurable=True)
+    values = await stored_values(table, keys, email, provider)
+    if values is None:
+        raise ProviderNotConfigured(f"{spec.label} is not configured yet.")
+    assert spec.credentials is not None
+    return spec.credentials.model_validate(values)
+
+
+def merge_secrets(
+    model: type[Credentials], submitted: dict[str, Any], stored: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Secret fields left empty in a form keep their stored value: a form never shows
+    secrets, so it cannot send them back."""
+    merged = dict(submitted)
+    for name in secret_fields(model):
+        if merged.get(name) in (None, "") and stored and stored.get(name) is not None:
+            merged[name] = stored[name]
+    return merged
+
+
+async def save(
+    table: Table,
+    keys: KeyRing,
+    email: str,
+    provider: str,
+    credentials: Credentials,
+    *,
+    allow_private_urls: bool,
+    clock: Clock,
+) -> ProviderSettings:
+    url = credentials.url()
+    if url:
+        await netguard.check_url(url, allow_private=allow_private_urls)
+    plaintext = json.dumps(reveal(credentials)).encode()
+    settings = ProviderSettings(
+        user_email=email,
+        provider_name=provider,
+        encrypted_credentials=keys.encrypt(plaintext, associated_data(email, provider)),
+        key_id=keys.current_id,
+        updated_at=datetime.fromtimestamp(clock.now(), tz=UTC),
+    )
+    await repository.save(table, settings)
+    return settings
+
+
+async def delete(table: Table, email: str, provider: str) -> None:
+    spec = spec_of(provider, configurable=True)
+    if await repository.get(table, email, provider) is None:
+        raise ProviderNotConfigured(f"{spec.label} is not configured.")
+    await repository.delete(table, email, provider)
+
+
+async def provider_for(
+    table: Table, keys: KeyRing, email: str, provider: str, *, allow_private_urls: bool
+) -> LLMProvider:
+    """The adapter for this user's provider, with their credentials."""
+    spec = spec_of(provider)
+    if spec.credentials is None:
+        return spec.build(None)
+    credentials = await load(table, keys, email, provider)
+    url = credentials.url()
+    if url:  # again at use: the name may resolve elsewhere now
+        await netguard.check_url(url, allow_private=allow_private_urls)
+    return spec.build(credentials)
+
+
+async def reencrypt(table: Table, keys: KeyRing, clock: Clock) -> int:
+    """Rewrite every credential encrypted with an older key under the current one."""
+    rewritten = 0
+    for old_key in keys.key_ids:
+        if old_key == keys.current_id:
+            continue
+        cursor: str | None = None
+        while True:
+            batch, cursor = await repository.encrypted_with(table, old_key, cursor)
+            for settings in batch:
+                data = associated_data(settings.user_email, settings.provider_name)
+                plaintext = keys.decrypt(settings.encrypted_credentials, data)
+                fresh = settings.model_copy(
+                    update={
+                        "encrypted_credentials": keys.encrypt(plaintext, data),
+                        "key_id": keys.current_id,
+                        "updated_at": datetime.fromtimestamp(clock.now(), tz=UTC),
+                    }
+                )
+                try:
+                    await repository.replace_ciphertext(table, settings, fresh)
+                    rewritten += 1
+                except ConditionFailed:
+                    pass  # changed meanwhile, so written with the current key already
+            if cursor is None:
+                break
+    return rewritten
