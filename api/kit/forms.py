@@ -31,6 +31,7 @@ class FormField(BaseModel):
     type: FieldType
     secret: bool = False
     required: bool = False
+    nullable: bool = False  # may be sent empty (null)
     default: Any = None
     description: str | None = None
     validation: Validation = Validation()
@@ -74,6 +75,7 @@ def form_of(model: type[BaseModel], options: dict[str, list[Option]] | None = No
     fields = []
     for name, raw in schema.get("properties", {}).items():
         prop = _unwrap(raw)
+        nullable = any(v.get("type") == "null" for v in raw.get("anyOf", []))
         choices = (options or {}).get(name)
         if choices is None and "enum" in prop:
             choices = [Option(value=v, label=str(v)) for v in prop["enum"]]
@@ -84,6 +86,7 @@ def form_of(model: type[BaseModel], options: dict[str, list[Option]] | None = No
                 type="select" if choices is not None else _type(prop),
                 secret=prop.get("format") == "password" or bool(prop.get("writeOnly")),
                 required=name in required,
+                nullable=nullable,
                 default=prop.get("default"),
                 description=prop.get("description"),
                 validation=Validation(

@@ -9,6 +9,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
+from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
 from api.llm.errors import (
     ProviderAuthFailed,
@@ -39,6 +40,7 @@ STOP: dict[str, FinishReason] = {
     "tool_use": "tool_calls",
     "max_tokens": "length",
     "content_filtered": "content_filter",
+    "model_context_window_exceeded": "length",
     "guardrail_intervened": "content_filter",
 }
 AUTH_CODES = {
@@ -106,6 +108,7 @@ def to_wire_tools(tools: Sequence[ToolSpec]) -> dict[str, Any]:
 def provider_error(e: Exception) -> ProviderError:
     if isinstance(e, ClientError):
         code = e.response.get("Error", {}).get("Code", "")
+        code = code[:1].upper() + code[1:]  # errors inside a stream come in lower camel case
         message = brief(e.response.get("Error", {}).get("Message", ""))
         if code in AUTH_CODES:
             return ProviderAuthFailed(f"Bedrock refused the credentials ({code}); check them.")
@@ -118,11 +121,23 @@ def provider_error(e: Exception) -> ProviderError:
         if code in UNAVAILABLE_CODES:
             return ProviderUnavailable(f"Bedrock failed ({code}): {message}")
         return ProviderRejected(f"Bedrock refused the request ({code}): {message}")
-    if isinstance(e, BotoCoreError):
-        if "timeout" in type(e).__name__.lower():
-            return ProviderTimeout("Bedrock did not answer in time.")
-        return ProviderUnavailable(f"Bedrock cannot be reached: {brief(e)}")
+    # A stream that goes quiet fails in urllib3, beneath botocore.
+    if isinstance(e, ReadTimeoutError) or (
+        isinstance(e, BotoCoreError) and "timeout" in type(e).__name__.lower()
+    ):
+        return ProviderTimeout("Bedrock did not answer in time.")
+    if isinstance(e, BotoCoreError | ProtocolError):
+        return ProviderUnavailable("Bedrock cannot be reached or dropped the connection.")
     return ProviderError(f"Bedrock failed: {brief(e)}")
+
+
+def _shutdown(stream: Any) -> None:
+    raw = getattr(stream, "_raw_stream", None)  # botocore's EventStream over urllib3
+    try:
+        if raw is not None and hasattr(raw, "shutdown"):
+            raw.shutdown()
+    except (ValueError, RuntimeError, OSError):
+        pass  # already finished
 
 
 class BedrockProvider:
@@ -144,7 +159,8 @@ class BedrockProvider:
             region_name=region,
         )
         config = Config(
-            read_timeout=timeout, retries={"mode": "adaptive", "max_attempts": max_attempts}
+            read_timeout=timeout,
+            retries={"mode": "adaptive", "total_max_attempts": max_attempts},
         )
         self._runtime = session.client("bedrock-runtime", endpoint_url=endpoint_url, config=config)
         self._control = session.client("bedrock", endpoint_url=endpoint_url, config=config)
@@ -218,7 +234,7 @@ class BedrockProvider:
                     delta = block["delta"]
                     if "text" in delta:
                         yield TextDelta(delta["text"])
-                    elif "toolUse" in delta:
+                    elif "toolUse" in delta and block["contentBlockIndex"] in tools:
                         tools[block["contentBlockIndex"]]["json"] += delta["toolUse"]["input"]
                 elif "contentBlockStop" in item:
                     done = tools.pop(item["contentBlockStop"]["contentBlockIndex"], None)
@@ -231,11 +247,12 @@ class BedrockProvider:
                     usage = item["metadata"].get("usage", {})
                     yield Usage(usage.get("inputTokens", 0), usage.get("outputTokens", 0))
         finally:
-            # A consumer that stops early (a client gone) ends the read: closing the
-            # stream wakes a worker blocked on the network.
+            # A consumer that stops early (a client gone) ends the read. Closing the stream
+            # here would wait for the worker's read; shutting the socket down wakes it, and
+            # the worker closes the stream itself.
             stop.set()
             for stream in opened:
-                stream.close()
+                _shutdown(stream)
         yield Finish(finish)
 
     async def list_models(self) -> list[str]:

@@ -561,7 +561,7 @@ def _client(region: str, endpoint_url: str | None, max_attempts: int) -> DynamoD
         region_name=region,
         endpoint_url=endpoint_url,
         config=Config(
-            retries={"mode": "adaptive", "max_attempts": max_attempts},
+            retries={"mode": "adaptive", "total_max_attempts": max_attempts},
             max_pool_connections=32,
             connect_timeout=5,
             read_timeout=30,

@@ -43,9 +43,11 @@ Build = Callable[..., LLMProvider]
 APPEND = ToolSpec(
     "core_memory_append",
     "Add a line to a core memory block.",
-    {"type": "object", "properties": {"block": {"type": "string"},
-                                      "content": {"type": "string"}},
-     "required": ["block", "content"]},
+    {
+        "type": "object",
+        "properties": {"block": {"type": "string"}, "content": {"type": "string"}},
+        "required": ["block", "content"],
+    },
 )
 CONVERSATION = [
     ChatMessage("system", "You remember things."),
@@ -58,8 +60,7 @@ def openai_provider(fake: FakeLLM, **kw: Any) -> LLMProvider:
 
 
 def anthropic_provider(fake: FakeLLM, **kw: Any) -> LLMProvider:
-    return AnthropicProvider(api_key=kw.pop("api_key", "sk-ant-test"), base_url=fake.base_url,
-                             **kw)
+    return AnthropicProvider(api_key=kw.pop("api_key", "sk-ant-test"), base_url=fake.base_url, **kw)
 
 
 PROVIDERS: list[tuple[str, Callable[[], AbstractContextManager[FakeLLM]], Build]] = [
@@ -85,8 +86,7 @@ def request_with(messages: list[ChatMessage] = CONVERSATION) -> ChatRequest:
 
 async def test_streamed_text_usage_and_finish(served: tuple[FakeLLM, Build]) -> None:
     fake, build = served
-    fake.replies.append(Reply(text="Nice to meet you, Alice!", input_tokens=42,
-                              output_tokens=7))
+    fake.replies.append(Reply(text="Nice to meet you, Alice!", input_tokens=42, output_tokens=7))
     events = await collect(build(fake, max_retries=0), request_with())
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
     assert len(deltas) > 1
@@ -97,12 +97,22 @@ async def test_streamed_text_usage_and_finish(served: tuple[FakeLLM, Build]) -> 
 
 async def test_tool_calls_arrive_whole_from_fragments(served: tuple[FakeLLM, Build]) -> None:
     fake, build = served
-    fake.replies.append(Reply(tool_calls=[
-        ToolCallScript("core_memory_append", '{"block": "human", "content": "Name: Alice"}',
-                       fragments=5),
-        ToolCallScript("core_memory_append",
-                       '{"block": "human", "content": "Works at: Google"}', fragments=4),
-    ]))
+    fake.replies.append(
+        Reply(
+            tool_calls=[
+                ToolCallScript(
+                    "core_memory_append",
+                    '{"block": "human", "content": "Name: Alice"}',
+                    fragments=5,
+                ),
+                ToolCallScript(
+                    "core_memory_append",
+                    '{"block": "human", "content": "Works at: Google"}',
+                    fragments=4,
+                ),
+            ]
+        )
+    )
     events = await collect(build(fake, max_retries=0), request_with())
     calls = [e.call for e in events if isinstance(e, ToolCallEvent)]
     assert [c.arguments for c in calls] == [
@@ -114,23 +124,29 @@ async def test_tool_calls_arrive_whole_from_fragments(served: tuple[FakeLLM, Bui
 
 
 async def test_the_whole_conversation_goes_out_in_the_providers_shape(
-    served: tuple[FakeLLM, Build]
+    served: tuple[FakeLLM, Build],
 ) -> None:
     fake, build = served
     call = ToolCall("call_1", "core_memory_append", {"block": "human", "content": "Name: Alice"})
-    history = [*CONVERSATION, ChatMessage("assistant", tool_calls=(call,)),
-               ChatMessage("tool", "Appended to [human] at line 1", tool_call_id="call_1")]
+    history = [
+        *CONVERSATION,
+        ChatMessage("assistant", tool_calls=(call,)),
+        ChatMessage("tool", "Appended to [human] at line 1", tool_call_id="call_1"),
+    ]
     await collect(build(fake, max_retries=0), request_with(history))
     sent = json.dumps(fake.requests[-1])
-    for fragment in ("You remember things.", "My name is Alice", "call_1",
-                     "Appended to [human] at line 1", "core_memory_append"):
+    for fragment in (
+        "You remember things.",
+        "My name is Alice",
+        "call_1",
+        "Appended to [human] at line 1",
+        "core_memory_append",
+    ):
         assert fragment in sent
     assert fake.requests[-1]["stream"] is True
 
 
-async def test_malformed_tool_arguments_are_a_typed_error(
-    served: tuple[FakeLLM, Build]
-) -> None:
+async def test_malformed_tool_arguments_are_a_typed_error(served: tuple[FakeLLM, Build]) -> None:
     fake, build = served
     fake.replies.append(Reply(tool_calls=[ToolCallScript("core_memory_append", '{"block": ')]))
     request = request_with()
@@ -182,9 +198,7 @@ async def test_models_are_listed(served: tuple[FakeLLM, Build]) -> None:
     assert await build(fake, max_retries=0).list_models() == sorted(fake.models)
 
 
-async def test_a_consumer_that_stops_closes_the_connection(
-    served: tuple[FakeLLM, Build]
-) -> None:
+async def test_a_consumer_that_stops_closes_the_connection(served: tuple[FakeLLM, Build]) -> None:
     fake, build = served
     # Past the opening events of either format, into the text.
     fake.replies.append(Reply(text="one two three four five six", stall_after_chunks=6))

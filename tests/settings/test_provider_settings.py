@@ -1,0 +1,264 @@
+"""/settings/providers end to end: validation, masking, encryption at rest, the URL guard,
+testing a provider over real HTTP, rotation, and secrets kept out of logs."""
+
+import json
+import logging
+import os
+import sqlite3
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import SecretStr
+
+from api.config import Settings
+from api.main import create_app
+from tests.fakes.llm_servers import FakeLLM, start_fake_openai
+
+LOCAL = "http://127.0.0.1"
+SECRET = "sk-live-abcdefghijklmnop1234"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
+
+
+def local_client(settings: Settings) -> TestClient:
+    return TestClient(create_app(settings), base_url=LOCAL)
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient]:
+    with local_client(settings) as client:
+        yield client
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeLLM]:
+    with start_fake_openai() as fake:
+        yield fake
+
+
+def stored_rows(settings: Settings) -> list[dict[str, Any]]:
+    rows = sqlite3.connect(settings.sqlite_path).execute(
+        "SELECT item FROM \"agent-memory\" WHERE sk LIKE 'ProviderSettings#%'"
+    )
+    return [json.loads(row[0]) for row in rows]
+
+
+def test_credentials_are_saved_encrypted_and_shown_masked(
+    client: TestClient, settings: Settings
+) -> None:
+    saved = client.put("/settings/providers/openai", json={"api_key": SECRET})
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["values"]["api_key"] == "sk-…1234"
+    assert SECRET not in saved.text
+    got = client.get("/settings/providers/openai").json()
+    assert got["values"] == {"api_key": "sk-…1234", "base_url": None, "organization": None}
+    assert [p["provider"] for p in client.get("/settings/providers").json()] == ["openai"]
+    rows = stored_rows(settings)
+    assert len(rows) == 1
+    assert SECRET not in json.dumps(rows)
+    assert rows[0]["encrypted_credentials"]["S"].startswith("v1.")
+
+
+def test_a_secret_left_empty_keeps_its_stored_value(client: TestClient) -> None:
+    client.put("/settings/providers/openai", json={"api_key": SECRET})
+    updated = client.put(
+        "/settings/providers/openai", json={"api_key": "", "organization": "org-42"}
+    )
+    assert updated.status_code == 200
+    assert updated.json()["values"] == {
+        "api_key": "sk-…1234",
+        "base_url": None,
+        "organization": "org-42",
+    }
+
+
+def test_bad_input_is_a_validation_error_and_changes_nothing(client: TestClient) -> None:
+    client.put("/settings/providers/openai", json={"api_key": SECRET})
+    for body in (
+        {"base_url": "not a url"},
+        {"api_key": SECRET, "unknown": 1},
+        {"api_key": "x" * 501},
+    ):
+        response = client.put("/settings/providers/openai", json=body)
+        assert response.status_code == 422, body
+        assert response.json()["code"] == "validation_error"
+        assert SECRET not in response.text
+    bedrock = client.put(
+        "/settings/providers/bedrock", json={"access_key_id": "AKIAABCDEFGHIJKLMNOP"}
+    )
+    assert bedrock.status_code == 422
+    assert "both" in bedrock.json()["message"]
+    assert client.get("/settings/providers/openai").json()["values"]["organization"] is None
+
+
+def test_unknown_and_unconfigured_providers_are_404(client: TestClient) -> None:
+    assert client.put("/settings/providers/acme", json={}).json()["code"] == "unknown_provider"
+    assert client.put("/settings/providers/offline", json={}).status_code == 404
+    missing = client.get("/settings/providers/anthropic")
+    assert missing.status_code == 404
+    assert missing.json()["code"] == "provider_not_configured"
+    assert client.delete("/settings/providers/anthropic").status_code == 404
+
+
+def test_delete(client: TestClient) -> None:
+    client.put("/settings/providers/anthropic", json={"api_key": SECRET})
+    assert client.delete("/settings/providers/anthropic").status_code == 204
+    assert client.get("/settings/providers/anthropic").status_code == 404
+
+
+def test_a_ciphertext_copied_to_another_provider_does_not_decrypt(
+    client: TestClient, settings: Settings
+) -> None:
+    client.put("/settings/providers/openai", json={"api_key": SECRET})
+    client.put("/settings/providers/anthropic", json={"api_key": "sk-ant-other-secret-99"})
+    db = sqlite3.connect(settings.sqlite_path)
+    (openai_item,) = db.execute(
+        "SELECT item FROM \"agent-memory\" WHERE sk = 'ProviderSettings#openai'"
+    ).fetchone()
+    ciphertext = json.loads(openai_item)["encrypted_credentials"]["S"]
+    (row,) = db.execute(
+        "SELECT item FROM \"agent-memory\" WHERE sk = 'ProviderSettings#anthropic'"
+    ).fetchone()
+    item = json.loads(row)
+    item["encrypted_credentials"]["S"] = ciphertext
+    db.execute(
+        "UPDATE \"agent-memory\" SET item = ? WHERE sk = 'ProviderSettings#anthropic'",
+        (json.dumps(item),),
+    )
+    db.commit()
+    response = client.get("/settings/providers/anthropic")
+    assert response.status_code == 500
+    assert response.json()["code"] == "decryption_failed"
+    assert SECRET not in response.text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest",
+        "http://[fd00:ec2::254]/",
+        "http://[fe80::1]/",
+        "http://0.0.0.0/",
+        "http://[::ffff:169.254.169.254]/",
+    ],
+)
+def test_metadata_and_link_local_urls_are_refused_even_locally(
+    client: TestClient, url: str
+) -> None:
+    response = client.put("/settings/providers/openai", json={"api_key": SECRET, "base_url": url})
+    assert response.status_code == 400
+    assert response.json()["code"] == "url_refused"
+    assert client.get("/settings/providers/openai").status_code == 404
+
+
+def test_private_addresses_follow_the_setting(settings: Settings) -> None:
+    body = {"api_key": SECRET, "base_url": "http://localhost:11434/v1"}  # a name, resolved
+    with local_client(settings) as client:  # local mode: a self-hosted model is fine
+        assert client.put("/settings/providers/openai", json=body).status_code == 200
+    strict = settings.model_copy(update={"allow_private_provider_urls": False})
+    with local_client(strict) as client:
+        refused = client.put("/settings/providers/openai", json=body)
+        assert refused.status_code == 400
+        assert "private or loopback" in refused.json()["message"]
+
+
+def test_testing_a_provider_lists_its_models_over_http(
+    client: TestClient, fake_openai: FakeLLM
+) -> None:
+    client.put(
+        "/settings/providers/openai", json={"api_key": SECRET, "base_url": fake_openai.base_url}
+    )
+    response = client.post("/settings/providers/openai/test")
+    assert response.status_code == 200, response.text
+    assert response.json() == {"ok": True, "models": sorted(fake_openai.models)}
+
+
+def test_testing_a_provider_returns_its_error(client: TestClient, fake_openai: FakeLLM) -> None:
+    client.put(
+        "/settings/providers/openai", json={"api_key": "bad-key", "base_url": fake_openai.base_url}
+    )
+    response = client.post("/settings/providers/openai/test")
+    assert response.status_code == 400
+    assert response.json()["code"] == "provider_auth_failed"
+    assert "OpenAI" in response.json()["message"]
+
+
+def test_the_offline_model_needs_no_settings(client: TestClient) -> None:
+    response = client.post("/settings/providers/offline/test")
+    assert response.json() == {"ok": True, "models": ["offline-demo"]}
+
+
+def test_rotation_reads_old_keys_writes_new_and_reencrypts(
+    settings: Settings, tmp_path: Path
+) -> None:
+    with local_client(settings) as client:
+        client.put("/settings/providers/openai", json={"api_key": SECRET})
+        client.put("/settings/providers/anthropic", json={"api_key": "sk-ant-second-key-77"})
+    old_key_id = stored_rows(settings)[0]["key_id"]["S"]
+    rotated = settings.model_copy(
+        update={"encryption_key": SecretStr("r" * 40), "encryption_old_keys": SecretStr("k" * 40)}
+    )
+    with local_client(rotated) as client:
+        assert client.get("/settings/providers/openai").status_code == 200  # old still reads
+        client.put("/settings/providers/openai", json={"organization": "org-1"})
+    ids = {row["sk"]["S"]: row["key_id"]["S"] for row in stored_rows(settings)}
+    assert ids["ProviderSettings#anthropic"] == old_key_id
+    assert ids["ProviderSettings#openai"] != old_key_id  # new writes use the new key
+
+    import subprocess
+    import sys
+
+    env = {
+        **os.environ,
+        "SQLITE_PATH": str(settings.sqlite_path),
+        "ENCRYPTION_KEY": "r" * 40,
+        "ENCRYPTION_OLD_KEYS": "k" * 40,
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "api.cli", "reencrypt"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Re-encrypted 1 " in result.stdout
+    assert len({row["key_id"]["S"] for row in stored_rows(settings)}) == 1
+    only_new = settings.model_copy(update={"encryption_key": SecretStr("r" * 40)})
+    with local_client(only_new) as client:
+        for provider in ("openai", "anthropic"):
+            assert client.get(f"/settings/providers/{provider}").status_code == 200
+
+
+def test_local_mode_makes_its_own_key_readable_by_its_owner_only(tmp_path: Path) -> None:
+    settings = Settings(sqlite_path=tmp_path / "data" / "s.db")
+    with local_client(settings) as client:
+        assert client.put("/settings/providers/openai", json={"api_key": SECRET}).status_code == 200
+    key_file = tmp_path / "data" / "encryption.key"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    with local_client(settings) as client:  # the same key after a restart
+        assert client.get("/settings/providers/openai").status_code == 200
+
+
+def test_secrets_never_reach_the_logs(
+    settings: Settings, fake_openai: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with local_client(settings) as client:
+        client.put(
+            "/settings/providers/openai", json={"api_key": SECRET, "base_url": fake_openai.base_url}
+        )
+        client.put("/settings/providers/openai", json={"api_key": "x" * 501})  # refused
+        client.post("/settings/providers/openai/test")
+        client.get("/settings/providers")
+    assert caplog.records
+    assert SECRET not in caplog.text
+    assert ("k" * 40) not in caplog.text
