@@ -17,8 +17,11 @@ MISSING = object()
 VALID_BODIES: dict[str, dict[str, Any]] = {
     "openai": {"api_key": "sk-valid-key"},
     "anthropic": {"api_key": "sk-ant-valid"},
-    "bedrock": {"region": "us-east-1", "access_key_id": "AKIAABCDEFGHIJKLMNOP",
-                "secret_access_key": "s" * 20},
+    "bedrock": {
+        "region": "us-east-1",
+        "access_key_id": "AKIAABCDEFGHIJKLMNOP",
+        "secret_access_key": "s" * 20,
+    },
 }
 # Values matching a field's pattern, which cannot be derived from the pattern in general.
 SAMPLES = {"region": "eu-west-1", "access_key_id": "AKIAZZZZZZZZZZZZZZZZ"}
@@ -88,8 +91,9 @@ def test_every_configurable_provider_has_a_form(client: TestClient) -> None:
 @pytest.mark.parametrize("provider", sorted(VALID_BODIES))
 def test_the_form_and_the_put_agree(client: TestClient, provider: str) -> None:
     schema = client.get("/settings/providers/schema").json()["providers"]
-    fields = [FormField.model_validate(f)
-              for p in schema if p["name"] == provider for f in p["fields"]]
+    fields = [
+        FormField.model_validate(f) for p in schema if p["name"] == provider for f in p["fields"]
+    ]
     assert fields
     checked = 0
     for field in fields:
@@ -100,14 +104,18 @@ def test_the_form_and_the_put_agree(client: TestClient, provider: str) -> None:
                 body.pop(field.name, None)
             else:
                 body[field.name] = value
-            if provider == "bedrock" and field.name in ("access_key_id", "secret_access_key") \
-                    and value in (MISSING, None):
+            if (
+                provider == "bedrock"
+                and field.name in ("access_key_id", "secret_access_key")
+                and value in (MISSING, None)
+            ):
                 # The pair goes together (a rule across fields): drop both.
                 body.pop("access_key_id", None)
                 body.pop("secret_access_key", None)
             response = client.put(f"/settings/providers/{provider}", json=body)
             expected = form_accepts(field, value) or (
-                provider == "bedrock" and field.name in ("access_key_id", "secret_access_key")
+                provider == "bedrock"
+                and field.name in ("access_key_id", "secret_access_key")
                 and value in (MISSING, None)
             )
             assert (response.status_code == 200) == expected, (field.name, value, response.text)

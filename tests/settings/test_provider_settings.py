@@ -262,3 +262,9 @@ def test_secrets_never_reach_the_logs(
     assert caplog.records
     assert SECRET not in caplog.text
     assert ("k" * 40) not in caplog.text
+
+
+def test_private_provider_urls_default_by_mode() -> None:
+    assert Settings(auth_mode="local").private_provider_urls is True
+    google = Settings.model_construct(auth_mode="google", allow_private_provider_urls=None)
+    assert google.private_provider_urls is False

@@ -46,7 +46,8 @@ def api_key(owner: Tenant) -> dict[str, str]:
 
 def provider_settings(owner: Tenant) -> dict[str, str]:
     saved = owner.client.put(
-        "/settings/providers/openai", json={"api_key": "sk-owner-secret-123456"},
+        "/settings/providers/openai",
+        json={"api_key": "sk-owner-secret-123456"},
         headers=owner.headers,
     )
     assert saved.status_code == 200, saved.text
@@ -68,9 +69,7 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("PUT", "/settings/providers/{provider}"): SELF + " (a provider name, not an id)",
     ("GET", "/settings/providers/{provider}"): Probe(provider_settings),
     ("DELETE", "/settings/providers/{provider}"): Probe(provider_settings),
-    ("POST", "/settings/providers/{provider}/test"): Probe(
-        provider_settings, owner_succeeds=False
-    ),
+    ("POST", "/settings/providers/{provider}/test"): Probe(provider_settings, owner_succeeds=False),
 }
 
 
