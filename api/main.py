@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.middleware.sessions import SessionMiddleware
 
 from api import __version__, error_handlers
+from api.agents import router as agents
 from api.auth import oauth
 from api.auth import router as auth
 from api.auth.local_guard import LocalModeGuard
@@ -111,6 +112,7 @@ def create_app(
     app.include_router(health.router)
     app.include_router(users.router)
     app.include_router(provider_settings.router)
+    app.include_router(agents.router)
     if not google_mode:
         app.add_middleware(
             LocalModeGuard,

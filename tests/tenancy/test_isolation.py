@@ -54,6 +54,12 @@ def provider_settings(owner: Tenant) -> dict[str, str]:
     return {"provider": "openai"}
 
 
+def agent(owner: Tenant) -> dict[str, str]:
+    created = owner.client.post("/agents", json={"name": "Owned"}, headers=owner.headers)
+    assert created.status_code == 201, created.text
+    return {"agent_id": created.json()["id"]}
+
+
 ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/health"): PUBLIC,
     ("GET", "/auth/google/login"): PUBLIC,
@@ -70,6 +76,12 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/settings/providers/{provider}"): Probe(provider_settings),
     ("DELETE", "/settings/providers/{provider}"): Probe(provider_settings),
     ("POST", "/settings/providers/{provider}/test"): Probe(provider_settings, owner_succeeds=False),
+    ("GET", "/agents/schema"): SELF,
+    ("POST", "/agents"): SELF + " (a name is resolved inside the caller's own agents)",
+    ("GET", "/agents"): SELF,
+    ("GET", "/agents/{agent_id}"): Probe(agent),
+    ("PATCH", "/agents/{agent_id}"): Probe(agent, body={"persona": "taken over"}),
+    ("DELETE", "/agents/{agent_id}"): Probe(agent),
 }
 
 
@@ -145,9 +157,22 @@ def test_another_tenants_object_is_not_found(
 
 
 def test_the_coverage_check_sees_a_new_route_even_hidden(app: FastAPI) -> None:
-    @app.get("/agents/{agent_id}", include_in_schema=False)
-    async def uncovered(agent_id: str) -> None:
+    @app.get("/uncovered/{thing_id}", include_in_schema=False)
+    async def uncovered(thing_id: str) -> None:
         return None
 
     app.openapi_schema = None  # built lazily and cached; rebuild with the new route
-    assert ("GET", "/agents/{agent_id}") in app_routes(app) - set(ROUTES)
+    assert ("GET", "/uncovered/{thing_id}") in app_routes(app) - set(ROUTES)
+
+
+def test_the_same_agent_name_in_two_tenants_is_two_agents(
+    tenants: tuple[Tenant, Tenant],
+) -> None:
+    ada, bob = tenants
+    mine = ada.client.post("/agents", json={"name": "Helper"}, headers=ada.headers)
+    theirs = bob.client.post("/agents", json={"name": "Helper"}, headers=bob.headers)
+    assert mine.status_code == theirs.status_code == 201
+    assert mine.json()["id"] != theirs.json()["id"]
+    assert [a["id"] for a in bob.client.get("/agents", headers=bob.headers).json()] == [
+        theirs.json()["id"]
+    ]

@@ -1,0 +1,1 @@
+"""PLUG-IN POINT: agent architectures."""

@@ -1,0 +1,61 @@
+"""Agents in the table: the agent item and the guard that makes its name unique per user."""
+
+from api.agents.models import Agent, AgentNameGuard
+from api.store import keys
+from api.store.table import AttrEquals, Delete, ItemAbsent, ItemExists, Put, Table
+
+
+async def get(table: Table, email: str, agent_id: str) -> Agent | None:
+    item = await table.get(keys.agent(email, agent_id))
+    return Agent.from_dynamo_item(item) if item else None
+
+
+async def list_for(table: Table, email: str) -> list[Agent]:
+    pk, sk = keys.agents_of(email)
+    agents: list[Agent] = []
+    cursor: str | None = None
+    while True:
+        page = await table.query(pk, sk=sk, limit=100, cursor=cursor)
+        agents += [Agent.from_dynamo_item(item) for item in page.items]
+        if page.cursor is None:
+            return agents
+        cursor = page.cursor
+
+
+async def guard_of(table: Table, email: str, normalized_name: str) -> AgentNameGuard | None:
+    item = await table.get(keys.agent_name_guard(email, normalized_name))
+    return AgentNameGuard.from_dynamo_item(item) if item else None
+
+
+async def create(table: Table, agent: Agent, guard: AgentNameGuard) -> None:
+    """Both or neither; TransactionCancelled (reason 0) when the name is taken."""
+    await table.transact_write(
+        [
+            Put(guard.to_dynamo_item(), condition=ItemAbsent()),
+            Put(agent.to_dynamo_item(), condition=ItemAbsent()),
+        ]
+    )
+
+
+async def save(
+    table: Table,
+    agent: Agent,
+    *,
+    old_guard: AgentNameGuard | None = None,
+    new_guard: AgentNameGuard | None = None,
+) -> None:
+    """The agent, moving its name guard when the name changes (TransactionCancelled when
+    the new name is taken)."""
+    ops: list[Put | Delete] = [Put(agent.to_dynamo_item(), condition=ItemExists())]
+    if old_guard is not None and new_guard is not None:
+        ops += [
+            Delete(old_guard.key(), condition=AttrEquals("agent_id", agent.agent_id)),
+            Put(new_guard.to_dynamo_item(), condition=ItemAbsent()),
+        ]
+    await table.transact_write(ops)
+
+
+async def delete(table: Table, agent: Agent, guard: AgentNameGuard) -> None:
+    await table.transact_write(
+        [Delete(agent.key()), Delete(guard.key(), condition=AttrEquals("agent_id", agent.agent_id))]
+    )

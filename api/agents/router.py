@@ -1,0 +1,58 @@
+"""/agents: a user's agents, and the form to create them."""
+
+from fastapi import APIRouter, Request, Response, status
+
+from api.agents import service
+from api.agents.deps import OwnedAgent
+from api.agents.schemas import AgentCreate, AgentForm, AgentOut, AgentUpdate
+from api.auth.deps import CurrentUser
+from api.deps import ClockDep, SettingsDep, TableDep
+
+router = APIRouter(prefix="/agents", tags=["agents"])
+
+
+@router.get("/schema")
+async def agent_form(
+    user: CurrentUser, request: Request, table: TableDep, settings: SettingsDep
+) -> AgentForm:
+    """The form, driven by the backend: architectures, your providers and their models."""
+    return await service.form(
+        table,
+        request.state.keyring,
+        user.email,
+        allow_private_urls=settings.private_provider_urls,
+    )
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+async def create_agent(
+    body: AgentCreate, user: CurrentUser, response: Response, table: TableDep, clock: ClockDep
+) -> AgentOut:
+    """Idempotent by name: creating a name you already have returns that agent (200)."""
+    agent, created = await service.create(table, user.email, body, clock)
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return AgentOut.of(agent)
+
+
+@router.get("")
+async def list_agents(user: CurrentUser, table: TableDep) -> list[AgentOut]:
+    return [AgentOut.of(a) for a in await service.list_for(table, user.email)]
+
+
+@router.get("/{agent_id}")
+async def get_agent(agent: OwnedAgent) -> AgentOut:
+    return AgentOut.of(agent)
+
+
+@router.patch("/{agent_id}")
+async def update_agent(
+    agent: OwnedAgent, body: AgentUpdate, table: TableDep, clock: ClockDep
+) -> AgentOut:
+    return AgentOut.of(await service.update(table, agent, body, clock))
+
+
+@router.delete("/{agent_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_agent(agent: OwnedAgent, table: TableDep) -> None:
+    """Deletes the agent with its memory and its conversations."""
+    await service.delete(table, agent)

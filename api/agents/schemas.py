@@ -1,0 +1,83 @@
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.agents.architectures.registry import DEFAULT
+from api.agents.models import Agent
+from api.kit.forms import FormField
+
+
+class AgentCreate(BaseModel):
+    """What a person fills in to create an agent; it also defines the agents form."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=100, title="Name")
+    architecture: str = Field(default=DEFAULT, title="Architecture")
+    provider: str = Field(default="offline", title="LLM provider")
+    model: str = Field(default="offline-demo", min_length=1, max_length=200, title="Model")
+    persona: str = Field(
+        default="",
+        max_length=5000,
+        title="Persona",
+        description="Who the agent is; it starts its persona memory block.",
+        json_schema_extra={"format": "multiline"},
+    )
+    event_expiry_days: int = Field(
+        default=7,
+        ge=0,
+        le=3650,
+        title="Keep conversation events (days)",
+        description="0 keeps them forever.",
+    )
+    metadata: dict[str, str] = Field(default_factory=dict, title="Metadata")
+
+
+class AgentUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    architecture: str | None = None
+    provider: str | None = None
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    persona: str | None = Field(default=None, max_length=5000)
+    event_expiry_days: int | None = Field(default=None, ge=0, le=3650)
+    metadata: dict[str, str] | None = None
+
+
+class AgentOut(BaseModel):
+    id: str
+    name: str
+    architecture: str
+    provider: str
+    model: str
+    persona: str
+    event_expiry_days: int
+    metadata: dict[str, str]
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, agent: Agent) -> "AgentOut":
+        return cls(
+            id=agent.agent_id,
+            name=agent.agent_name,
+            architecture=agent.agent_architecture,
+            provider=agent.agent_provider,
+            model=agent.agent_model,
+            persona=agent.agent_persona,
+            event_expiry_days=agent.event_expiry_days,
+            metadata=agent.metadata,
+            created_at=agent.created_at,
+            updated_at=agent.updated_at,
+        )
+
+
+class AgentForm(BaseModel):
+    fields: list[FormField]
+    models: dict[str, list[str]] = Field(
+        description="The models of each provider offered in the provider field"
+    )
+    notes: dict[str, str] = Field(
+        default_factory=dict, description="Providers whose models could not be listed, and why"
+    )

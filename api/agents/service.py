@@ -1,0 +1,194 @@
+"""Agents: created idempotently by name, configured with an architecture and a provider the
+user has, deleted with everything they own."""
+
+import asyncio
+import re
+from datetime import UTC, datetime
+
+from api.agents import repository
+from api.agents.architectures.registry import ARCHITECTURES
+from api.agents.models import Agent, AgentNameGuard
+from api.agents.schemas import AgentCreate, AgentForm, AgentUpdate
+from api.errors import AppError, BadRequest, NotFound
+from api.kit.clock import Clock
+from api.kit.crypto import KeyRing
+from api.kit.forms import Option, form_of
+from api.kit.secrets import new_id
+from api.llm.errors import ProviderError
+from api.settings import repository as provider_settings
+from api.settings import service as settings_service
+from api.settings.providers import PROVIDERS
+from api.store.table import Table, TransactionCancelled
+
+MODEL_LISTING_SECONDS = 5.0
+
+
+class AgentNotFound(NotFound):
+    code = "agent_not_found"
+
+
+class AgentNameTaken(AppError):
+    status_code = 409
+    code = "agent_name_taken"
+
+
+class UnknownArchitecture(BadRequest):
+    code = "unknown_architecture"
+
+
+class ProviderNotConfigured(BadRequest):
+    code = "provider_not_configured"
+
+
+def normalize_name(name: str) -> str:
+    """Names differing only in case or spacing are the same name."""
+    return re.sub(r"\s+", " ", name).strip().casefold()
+
+
+def _now(clock: Clock) -> datetime:
+    return datetime.fromtimestamp(clock.now(), tz=UTC)
+
+
+async def _check_choices(table: Table, email: str, architecture: str, provider: str) -> None:
+    if architecture not in ARCHITECTURES:
+        known = ", ".join(ARCHITECTURES)
+        raise UnknownArchitecture(f"There is no architecture {architecture!r}; try: {known}.")
+    if provider not in PROVIDERS:
+        raise ProviderNotConfigured(f"There is no provider {provider!r}.")
+    if PROVIDERS[provider].credentials is not None and (
+        await provider_settings.get(table, email, provider) is None
+    ):
+        raise ProviderNotConfigured(
+            f"Configure {PROVIDERS[provider].label} in your settings before using it."
+        )
+
+
+async def create(table: Table, email: str, body: AgentCreate, clock: Clock) -> tuple[Agent, bool]:
+    """The agent with this name: created, or the one that exists (and whether it is new)."""
+    normalized = normalize_name(body.name)
+    existing = await _existing(table, email, normalized)
+    if existing is not None:
+        return existing, False
+    await _check_choices(table, email, body.architecture, body.provider)
+    now = _now(clock)
+    agent = Agent(
+        agent_id=new_id(),
+        created_by=email,
+        agent_name=body.name.strip(),
+        agent_architecture=body.architecture,
+        agent_provider=body.provider,
+        agent_model=body.model,
+        agent_persona=body.persona,
+        event_expiry_days=body.event_expiry_days,
+        metadata=body.metadata,
+        created_at=now,
+        updated_at=now,
+    )
+    guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
+    try:
+        await repository.create(table, agent, guard)
+    except TransactionCancelled:
+        # Someone created it first, between our read and our write: that one is the agent.
+        existing = await _existing(table, email, normalized)
+        if existing is None:
+            raise
+        return existing, False
+    return agent, True
+
+
+async def _existing(table: Table, email: str, normalized: str) -> Agent | None:
+    guard = await repository.guard_of(table, email, normalized)
+    return await repository.get(table, email, guard.agent_id) if guard else None
+
+
+async def list_for(table: Table, email: str) -> list[Agent]:
+    return await repository.list_for(table, email)
+
+
+async def get(table: Table, email: str, agent_id: str) -> Agent:
+    agent = await repository.get(table, email, agent_id)
+    if agent is None:
+        raise AgentNotFound("No agent with that id.")
+    return agent
+
+
+async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) -> Agent:
+    changes = body.model_dump(exclude_unset=True)
+    if any(v is None for v in changes.values()):
+        raise BadRequest("A field can be changed, not emptied.")
+    await _check_choices(
+        table,
+        agent.created_by,
+        changes.get("architecture", agent.agent_architecture),
+        changes.get("provider", agent.agent_provider),
+    )
+    renamed = "name" in changes and normalize_name(changes["name"]) != normalize_name(
+        agent.agent_name
+    )
+    updated = agent.model_copy(
+        update={
+            **{
+                f"agent_{k}": v
+                for k, v in changes.items()
+                if k in ("name", "architecture", "provider", "model", "persona")
+            },
+            **{k: v for k, v in changes.items() if k in ("event_expiry_days", "metadata")},
+            "updated_at": _now(clock),
+        }
+    )
+    old_guard = new_guard = None
+    if renamed:
+        old_guard = AgentNameGuard(
+            created_by=agent.created_by,
+            normalized_name=normalize_name(agent.agent_name),
+            agent_id=agent.agent_id,
+        )
+        new_guard = AgentNameGuard(
+            created_by=agent.created_by,
+            normalized_name=normalize_name(updated.agent_name),
+            agent_id=agent.agent_id,
+        )
+    try:
+        await repository.save(table, updated, old_guard=old_guard, new_guard=new_guard)
+    except TransactionCancelled as e:
+        if renamed and len(e.reasons) > 2 and e.reasons[2] is not None:
+            raise AgentNameTaken(f"You already have an agent named {updated.agent_name!r}.") from e
+        raise AgentNotFound("No agent with that id.") from e
+    return updated
+
+
+async def delete(table: Table, agent: Agent) -> None:
+    guard = AgentNameGuard(
+        created_by=agent.created_by,
+        normalized_name=normalize_name(agent.agent_name),
+        agent_id=agent.agent_id,
+    )
+    await repository.delete(table, agent, guard)
+
+
+async def form(table: Table, keys: KeyRing, email: str, *, allow_private_urls: bool) -> AgentForm:
+    """The agents form: architectures, the providers this user can use, and their models."""
+    configured = ["offline"] + [
+        s.provider_name for s in await provider_settings.list_for(table, email)
+    ]
+
+    async def models_of(provider: str) -> list[str] | str:
+        try:
+            llm = await settings_service.provider_for(
+                table, keys, email, provider, allow_private_urls=allow_private_urls
+            )
+            return await asyncio.wait_for(llm.list_models(), MODEL_LISTING_SECONDS)
+        except (ProviderError, TimeoutError, AppError) as e:
+            return getattr(e, "message", None) or "The provider did not answer in time."
+
+    listed = await asyncio.gather(*(models_of(p) for p in configured))
+    models = {p: m for p, m in zip(configured, listed, strict=True) if isinstance(m, list)}
+    notes = {p: m for p, m in zip(configured, listed, strict=True) if isinstance(m, str)}
+    fields = form_of(
+        AgentCreate,
+        options={
+            "architecture": [Option(value=a.name, label=a.name) for a in ARCHITECTURES.values()],
+            "provider": [Option(value=p, label=PROVIDERS[p].label) for p in configured],
+        },
+    ).fields
+    return AgentForm(fields=fields, models=models, notes=notes)

@@ -1,0 +1,80 @@
+"""/agents over HTTP."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.config import Settings
+from api.main import create_app
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TestClient]:
+    settings = Settings(sqlite_path=tmp_path / "a.db", encryption_key="k" * 40)
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+        yield client
+
+
+def test_create_get_list_update_delete(client: TestClient) -> None:
+    created = client.post("/agents", json={"name": "Helper", "persona": "Kind and brief."})
+    assert created.status_code == 201, created.text
+    agent = created.json()
+    assert agent["architecture"] == "krishna-memgpt"
+    assert agent["provider"] == "offline"
+    assert agent["event_expiry_days"] == 7
+    again = client.post("/agents", json={"name": "helper"})
+    assert again.status_code == 200
+    assert again.json()["id"] == agent["id"]
+
+    assert client.get(f"/agents/{agent['id']}").json()["persona"] == "Kind and brief."
+    assert [a["id"] for a in client.get("/agents").json()] == [agent["id"]]
+
+    renamed = client.patch(f"/agents/{agent['id']}", json={"name": "Sage", "event_expiry_days": 0})
+    assert renamed.status_code == 200
+    assert renamed.json()["name"] == "Sage"
+    assert renamed.json()["event_expiry_days"] == 0
+    # The old name is free again, the new one is taken.
+    other = client.post("/agents", json={"name": "Helper"}).json()
+    assert other["id"] != agent["id"]
+    taken = client.patch(f"/agents/{other['id']}", json={"name": "sage"})
+    assert taken.status_code == 409
+    assert taken.json()["code"] == "agent_name_taken"
+    assert client.get(f"/agents/{other['id']}").json()["name"] == "Helper"
+
+    assert client.delete(f"/agents/{agent['id']}").status_code == 204
+    gone = client.get(f"/agents/{agent['id']}")
+    assert gone.status_code == 404
+    assert gone.json()["code"] == "agent_not_found"
+    assert client.post("/agents", json={"name": "Sage"}).status_code == 201  # free again
+
+
+def test_bad_choices_are_refused(client: TestClient) -> None:
+    bad_arch = client.post("/agents", json={"name": "A", "architecture": "letta-v2"})
+    assert bad_arch.status_code == 400
+    assert bad_arch.json()["code"] == "unknown_architecture"
+    unconfigured = client.post("/agents", json={"name": "B", "provider": "anthropic"})
+    assert unconfigured.status_code == 400
+    assert unconfigured.json()["code"] == "provider_not_configured"
+    for body in ({"name": ""}, {"name": "C", "event_expiry_days": -1}, {"name": "D", "x": 1}):
+        response = client.post("/agents", json=body)
+        assert response.status_code == 422
+        assert response.json()["code"] == "validation_error"
+    assert client.get("/agents").json() == []
+    assert client.patch("/agents/nope", json={"name": "x"}).status_code == 404
+
+
+def test_the_form_lists_architectures_providers_and_models(client: TestClient) -> None:
+    client.put(
+        "/settings/providers/openai",
+        json={"api_key": "sk-test-123456", "base_url": "http://127.0.0.1:9/v1"},
+    )
+    form = client.get("/agents/schema").json()
+    fields = {f["name"]: f for f in form["fields"]}
+    assert [o["value"] for o in fields["architecture"]["options"]] == ["krishna-memgpt"]
+    assert [o["value"] for o in fields["provider"]["options"]] == ["offline", "openai"]
+    assert fields["name"]["required"] is True
+    assert fields["event_expiry_days"]["validation"]["minimum"] == 0
+    assert form["models"]["offline"] == ["offline-demo"]
+    assert "openai" in form["notes"]  # nothing listens on port 9: said, not fatal

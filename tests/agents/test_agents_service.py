@@ -1,0 +1,36 @@
+"""Agent creation is idempotent by name, on every engine, even under concurrency."""
+
+import asyncio
+
+from api.agents import service
+from api.agents.schemas import AgentCreate
+from api.kit.clock import FrozenClock
+from api.store.table import Table
+from tests.contract.conftest import skip_on_moto
+
+
+async def test_ten_parallel_creates_make_one_agent(
+    table: Table, clock: FrozenClock, engine: str
+) -> None:
+    skip_on_moto(engine, "its in-process tables are not thread-safe")
+    body = AgentCreate(name="Helper")
+    results = await asyncio.gather(
+        *(service.create(table, "ada@example.com", body, clock) for _ in range(10))
+    )
+    assert len({agent.agent_id for agent, _ in results}) == 1
+    assert sum(created for _, created in results) == 1
+    assert len(await service.list_for(table, "ada@example.com")) == 1
+
+
+async def test_names_differing_in_case_or_spacing_are_one_agent(
+    table: Table, clock: FrozenClock
+) -> None:
+    first, created = await service.create(table, "a@x.io", AgentCreate(name="My  Helper"), clock)
+    again, created_again = await service.create(
+        table, "a@x.io", AgentCreate(name="my helper "), clock
+    )
+    assert created
+    assert not created_again
+    assert again.agent_id == first.agent_id
+    other, _ = await service.create(table, "b@x.io", AgentCreate(name="My Helper"), clock)
+    assert other.agent_id != first.agent_id  # names are unique per user, not globally
