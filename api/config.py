@@ -63,6 +63,12 @@ class Settings(BaseSettings):
         return self.auth_mode == "local"
 
     @property
+    def server_identity_for_users(self) -> bool:
+        """Whether a user's provider may run on the server's own cloud identity (an AWS
+        role): only the one user of local mode may spend it."""
+        return self.auth_mode == "local"
+
+    @property
     def old_encryption_keys(self) -> list[str]:
         raw = self.encryption_old_keys.get_secret_value() if self.encryption_old_keys else ""
         return [key.strip() for key in raw.split(",") if key.strip()]

@@ -21,6 +21,7 @@ async def agent_form(
         request.state.keyring,
         user.email,
         allow_private_urls=settings.private_provider_urls,
+        allow_server_identity=settings.server_identity_for_users,
     )
 
 

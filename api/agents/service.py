@@ -166,7 +166,14 @@ async def delete(table: Table, agent: Agent) -> None:
     await repository.delete(table, agent, guard)
 
 
-async def form(table: Table, keys: KeyRing, email: str, *, allow_private_urls: bool) -> AgentForm:
+async def form(
+    table: Table,
+    keys: KeyRing,
+    email: str,
+    *,
+    allow_private_urls: bool,
+    allow_server_identity: bool,
+) -> AgentForm:
     """The agents form: architectures, the providers this user can use, and their models."""
     configured = ["offline"] + [
         s.provider_name for s in await provider_settings.list_for(table, email)
@@ -175,7 +182,12 @@ async def form(table: Table, keys: KeyRing, email: str, *, allow_private_urls: b
     async def models_of(provider: str) -> list[str] | str:
         try:
             llm = await settings_service.provider_for(
-                table, keys, email, provider, allow_private_urls=allow_private_urls
+                table,
+                keys,
+                email,
+                provider,
+                allow_private_urls=allow_private_urls,
+                allow_server_identity=allow_server_identity,
             )
             return await asyncio.wait_for(llm.list_models(), MODEL_LISTING_SECONDS)
         except (ProviderError, TimeoutError, AppError) as e:

@@ -4,6 +4,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anthropic
+import httpx2
 from anthropic import AsyncAnthropic
 
 from api.llm.errors import (
@@ -60,7 +61,9 @@ def to_wire(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, Any]]]
             ]
         else:
             role = "user"
-            blocks = [{"type": "text", "text": m.content}]
+            blocks = [{"type": "text", "text": m.content}] if m.content else []
+        if not blocks:  # Anthropic refuses empty text blocks and empty turns
+            continue
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"] += blocks
         else:
@@ -75,8 +78,16 @@ def to_wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
+def _said(e: anthropic.APIStatusError) -> str:
+    """The provider's own message, only from Anthropic's JSON error body."""
+    body = e.body
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return f": {brief(message)}" if isinstance(message, str) and message else ""
+
+
 def provider_error(e: Exception) -> ProviderError:
-    """The typed error for an exception of the anthropic SDK."""
+    """The typed error for an exception of the anthropic SDK or its HTTP client."""
     if isinstance(e, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
         return ProviderAuthFailed(f"Anthropic refused the API key ({e.status_code}); check it.")
     if isinstance(e, anthropic.RateLimitError):
@@ -84,14 +95,18 @@ def provider_error(e: Exception) -> ProviderError:
     if isinstance(e, anthropic.APITimeoutError):
         return ProviderTimeout("Anthropic did not answer in time.")
     if isinstance(e, anthropic.APIConnectionError):
-        return ProviderUnavailable(f"Anthropic cannot be reached: {brief(e)}")
+        return ProviderUnavailable("Anthropic cannot be reached.")
     if isinstance(e, anthropic.APIStatusError):
         if e.status_code >= 500:
-            return ProviderUnavailable(f"Anthropic failed ({e.status_code}): {brief(e.message)}")
-        return ProviderRejected(
-            f"Anthropic refused the request ({e.status_code}): {brief(e.message)}"
-        )
-    return ProviderError(f"Anthropic failed: {brief(e)}")
+            return ProviderUnavailable(f"Anthropic failed ({e.status_code}){_said(e)}")
+        if 300 <= e.status_code < 400:
+            return ProviderRejected("Anthropic answered with a redirect, which is not followed.")
+        return ProviderRejected(f"Anthropic refused the request ({e.status_code}){_said(e)}")
+    if isinstance(e, httpx2.TimeoutException):
+        return ProviderTimeout("Anthropic did not answer in time.")
+    if isinstance(e, httpx2.TransportError):
+        return ProviderUnavailable("Anthropic dropped the connection.")
+    return ProviderError("Anthropic failed.")
 
 
 class AnthropicProvider:
@@ -104,7 +119,12 @@ class AnthropicProvider:
         max_retries: int = 2,
     ) -> None:
         self._client = AsyncAnthropic(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            # A redirect could lead past the URL guard to an internal address.
+            http_client=anthropic.DefaultAsyncHttpxClient(follow_redirects=False),
         )
 
     @property
@@ -155,7 +175,7 @@ class AnthropicProvider:
                         output_tokens = event.usage.output_tokens
                         if event.delta.stop_reason is not None:
                             finish = STOP.get(event.delta.stop_reason, "other")
-        except anthropic.AnthropicError as e:
+        except (anthropic.AnthropicError, httpx2.HTTPError) as e:
             raise provider_error(e) from e
         yield Usage(input_tokens, output_tokens)
         yield Finish(finish)
@@ -163,5 +183,5 @@ class AnthropicProvider:
     async def list_models(self) -> list[str]:
         try:
             return sorted([model.id async for model in self._client.models.list()])
-        except anthropic.AnthropicError as e:
+        except (anthropic.AnthropicError, httpx2.HTTPError) as e:
             raise provider_error(e) from e

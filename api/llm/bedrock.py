@@ -4,11 +4,17 @@ a worker thread and handed to the event loop through a queue; the loop never blo
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    NoCredentialsError,
+    ParamValidationError,
+)
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
 from api.llm.errors import (
@@ -58,6 +64,9 @@ UNAVAILABLE_CODES = {
     "ModelNotReadyException",
 }
 _END = object()
+# Each streamed reply holds a thread while it lasts: a pool of its own, so long replies
+# never starve the loop's default executor (which also resolves DNS).
+_STREAMS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="bedrock")
 
 
 def to_wire(messages: Sequence[ChatMessage]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -82,7 +91,9 @@ def to_wire(messages: Sequence[ChatMessage]) -> tuple[list[dict[str, Any]], list
             ]
         else:
             role = "user"
-            blocks = [{"text": m.content}]
+            blocks = [{"text": m.content}] if m.content else []
+        if not blocks:  # Bedrock refuses blank text and empty turns
+            continue
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"] += blocks
         else:
@@ -126,6 +137,10 @@ def provider_error(e: Exception) -> ProviderError:
         isinstance(e, BotoCoreError) and "timeout" in type(e).__name__.lower()
     ):
         return ProviderTimeout("Bedrock did not answer in time.")
+    if isinstance(e, NoCredentialsError):
+        return ProviderAuthFailed("Bedrock needs AWS credentials, and none were found.")
+    if isinstance(e, ParamValidationError):
+        return ProviderRejected("Bedrock refused the request: a parameter is not valid.")
     if isinstance(e, BotoCoreError | ProtocolError):
         return ProviderUnavailable("Bedrock cannot be reached or dropped the connection.")
     return ProviderError(f"Bedrock failed: {brief(e)}")
@@ -212,7 +227,7 @@ class BedrockProvider:
                 loop.call_soon_threadsafe(queue.put_nowait, e)
             loop.call_soon_threadsafe(queue.put_nowait, _END)
 
-        loop.run_in_executor(None, pump)
+        loop.run_in_executor(_STREAMS, pump)
         tools: dict[int, dict[str, str]] = {}
         finish: FinishReason = "stop"
         try:
@@ -261,6 +276,6 @@ class BedrockProvider:
             return sorted(s["modelId"] for s in summaries)
 
         try:
-            return await asyncio.to_thread(fetch)
+            return await asyncio.get_running_loop().run_in_executor(_STREAMS, fetch)
         except (ClientError, BotoCoreError) as e:
             raise provider_error(e) from e

@@ -6,6 +6,7 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import httpx2
 import openai
 from openai import AsyncOpenAI
 
@@ -83,8 +84,16 @@ def to_wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
+def _said(e: openai.APIStatusError) -> str:
+    """The provider's own error message, only from a JSON error body: anything else (an
+    HTML page, a server's body behind a redirect) is not repeated to the user."""
+    body = e.body
+    message = body.get("message") if isinstance(body, dict) else None
+    return f": {brief(message)}" if isinstance(message, str) and message else ""
+
+
 def provider_error(label: str, e: Exception) -> ProviderError:
-    """The typed error for an exception of the openai SDK."""
+    """The typed error for an exception of the openai SDK or its HTTP client."""
     if isinstance(e, openai.AuthenticationError | openai.PermissionDeniedError):
         return ProviderAuthFailed(f"{label} refused the API key ({e.status_code}); check it.")
     if isinstance(e, openai.RateLimitError):
@@ -92,14 +101,28 @@ def provider_error(label: str, e: Exception) -> ProviderError:
     if isinstance(e, openai.APITimeoutError):
         return ProviderTimeout(f"{label} did not answer in time.")
     if isinstance(e, openai.APIConnectionError):
-        return ProviderUnavailable(f"{label} cannot be reached: {brief(e)}")
+        return ProviderUnavailable(f"{label} cannot be reached.")
     if isinstance(e, openai.APIStatusError):
         if e.status_code >= 500:
-            return ProviderUnavailable(f"{label} failed ({e.status_code}): {brief(e.message)}")
-        return ProviderRejected(
-            f"{label} refused the request ({e.status_code}): {brief(e.message)}"
-        )
-    return ProviderError(f"{label} failed: {brief(e)}")
+            return ProviderUnavailable(f"{label} failed ({e.status_code}){_said(e)}")
+        if 300 <= e.status_code < 400:
+            return ProviderRejected(f"{label} answered with a redirect, which is not followed.")
+        return ProviderRejected(f"{label} refused the request ({e.status_code}){_said(e)}")
+    if isinstance(e, httpx2.TimeoutException):
+        return ProviderTimeout(f"{label} did not answer in time.")
+    if isinstance(e, httpx2.TransportError):
+        return ProviderUnavailable(f"{label} dropped the connection.")
+    return ProviderError(f"{label} failed.")
+
+
+def _slot(calls: dict[int, dict[str, str]], index: int | None, call_id: str | None) -> int:
+    """Where a tool-call fragment belongs: its index, or, from servers that send none
+    (Gemini's compatible endpoint), a new slot whenever a new call id starts."""
+    if index is not None:
+        return index
+    if call_id and not any(c["id"] == call_id for c in calls.values()):
+        return len(calls)
+    return max(calls, default=0)
 
 
 class OpenAIProvider:
@@ -109,17 +132,20 @@ class OpenAIProvider:
         api_key: str,
         base_url: str | None = None,
         organization: str | None = None,
-        label: str = "OpenAI",
         timeout: float = 60.0,
         max_retries: int = 2,
     ) -> None:
-        self.label = label
+        self.label = "OpenAI" if base_url is None else "The OpenAI-compatible server"
+        # OpenAI's newer models refuse `max_tokens`; compatible servers know only it.
+        self._max_tokens_name = "max_completion_tokens" if base_url is None else "max_tokens"
         self._client = AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
             organization=organization,
             timeout=timeout,
             max_retries=max_retries,
+            # A redirect could lead past the URL guard to an internal address.
+            http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False),
         )
 
     @property
@@ -132,7 +158,7 @@ class OpenAIProvider:
             "messages": to_wire_messages(request.messages),
             "stream": True,
             "stream_options": {"include_usage": True},
-            "max_tokens": request.params.max_tokens,
+            self._max_tokens_name: request.params.max_tokens,
         }
         if request.tools:
             params["tools"] = to_wire_tools(request.tools)
@@ -161,8 +187,10 @@ class OpenAIProvider:
                                 call["args"] += part.function.arguments or ""
                         if choice.finish_reason is not None:
                             finish = FINISH.get(choice.finish_reason, "other")
-        except openai.OpenAIError as e:
+        except (openai.OpenAIError, httpx2.HTTPError) as e:
             raise provider_error(self.label, e) from e
+        if calls and finish == "stop":
+            finish = "tool_calls"  # some compatible servers say "stop" after tool calls
         for index in sorted(calls):
             call = calls[index]
             arguments = parse_tool_arguments(self.label, call["name"], call["args"])
@@ -172,5 +200,5 @@ class OpenAIProvider:
     async def list_models(self) -> list[str]:
         try:
             return sorted([model.id async for model in self._client.models.list()])
-        except openai.OpenAIError as e:
+        except (openai.OpenAIError, httpx2.HTTPError) as e:
             raise provider_error(self.label, e) from e

@@ -3,7 +3,7 @@ validates the PUT and defines the form) and how to build its adapter."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, SecretStr, model_validator
 
@@ -13,11 +13,19 @@ from api.llm.offline import OfflineProvider
 from api.llm.openai import OpenAIProvider
 from api.llm.types import LLMProvider
 
-AWS_REGION = r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$"
+AWS_REGION = r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$"  # ASCII digits: \d would admit any script's
 
 
 class Credentials(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    # A secret kept from storage when a form leaves it empty, only while the field it
+    # belongs with is unchanged (a new access key id needs its own secret).
+    SECRET_BELONGS_TO: ClassVar[dict[str, str]] = {}
+
+    def uses_server_identity(self) -> bool:
+        """Whether calls would run on the server's own cloud identity, not the user's."""
+        return False
 
     def url(self) -> str | None:
         """The address our servers will call, when the user chose it."""
@@ -51,11 +59,16 @@ class BedrockCredentials(Credentials):
         default=None,
         title="Access key id",
         pattern=r"^[A-Z0-9]{16,128}$",
-        description="Empty to use the server's own AWS role.",
+        description="Empty to use the server's own AWS role (in local mode only).",
     )
     secret_access_key: SecretStr | None = Field(
         default=None, title="Secret access key", min_length=16, max_length=128
     )
+
+    SECRET_BELONGS_TO: ClassVar[dict[str, str]] = {"secret_access_key": "access_key_id"}
+
+    def uses_server_identity(self) -> bool:
+        return self.access_key_id is None
 
     @model_validator(mode="after")
     def _pair(self) -> "BedrockCredentials":

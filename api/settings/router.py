@@ -79,7 +79,7 @@ async def put_provider(
     spec = service.spec_of(provider, configurable=True)
     assert spec.credentials is not None
     keys = _keys(request)
-    stored = await service.stored_values(table, keys, user.email, provider)
+    stored = await service.stored_values(table, keys, user.email, provider, readable_only=True)
     try:
         credentials = spec.credentials.model_validate(
             service.merge_secrets(spec.credentials, body, stored)
@@ -95,6 +95,7 @@ async def put_provider(
         provider,
         credentials,
         allow_private_urls=settings.private_provider_urls,
+        allow_server_identity=settings.server_identity_for_users,
         clock=clock,
     )
     return _out(provider, credentials, saved.updated_at)
@@ -116,6 +117,7 @@ async def test_provider(
         user.email,
         provider,
         allow_private_urls=settings.private_provider_urls,
+        allow_server_identity=settings.server_identity_for_users,
     )
     return ProviderTestOut(ok=True, models=await llm.list_models())
 

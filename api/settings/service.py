@@ -1,16 +1,17 @@
 """A user's LLM providers: credentials validated, their URL checked, encrypted at rest bound
 to their owner and provider, shown masked, and turned into a provider adapter on demand."""
 
+import asyncio
 import json
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
-from api.errors import NotFound
+from api.errors import AppError, NotFound
 from api.kit import netguard
 from api.kit.clock import Clock
-from api.kit.crypto import KeyRing
+from api.kit.crypto import DecryptionFailed, KeyRing
 from api.llm.types import LLMProvider
 from api.settings import repository
 from api.settings.models import ProviderSettings
@@ -24,6 +25,16 @@ class UnknownProvider(NotFound):
 
 class ProviderNotConfigured(NotFound):
     code = "provider_not_configured"
+
+
+class StoredSettingsInvalid(AppError):
+    status_code = 409
+    code = "stored_settings_invalid"
+
+
+class ServerIdentityRefused(AppError):
+    status_code = 400
+    code = "credentials_required"
 
 
 def spec_of(provider: str, *, configurable: bool = False) -> ProviderSpec:
@@ -62,7 +73,8 @@ def reveal(credentials: Credentials) -> dict[str, Any]:
 
 
 def mask(secret: str) -> str:
-    return f"{secret[:3]}…{secret[-4:]}" if len(secret) >= 12 else "••••"
+    """Enough to tell two keys apart, too little to matter: the last 4 of a long secret."""
+    return f"…{secret[-4:]}" if len(secret) >= 20 else "••••"
 
 
 def masked(credentials: Credentials) -> dict[str, Any]:
@@ -74,12 +86,19 @@ def masked(credentials: Credentials) -> dict[str, Any]:
 
 
 async def stored_values(
-    table: Table, keys: KeyRing, email: str, provider: str
+    table: Table, keys: KeyRing, email: str, provider: str, *, readable_only: bool = False
 ) -> dict[str, Any] | None:
+    """The stored values in clear. With `readable_only`, values that no longer decrypt
+    (their key was dropped) count as none, so that saving new ones still works."""
     settings = await repository.get(table, email, provider)
     if settings is None:
         return None
-    plaintext = keys.decrypt(settings.encrypted_credentials, associated_data(email, provider))
+    try:
+        plaintext = keys.decrypt(settings.encrypted_credentials, associated_data(email, provider))
+    except DecryptionFailed:
+        if readable_only:
+            return None
+        raise
     values: dict[str, Any] = json.loads(plaintext)
     return values
 
@@ -90,7 +109,12 @@ async def load(table: Table, keys: KeyRing, email: str, provider: str) -> Creden
     if values is None:
         raise ProviderNotConfigured(f"{spec.label} is not configured yet.")
     assert spec.credentials is not None
-    return spec.credentials.model_validate(values)
+    try:
+        return spec.credentials.model_validate(values)
+    except ValidationError:  # saved under older rules; the values stay out of the error
+        raise StoredSettingsInvalid(
+            f"The saved {spec.label} settings no longer fit; save them again."
+        ) from None
 
 
 def merge_secrets(
@@ -100,6 +124,9 @@ def merge_secrets(
     secrets, so it cannot send them back."""
     merged = dict(submitted)
     for name in secret_fields(model):
+        owner = model.SECRET_BELONGS_TO.get(name)
+        if owner is not None and stored and merged.get(owner) != stored.get(owner):
+            continue
         if merged.get(name) in (None, "") and stored and stored.get(name) is not None:
             merged[name] = stored[name]
     return merged
@@ -113,8 +140,11 @@ async def save(
     credentials: Credentials,
     *,
     allow_private_urls: bool,
+    allow_server_identity: bool,
     clock: Clock,
 ) -> ProviderSettings:
+    if credentials.uses_server_identity() and not allow_server_identity:
+        raise ServerIdentityRefused("Give your own credentials; this server lends none.")
     url = credentials.url()
     if url:
         await netguard.check_url(url, allow_private=allow_private_urls)
@@ -138,17 +168,26 @@ async def delete(table: Table, email: str, provider: str) -> None:
 
 
 async def provider_for(
-    table: Table, keys: KeyRing, email: str, provider: str, *, allow_private_urls: bool
+    table: Table,
+    keys: KeyRing,
+    email: str,
+    provider: str,
+    *,
+    allow_private_urls: bool,
+    allow_server_identity: bool,
 ) -> LLMProvider:
     """The adapter for this user's provider, with their credentials."""
     spec = spec_of(provider)
     if spec.credentials is None:
         return spec.build(None)
     credentials = await load(table, keys, email, provider)
+    if credentials.uses_server_identity() and not allow_server_identity:
+        raise ServerIdentityRefused("Give your own credentials; this server lends none.")
     url = credentials.url()
     if url:  # again at use: the name may resolve elsewhere now
         await netguard.check_url(url, allow_private=allow_private_urls)
-    return spec.build(credentials)
+    # SDK clients read files and environment as they are made: off the loop.
+    return await asyncio.to_thread(spec.build, credentials)
 
 
 async def reencrypt(table: Table, keys: KeyRing, clock: Clock) -> int:

@@ -55,10 +55,10 @@ def test_credentials_are_saved_encrypted_and_shown_masked(
 ) -> None:
     saved = client.put("/settings/providers/openai", json={"api_key": SECRET})
     assert saved.status_code == 200, saved.text
-    assert saved.json()["values"]["api_key"] == "sk-…1234"
+    assert saved.json()["values"]["api_key"] == "…1234"
     assert SECRET not in saved.text
     got = client.get("/settings/providers/openai").json()
-    assert got["values"] == {"api_key": "sk-…1234", "base_url": None, "organization": None}
+    assert got["values"] == {"api_key": "…1234", "base_url": None, "organization": None}
     assert [p["provider"] for p in client.get("/settings/providers").json()] == ["openai"]
     rows = stored_rows(settings)
     assert len(rows) == 1
@@ -73,7 +73,7 @@ def test_a_secret_left_empty_keeps_its_stored_value(client: TestClient) -> None:
     )
     assert updated.status_code == 200
     assert updated.json()["values"] == {
-        "api_key": "sk-…1234",
+        "api_key": "…1234",
         "base_url": None,
         "organization": "org-42",
     }
@@ -268,3 +268,141 @@ def test_private_provider_urls_default_by_mode() -> None:
     assert Settings(auth_mode="local").private_provider_urls is True
     google = Settings.model_construct(auth_mode="google", allow_private_provider_urls=None)
     assert google.private_provider_urls is False
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[2002:a9fe:a9fe::1]/",
+        "http://168.63.129.16/",
+        "http://user:pw@127.0.0.1:9/v1",
+        "http://127.0.0.1:9/v1?key=secret",
+    ],
+    ids=["6to4_metadata", "azure_wireserver", "userinfo", "query"],
+)
+def test_more_urls_that_are_refused(client: TestClient, url: str) -> None:
+    response = client.put("/settings/providers/openai", json={"api_key": SECRET, "base_url": url})
+    assert response.status_code == 400
+    assert response.json()["code"] == "url_refused"
+    assert "pw@" not in response.text
+    assert "secret" not in response.text
+
+
+def test_ipv6_loopback_is_a_local_server_not_a_refusal(client: TestClient) -> None:
+    body = {"api_key": SECRET, "base_url": "http://[::1]:11434/v1"}
+    assert client.put("/settings/providers/openai", json=body).status_code == 200
+
+
+def test_a_redirect_is_not_followed_past_the_guard(client: TestClient) -> None:
+    """A base URL that redirects elsewhere (an internal address, say) is not followed, and
+    what the redirecting server said is not repeated."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Redirect(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(307)
+            self.send_header("Location", "http://169.254.169.254/latest/meta-data/")
+            self.send_header("Content-Length", "22")
+            self.end_headers()
+            self.wfile.write(b"INTERNAL-ONLY aws_key=")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        client.put("/settings/providers/openai", json={"api_key": SECRET, "base_url": base})
+        response = client.post("/settings/providers/openai/test")
+    finally:
+        server.shutdown()
+    assert response.status_code == 400
+    assert "redirect" in response.json()["message"]
+    assert "INTERNAL-ONLY" not in response.text
+
+
+def test_settings_saved_under_older_rules_are_a_clear_error(
+    client: TestClient, settings: Settings
+) -> None:
+    from api.kit.crypto import KeyRing
+    from api.settings.service import associated_data
+
+    client.put("/settings/providers/openai", json={"api_key": SECRET})
+    stale = KeyRing("k" * 40).encrypt(
+        json.dumps({"api_key": SECRET, "retired_field": "old-secret-value"}).encode(),
+        associated_data("local@localhost", "openai"),
+    )
+    db = sqlite3.connect(settings.sqlite_path)
+    (row,) = db.execute(
+        "SELECT item FROM \"agent-memory\" WHERE sk = 'ProviderSettings#openai'"
+    ).fetchone()
+    item = json.loads(row)
+    item["encrypted_credentials"]["S"] = stale
+    db.execute(
+        "UPDATE \"agent-memory\" SET item = ? WHERE sk = 'ProviderSettings#openai'",
+        (json.dumps(item),),
+    )
+    db.commit()
+    response = client.get("/settings/providers/openai")
+    assert response.status_code == 409
+    assert response.json()["code"] == "stored_settings_invalid"
+    assert "old-secret-value" not in response.text
+    assert client.put("/settings/providers/openai", json={"api_key": SECRET}).status_code == 200
+
+
+def test_new_credentials_can_be_saved_after_their_old_key_is_gone(settings: Settings) -> None:
+    with local_client(settings) as client:
+        client.put("/settings/providers/openai", json={"api_key": SECRET})
+    rekeyed = settings.model_copy(update={"encryption_key": SecretStr("z" * 40)})
+    with local_client(rekeyed) as client:
+        assert client.get("/settings/providers/openai").json()["code"] == "decryption_failed"
+        assert client.put("/settings/providers/openai", json={"api_key": SECRET}).status_code == 200
+        assert client.get("/settings/providers/openai").status_code == 200
+
+
+def test_a_new_access_key_id_needs_its_own_secret(client: TestClient) -> None:
+    first = {"access_key_id": "AKIAAAAAAAAAAAAAAAAA", "secret_access_key": "s" * 30}
+    assert client.put("/settings/providers/bedrock", json=first).status_code == 200
+    kept = client.put(
+        "/settings/providers/bedrock",
+        json={"access_key_id": first["access_key_id"], "region": "eu-west-1"},
+    )
+    assert kept.status_code == 200  # same key id: the stored secret stays
+    other = client.put(
+        "/settings/providers/bedrock", json={"access_key_id": "AKIABBBBBBBBBBBBBBBB"}
+    )
+    assert other.status_code == 422  # a new key id without its secret
+    cleared = client.put("/settings/providers/bedrock", json={"access_key_id": None})
+    assert cleared.status_code == 200  # local mode may use the server's own AWS role
+    assert cleared.json()["values"]["secret_access_key"] is None
+
+
+async def test_only_local_mode_lends_the_servers_aws_identity(tmp_path: Path) -> None:
+    from api.kit.clock import SystemClock
+    from api.kit.crypto import KeyRing
+    from api.settings import service
+    from api.settings.providers import BedrockCredentials
+    from api.store.definition import load_definition
+    from api.store.sqlite import SqliteTable
+
+    table = SqliteTable(tmp_path / "t.db", "agent-memory", load_definition())
+    await table.create()
+    with pytest.raises(service.ServerIdentityRefused):
+        await service.save(
+            table,
+            KeyRing("k" * 40),
+            "a@x.io",
+            "bedrock",
+            BedrockCredentials(),
+            allow_private_urls=False,
+            allow_server_identity=False,
+            clock=SystemClock(),
+        )
+    await table.close()
+
+
+def test_short_secrets_are_masked_entirely(client: TestClient) -> None:
+    saved = client.put("/settings/providers/anthropic", json={"api_key": "short-key-123"})
+    assert saved.json()["values"]["api_key"] == "••••"
