@@ -181,6 +181,14 @@ def session_lookup(email: str, agent_id: str, session_id: str) -> Key:
     )
 
 
+def session_lookups_of(email: str, agent_id: str) -> Query:
+    return conversations_partition(email), Sk.begins_with(f"Session#{_part('agent id', agent_id)}#")
+
+
+def conversation_id_of(conversation_sk: str) -> str:
+    return conversation_sk.removeprefix("CONVERSATION#")
+
+
 def messages_partition(conversation_id: str) -> str:
     return f"CONVERSATION#{_part('conversation id', conversation_id)}"
 

@@ -1,0 +1,155 @@
+"""Archival memory: unlimited, searched on demand, stored once per distinct text.
+
+An insert writes the memory and a guard item keyed by the text's SHA-256 in one
+transaction, conditioned on the guard being absent: however many callers insert the same
+text at once, exactly one memory results and the others learn which one it is.
+"""
+
+import contextlib
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from api.kit.clock import Clock
+from api.memory import repository
+from api.memory.errors import (
+    ArchivalMemoryNotFound,
+    ContentTooLong,
+    EmptyContent,
+    InvalidPage,
+    MemoryBusy,
+)
+from api.memory.models import ArchivalMemory
+from api.memory.ranking import Ranker
+from api.memory.retry import backoff
+from api.store.table import AttrEquals, ConditionFailed, Table, TransactionCancelled
+
+PAGE_SIZE = 5
+MAX_CONTENT_CHARS = 50_000  # well inside an item's 400 KB, even at 4 bytes a character
+INSERT_ATTEMPTS = 20  # each lost race means another insert of this text won
+
+
+@dataclass(frozen=True)
+class ArchivalInsert:
+    """The memory holding the text, and whether this call created it."""
+
+    memory: ArchivalMemory
+    created: bool
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    query: str
+    page: int
+    total: int
+    memories: list[ArchivalMemory] = field(default_factory=list)
+    page_size: int = PAGE_SIZE
+
+    @property
+    def pages(self) -> int:
+        return -(-self.total // self.page_size)
+
+    @property
+    def has_next(self) -> bool:
+        return self.page < self.pages
+
+    @property
+    def first_rank(self) -> int:
+        """The rank of the page's first memory: numbering runs on across pages."""
+        return (self.page - 1) * self.page_size + 1
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def _content(text: str) -> str:
+    # Only the ends are trimmed: inner line breaks can be the point of a long note.
+    content = text.strip()
+    if not content:
+        raise EmptyContent("Cannot insert empty content into archival memory (no change).")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise ContentTooLong(
+            f"Content is too long for one archival memory ({len(content)} characters; at "
+            f"most {MAX_CONTENT_CHARS}). Split it into several inserts (no change)."
+        )
+    return content
+
+
+async def insert(table: Table, clock: Clock, agent_id: str, content: str) -> ArchivalInsert:
+    text = _content(content)
+    digest = content_hash(text)
+    for attempt in range(INSERT_ATTEMPTS):
+        created_at = datetime.fromtimestamp(clock.now(), UTC)
+        memory = ArchivalMemory(
+            agent_id=agent_id,
+            memory_id=repository.new_memory_id(created_at),
+            content=text,
+            content_hash=digest,
+            created_at=created_at,
+        )
+        try:
+            if await repository.insert_archival(table, memory):
+                return ArchivalInsert(memory, created=True)
+        except TransactionCancelled:  # a conflicting transaction, not a verdict: again
+            await backoff(attempt)
+            continue
+        guard = await repository.archival_guard(table, agent_id, digest)
+        if guard is None:  # deleted since our insert was refused: try again
+            continue
+        existing = await repository.get_archival(table, agent_id, guard.memory_id)
+        if existing is not None:
+            return ArchivalInsert(existing, created=False)
+        # A guard whose memory is gone would block this text forever: remove it, if it is
+        # still that guard, and insert afresh.
+        with contextlib.suppress(ConditionFailed):
+            await repository.delete_guard(
+                table, agent_id, digest, condition=AttrEquals("memory_id", guard.memory_id)
+            )
+    raise MemoryBusy("Archival memory is being written by too many callers at once; try again.")
+
+
+async def search(
+    table: Table,
+    agent_id: str,
+    query: str,
+    *,
+    ranker: Ranker,
+    page: int = 1,
+    page_size: int = PAGE_SIZE,
+) -> SearchPage:
+    """One page of the matches, best first. A page past the end comes back empty, with the
+    total, so the caller can say how many pages there are."""
+    text = " ".join(query.split())
+    if not text:
+        raise EmptyContent("Search query is empty; give words to search for.")
+    if page < 1:
+        raise InvalidPage(page)
+    matches = await ranker.rank(text, await repository.all_archival(table, agent_id))
+    start = (page - 1) * page_size
+    return SearchPage(
+        query=text,
+        page=page,
+        total=len(matches),
+        memories=matches[start : start + page_size],
+        page_size=page_size,
+    )
+
+
+async def list_memories(
+    table: Table, agent_id: str, *, limit: int = 50, cursor: str | None = None
+) -> tuple[list[ArchivalMemory], str | None]:
+    """Newest first; the cursor continues the listing."""
+    return await repository.archival_page(table, agent_id, limit=limit, cursor=cursor)
+
+
+async def get_memory(table: Table, agent_id: str, memory_id: str) -> ArchivalMemory:
+    memory = await repository.get_archival(table, agent_id, memory_id)
+    if memory is None:
+        raise ArchivalMemoryNotFound(memory_id)
+    return memory
+
+
+async def delete_memory(table: Table, agent_id: str, memory_id: str) -> None:
+    """The memory and its hash guard: the same text can be inserted again afterwards."""
+    await repository.delete_archival(table, await get_memory(table, agent_id, memory_id))

@@ -1,0 +1,121 @@
+"""Capacity over turns: a block at or above 80% counts a warned turn at the end of every turn;
+after 3 warned turns the warning was ignored and the block is compacted.
+
+Compaction never loses a line: every line the rewrite leaves out is written to archival
+memory first, and only then is the shorter block saved (guarded by its version). A crash in
+between leaves the lines in both places, never in neither; a retry finds them already
+archived, as inserts are idempotent.
+"""
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from api.kit.clock import Clock
+from api.llm.errors import ProviderError
+from api.memory import archival, blocks, repository, service
+from api.memory.errors import MemoryBusy
+from api.memory.models import CoreMemory
+from api.memory.retry import MAX_ATTEMPTS, backoff
+from api.memory.summarizer import Summarizer, TruncatingSummarizer
+from api.store.table import ConditionFailed, Table
+
+log = logging.getLogger(__name__)
+
+COMPACT_AFTER_TURNS = 3
+_FALLBACK = TruncatingSummarizer()
+
+
+@dataclass(frozen=True)
+class Compaction:
+    block: str
+    archived: tuple[str, ...]  # the lines taken out, now in archival memory
+    words_before: int
+    words_after: int
+
+
+@dataclass(frozen=True)
+class TurnReport:
+    """Blocks still warned (block -> warned turns so far) and the blocks compacted."""
+
+    warnings: dict[str, int] = field(default_factory=dict)
+    compactions: list[Compaction] = field(default_factory=list)
+
+
+def archived_line(block: str, line: str) -> str:
+    """A line as archival memory keeps it: the block it came from stays searchable."""
+    return f"[{block}] {line}"
+
+
+async def note_turn(
+    table: Table, clock: Clock, agent_id: str, summarizer: Summarizer
+) -> TurnReport:
+    """Call once at the end of every turn of the agent. Counts a warned turn for each block
+    at or above 80%, clears the count of blocks below it, and compacts the blocks whose
+    warning has now been ignored for COMPACT_AFTER_TURNS turns."""
+    views = await service.list_blocks(table, agent_id)
+    counted = await repository.warning_turns(table, agent_id, [v.name for v in views])
+    warnings: dict[str, int] = {}
+    compactions: list[Compaction] = []
+    for block in views:
+        if not block.needs_warning:
+            if block.name in counted:
+                await repository.reset_warning(table, agent_id, block.name)
+            continue
+        turns = await repository.add_warning_turn(table, agent_id, block.name)
+        if turns < COMPACT_AFTER_TURNS:
+            warnings[block.name] = turns
+        else:
+            compactions.append(await compact_block(table, clock, agent_id, block.name, summarizer))
+    return TurnReport(warnings, compactions)
+
+
+async def _shorter(
+    summarizer: Summarizer, block: str, lines: list[str], word_limit: int
+) -> list[str]:
+    """The summarizer's rewrite if it really relieves the block; the deterministic rule if
+    the model failed or gave back something still at the warning level."""
+    try:
+        rewritten = await summarizer.summarize(block, lines, word_limit)
+    except ProviderError as e:
+        log.warning("Summarizing [%s] failed (%s); keeping the newest lines instead.", block, e)
+    else:
+        candidate = list(dict.fromkeys(c for c in map(blocks.clean_line, rewritten) if c))
+        words = blocks.count_words(candidate)
+        if not blocks.needs_warning(words, word_limit) and words < blocks.count_words(lines):
+            return candidate
+    return await _FALLBACK.summarize(block, lines, word_limit)
+
+
+async def compact_block(
+    table: Table, clock: Clock, agent_id: str, block: str, summarizer: Summarizer
+) -> Compaction:
+    for attempt in range(MAX_ATTEMPTS):
+        definition, core = await repository.get_block(table, agent_id, block)
+        if definition is None or core is None:  # deleted meanwhile: nothing left to do
+            return Compaction(block, (), 0, 0)
+        lines = list(core.lines)
+        shorter = await _shorter(summarizer, block, lines, definition.word_limit)
+        kept = set(shorter)
+        removed = tuple(line for line in lines if line not in kept)
+        await asyncio.gather(
+            *(archival.insert(table, clock, agent_id, archived_line(block, x)) for x in removed)
+        )
+        updated = CoreMemory(
+            agent_id=agent_id,
+            block_name=block,
+            lines=shorter,
+            word_count=blocks.count_words(shorter),
+            version=core.version + 1,
+        )
+        try:
+            await repository.save_core(table, updated, previous_version=core.version)
+        except ConditionFailed:
+            # Someone edited the block meanwhile: summarize what is there now. What was
+            # archived stays archived; inserting it again is a no-op.
+            await backoff(attempt)
+            continue
+        await repository.reset_warning(table, agent_id, block)
+        log.info("Compacted [%s] of agent %s: %d lines archived.", block, agent_id, len(removed))
+        return Compaction(block, removed, blocks.count_words(lines), updated.word_count)
+    raise MemoryBusy(f"[{block}] is being edited by too many writers to compact; try again.")

@@ -1,0 +1,272 @@
+"""An agent's memory items in the table: the only module that reads or writes them.
+
+Every function takes the agent id and builds its keys from it, so one agent never reaches
+another's memory. The caller has already checked that the agent is theirs.
+
+An archival memory's id begins with its creation time in microseconds (13 hex digits), so
+the id alone finds the item (`Archival#{timestamp}#{memory_id}`) without a lookup item.
+"""
+
+import re
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from api.memory.models import (
+    ArchivalHashGuard,
+    ArchivalMemory,
+    CapacityWarning,
+    CoreMemory,
+    MemoryBlockDef,
+)
+from api.store import keys
+from api.store.table import (
+    PK,
+    SK,
+    AttrEquals,
+    Condition,
+    Delete,
+    Item,
+    ItemAbsent,
+    ItemExists,
+    Key,
+    Put,
+    Table,
+    TransactionCancelled,
+)
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
+_TIME_DIGITS = 13  # hex microseconds: enough until the year 2112
+_MEMORY_ID = re.compile(r"[0-9a-f]{32}")
+CONDITION_FAILED = "ConditionalCheckFailed"
+
+
+def failed_on_condition(error: TransactionCancelled, index: int) -> bool:
+    """Whether operation `index` was refused by its condition (not by a transient conflict)."""
+    return index < len(error.reasons) and error.reasons[index] == CONDITION_FAILED
+
+
+async def _query_all(table: Table, query: keys.Query, *, forward: bool = True) -> list[Item]:
+    pk, sk = query
+    items: list[Item] = []
+    cursor: str | None = None
+    while True:
+        page = await table.query(pk, sk=sk, forward=forward, cursor=cursor)
+        items.extend(page.items)
+        cursor = page.cursor
+        if cursor is None:
+            return items
+
+
+# --- blocks ----------------------------------------------------------------------------
+
+
+async def get_block(
+    table: Table, agent_id: str, block: str
+) -> tuple[MemoryBlockDef | None, CoreMemory | None]:
+    """A block's definition and content, read together."""
+    def_key = keys.memory_block_def(agent_id, block)
+    found = await table.batch_get([def_key, keys.core_memory(agent_id, block)])
+    definition = core = None
+    for item in found:
+        if item[keys.ENTITY] == keys.MEMORY_BLOCK_DEF:
+            definition = MemoryBlockDef.from_dynamo_item(item)
+        else:
+            core = CoreMemory.from_dynamo_item(item)
+    return definition, core
+
+
+async def list_definitions(table: Table, agent_id: str) -> list[MemoryBlockDef]:
+    items = await _query_all(table, keys.memory_block_defs_of(agent_id))
+    return [MemoryBlockDef.from_dynamo_item(item) for item in items]
+
+
+async def list_blocks(
+    table: Table, agent_id: str
+) -> list[tuple[MemoryBlockDef, CoreMemory | None]]:
+    """Every block of the agent in name order, with its content when it has any."""
+    definitions = await list_definitions(table, agent_id)
+    cores = {
+        core.block_name: core
+        for core in (
+            CoreMemory.from_dynamo_item(item)
+            for item in await _query_all(table, keys.core_memories_of(agent_id))
+        )
+    }
+    return [(d, cores.get(d.block_name)) for d in definitions]
+
+
+async def create_block(table: Table, definition: MemoryBlockDef, core: CoreMemory) -> bool:
+    """Both items or neither; False when the block already exists."""
+    try:
+        await table.transact_write(
+            [
+                Put(definition.to_dynamo_item(), condition=ItemAbsent()),
+                Put(core.to_dynamo_item(), condition=ItemAbsent()),
+            ]
+        )
+    except TransactionCancelled as e:
+        if failed_on_condition(e, 0) or failed_on_condition(e, 1):
+            return False
+        raise
+    return True
+
+
+async def save_definition(table: Table, definition: MemoryBlockDef) -> None:
+    """Rewrite an existing definition (ConditionFailed when it was deleted meanwhile)."""
+    await table.put(definition.to_dynamo_item(), condition=ItemExists())
+
+
+async def save_core(table: Table, core: CoreMemory, *, previous_version: int | None) -> None:
+    """Write the block only if nobody else wrote it since `previous_version` was read
+    (None: since it was read as absent). ConditionFailed tells the caller to read again."""
+    condition = (
+        ItemAbsent() if previous_version is None else AttrEquals("version", previous_version)
+    )
+    await table.put(core.to_dynamo_item(), condition=condition)
+
+
+async def delete_block(table: Table, agent_id: str, block: str) -> None:
+    await table.transact_write(
+        [
+            Delete(keys.memory_block_def(agent_id, block)),
+            Delete(keys.core_memory(agent_id, block)),
+            Delete(keys.capacity_warning(agent_id, block)),
+        ]
+    )
+
+
+# --- capacity warnings -------------------------------------------------------------------
+
+
+async def add_warning_turn(table: Table, agent_id: str, block: str) -> int:
+    """One more warned turn, counted atomically; the count after it."""
+    warning = CapacityWarning(agent_id=agent_id, block_name=block)
+    identity = {
+        name: value
+        for name, value in warning.to_dynamo_item().items()
+        if name not in (PK, SK, "warning_turns")
+    }
+    item = await table.update(warning.key(), set_if_absent=identity, add={"warning_turns": 1})
+    return CapacityWarning.from_dynamo_item(item).warning_turns
+
+
+async def warning_turns(table: Table, agent_id: str, blocks: Sequence[str]) -> dict[str, int]:
+    """Warned turns per block; blocks without a warning are left out."""
+    found = await table.batch_get([keys.capacity_warning(agent_id, b) for b in blocks])
+    warnings = (CapacityWarning.from_dynamo_item(item) for item in found)
+    return {w.block_name: w.warning_turns for w in warnings}
+
+
+async def reset_warning(table: Table, agent_id: str, block: str) -> None:
+    await table.delete(keys.capacity_warning(agent_id, block))
+
+
+# --- archival memory -------------------------------------------------------------------
+
+
+def new_memory_id(created_at: datetime) -> str:
+    micros = (created_at - EPOCH) // MICROSECOND
+    return f"{micros:0{_TIME_DIGITS}x}{uuid.uuid4().hex[:19]}"
+
+
+def created_at_of(memory_id: str) -> datetime | None:
+    """The creation time written into an id by new_memory_id; None for any other string."""
+    if _MEMORY_ID.fullmatch(memory_id) is None:
+        return None
+    return EPOCH + int(memory_id[:_TIME_DIGITS], 16) * MICROSECOND
+
+
+def _archival_key(agent_id: str, memory_id: str) -> Key | None:
+    created_at = created_at_of(memory_id)
+    if created_at is None:
+        return None
+    return keys.archival(agent_id, keys.timestamp(created_at.timestamp()), memory_id)
+
+
+async def insert_archival(table: Table, memory: ArchivalMemory) -> bool:
+    """The memory and its hash guard in one transaction; False when the content is already
+    stored (the guard exists). A transient conflict propagates for the caller to retry."""
+    guard = ArchivalHashGuard(
+        agent_id=memory.agent_id, content_hash=memory.content_hash, memory_id=memory.memory_id
+    )
+    try:
+        await table.transact_write(
+            [
+                Put(guard.to_dynamo_item(), condition=ItemAbsent()),
+                Put(memory.to_dynamo_item(), condition=ItemAbsent()),
+            ]
+        )
+    except TransactionCancelled as e:
+        if failed_on_condition(e, 0):
+            return False
+        raise
+    return True
+
+
+async def get_archival(table: Table, agent_id: str, memory_id: str) -> ArchivalMemory | None:
+    key = _archival_key(agent_id, memory_id)
+    item = await table.get(key) if key is not None else None
+    return ArchivalMemory.from_dynamo_item(item) if item else None
+
+
+async def archival_guard(
+    table: Table, agent_id: str, content_hash: str
+) -> ArchivalHashGuard | None:
+    item = await table.get(keys.archival_hash_guard(agent_id, content_hash))
+    return ArchivalHashGuard.from_dynamo_item(item) if item else None
+
+
+async def delete_guard(
+    table: Table, agent_id: str, content_hash: str, *, condition: Condition | None = None
+) -> None:
+    await table.delete(keys.archival_hash_guard(agent_id, content_hash), condition=condition)
+
+
+async def archival_page(
+    table: Table, agent_id: str, *, limit: int, cursor: str | None = None
+) -> tuple[list[ArchivalMemory], str | None]:
+    """Newest first."""
+    pk, sk = keys.archival_of(agent_id)
+    page = await table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
+    return [ArchivalMemory.from_dynamo_item(item) for item in page.items], page.cursor
+
+
+async def all_archival(table: Table, agent_id: str) -> list[ArchivalMemory]:
+    """Every archival memory, newest first."""
+    items = await _query_all(table, keys.archival_of(agent_id), forward=False)
+    return [ArchivalMemory.from_dynamo_item(item) for item in items]
+
+
+async def delete_archival(table: Table, memory: ArchivalMemory) -> None:
+    """The memory and its guard, so the same text can be stored again later. The guard goes
+    only while it still names this memory."""
+    guard_key = keys.archival_hash_guard(memory.agent_id, memory.content_hash)
+    try:
+        await table.transact_write(
+            [
+                Delete(memory.key()),
+                Delete(guard_key, condition=AttrEquals("memory_id", memory.memory_id)),
+            ]
+        )
+    except TransactionCancelled as e:
+        if not failed_on_condition(e, 1):
+            raise
+        await table.delete(memory.key())
+
+
+# --- the whole agent -------------------------------------------------------------------
+
+
+async def delete_all(table: Table, agent_id: str) -> int:
+    """Every item under `Agent#{agent_id}`, for a deleted agent; how many were deleted."""
+    pk = keys.agent_partition(agent_id)
+    deleted = 0
+    while True:
+        # Always the first page: what was deleted is gone, so no cursor is needed.
+        page = await table.query(pk, limit=100)
+        if not page.items:
+            return deleted
+        await table.batch_write(deletes=[Key(item[PK], item[SK]) for item in page.items])
+        deleted += len(page.items)

@@ -1,0 +1,384 @@
+"""Core memory: an agent's blocks of numbered lines, for REST routes and the memory tools.
+
+Every function takes an `agent_id` the caller already owns, and a block name as typed:
+names are normalized here, once for every caller. Every write of a block's lines is a
+read-modify-write guarded by its `version`; a write that lost the race reads again and
+retries, so concurrent edits all land and none overwrites another.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from api.memory import blocks, repository
+from api.memory.errors import (
+    BlockExists,
+    BlockFull,
+    BlockNotFound,
+    BlockTooLarge,
+    ContentTooLong,
+    DefaultBlockProtected,
+    DuplicateLine,
+    EmptyContent,
+    InvalidBlockName,
+    InvalidWordLimit,
+    LineOutOfRange,
+    MemoryBusy,
+)
+from api.memory.models import DEFAULT_WORD_LIMIT, CoreMemory, MemoryBlockDef
+from api.memory.retry import MAX_ATTEMPTS, backoff
+from api.store.table import ConditionFailed, Table
+
+MAX_DESCRIPTION_CHARS = 500
+
+
+@dataclass(frozen=True)
+class BlockView:
+    """A block as people and models see it: definition, lines and capacity."""
+
+    name: str
+    description: str
+    word_limit: int
+    is_default: bool
+    lines: tuple[str, ...]
+    version: int
+
+    @property
+    def word_count(self) -> int:
+        return blocks.count_words(self.lines)
+
+    @property
+    def percent_used(self) -> int:
+        return blocks.percent_used(self.word_count, self.word_limit)
+
+    @property
+    def needs_warning(self) -> bool:
+        return blocks.needs_warning(self.word_count, self.word_limit)
+
+
+@dataclass(frozen=True)
+class LineChange:
+    """What an edit did: the block after it, the line it concerns (as stored, or as it was
+    for a delete), the line it replaced, and whether anything changed at all."""
+
+    block: BlockView
+    line_number: int
+    line: str
+    previous: str | None = None
+    changed: bool = True
+
+
+def view(definition: MemoryBlockDef, core: CoreMemory | None) -> BlockView:
+    return BlockView(
+        name=definition.block_name,
+        description=definition.description,
+        word_limit=definition.word_limit,
+        is_default=definition.is_default,
+        lines=tuple(core.lines) if core else (),
+        version=core.version if core else 0,
+    )
+
+
+def block_name(name: str) -> str:
+    """The normalized name, or InvalidBlockName."""
+    normalized = blocks.normalize_block_name(name)
+    if not blocks.is_valid_block_name(normalized):
+        raise InvalidBlockName(name)
+    return normalized
+
+
+def _ordered(views: list[BlockView]) -> list[BlockView]:
+    """Default blocks first, in their fixed order, then custom blocks by name."""
+    rank = {b.name: i for i, b in enumerate(blocks.DEFAULT_BLOCKS)}
+    return sorted(views, key=lambda v: (rank.get(v.name, len(rank)), v.name))
+
+
+async def _load(
+    table: Table, agent_id: str, block: str
+) -> tuple[MemoryBlockDef, CoreMemory | None]:
+    definition, core = await repository.get_block(table, agent_id, block)
+    if definition is None:
+        names = [v.name for v in await list_blocks(table, agent_id)]
+        raise BlockNotFound(block, names)
+    return definition, core
+
+
+# --- reading ---------------------------------------------------------------------------
+
+
+async def list_blocks(table: Table, agent_id: str) -> list[BlockView]:
+    return _ordered([view(d, c) for d, c in await repository.list_blocks(table, agent_id)])
+
+
+async def read_block(table: Table, agent_id: str, block: str) -> BlockView:
+    return view(*await _load(table, agent_id, block_name(block)))
+
+
+async def core_memory_prompt(table: Table, agent_id: str) -> str:
+    """Seed 000's `<core_memory>` section of the system prompt, every block numbered."""
+    views = await list_blocks(table, agent_id)
+    return blocks.render_core_memory([(v.name, v.description, v.lines) for v in views])
+
+
+# --- block definitions -----------------------------------------------------------------
+
+
+def _description(text: str) -> str:
+    description = blocks.clean_line(text)
+    if len(description) > MAX_DESCRIPTION_CHARS:
+        raise ContentTooLong(
+            f"A block description has at most {MAX_DESCRIPTION_CHARS} characters, "
+            f"not {len(description)}."
+        )
+    return description
+
+
+def _word_limit(word_limit: int) -> int:
+    if not 1 <= word_limit <= blocks.MAX_WORD_LIMIT:
+        raise InvalidWordLimit(word_limit, blocks.MAX_WORD_LIMIT)
+    return word_limit
+
+
+def _initial_lines(block: str, text: str, word_limit: int) -> list[str]:
+    lines = list(dict.fromkeys(line for line in map(blocks.clean_line, text.splitlines()) if line))
+    _check_fits(block, word_limit, [], lines, action="fill")
+    return lines
+
+
+async def ensure_default_blocks(table: Table, agent_id: str, *, persona: str = "") -> None:
+    """Create `human` and `persona` where missing; `persona` starts with the agent's persona
+    text, one line per line. Safe to call again and concurrently."""
+    for default in blocks.DEFAULT_BLOCKS:
+        text = persona if default.name == "persona" else ""
+        lines = _initial_lines(default.name, text, DEFAULT_WORD_LIMIT)
+        await repository.create_block(
+            table,
+            MemoryBlockDef(
+                agent_id=agent_id,
+                block_name=default.name,
+                description=default.description,
+                is_default=True,
+            ),
+            CoreMemory(
+                agent_id=agent_id,
+                block_name=default.name,
+                lines=lines,
+                word_count=blocks.count_words(lines),
+                version=1,
+            ),
+        )
+
+
+async def create_block(
+    table: Table,
+    agent_id: str,
+    name: str,
+    *,
+    description: str = "",
+    word_limit: int = DEFAULT_WORD_LIMIT,
+    content: str = "",
+) -> BlockView:
+    """A custom block; BlockExists when its normalized name is taken."""
+    block = block_name(name)
+    definition = MemoryBlockDef(
+        agent_id=agent_id,
+        block_name=block,
+        description=_description(description),
+        word_limit=_word_limit(word_limit),
+    )
+    lines = _initial_lines(block, content, definition.word_limit)
+    core = CoreMemory(
+        agent_id=agent_id,
+        block_name=block,
+        lines=lines,
+        word_count=blocks.count_words(lines),
+        version=1,
+    )
+    if not await repository.create_block(table, definition, core):
+        raise BlockExists(block)
+    return view(definition, core)
+
+
+async def update_block(
+    table: Table,
+    agent_id: str,
+    block: str,
+    *,
+    description: str | None = None,
+    word_limit: int | None = None,
+) -> BlockView:
+    """A new description or word limit. Lowering the limit below the content is allowed:
+    the capacity warning and compaction then bring the block back under it."""
+    name = block_name(block)
+    definition, core = await _load(table, agent_id, name)
+    changes: dict[str, object] = {}
+    if description is not None:
+        changes["description"] = _description(description)
+    if word_limit is not None:
+        changes["word_limit"] = _word_limit(word_limit)
+    updated = definition.model_copy(update=changes)
+    try:
+        await repository.save_definition(table, updated)
+    except ConditionFailed:
+        raise BlockNotFound(name, [v.name for v in await list_blocks(table, agent_id)]) from None
+    return view(updated, core)
+
+
+async def delete_block(table: Table, agent_id: str, block: str) -> None:
+    name = block_name(block)
+    definition, _ = await _load(table, agent_id, name)
+    if definition.is_default:
+        raise DefaultBlockProtected(name)
+    await repository.delete_block(table, agent_id, name)
+
+
+async def delete_all(table: Table, agent_id: str) -> int:
+    """Every block, line, warning and archival memory of a deleted agent; how many items."""
+    return await repository.delete_all(table, agent_id)
+
+
+# --- lines -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Plan:
+    lines: list[str] | None  # None: nothing to write
+    line_number: int
+    line: str
+    previous: str | None = None
+
+
+def _line(block: str, text: str, *, empty: str) -> str:
+    line = blocks.clean_line(text)
+    if not line:
+        raise EmptyContent(empty)
+    if len(line) > blocks.MAX_LINE_CHARS:
+        raise ContentTooLong(
+            f"Line is too long for [{block}] ({len(line)} characters; at most "
+            f"{blocks.MAX_LINE_CHARS}). Store long details in archival memory instead "
+            "(no change)."
+        )
+    return line
+
+
+def _check_line_number(block: str, line_number: int, lines: Sequence[str]) -> None:
+    if not 1 <= line_number <= len(lines):
+        raise LineOutOfRange(block, line_number, len(lines))
+
+
+def _check_fits(
+    block: str, word_limit: int, before: Sequence[str], after: Sequence[str], *, action: str
+) -> None:
+    """Refuse an edit that leaves the block over its limit and larger than it was, so a block
+    over a lowered limit can still shrink line by line."""
+    words = blocks.count_words(after)
+    if words > word_limit and words > blocks.count_words(before):
+        raise BlockFull(block, words, word_limit, action=action)
+    chars = blocks.count_chars(after)
+    if chars > blocks.MAX_BLOCK_CHARS and chars > blocks.count_chars(before):
+        raise BlockTooLarge(block, chars, blocks.MAX_BLOCK_CHARS, action=action)
+
+
+async def _edit(
+    table: Table,
+    agent_id: str,
+    block: str,
+    plan: Callable[[MemoryBlockDef, list[str]], _Plan],
+) -> LineChange:
+    """Read, plan, write if the version is unchanged; otherwise start over from a fresh read.
+    `plan` sees the current lines each time, so its decision (duplicate? in range?) is
+    always about what is actually stored."""
+    for attempt in range(MAX_ATTEMPTS):
+        definition, core = await _load(table, agent_id, block)
+        step = plan(definition, list(core.lines) if core else [])
+        if step.lines is None:
+            return LineChange(
+                view(definition, core), step.line_number, step.line, step.previous, changed=False
+            )
+        updated = CoreMemory(
+            agent_id=agent_id,
+            block_name=block,
+            lines=step.lines,
+            word_count=blocks.count_words(step.lines),
+            version=(core.version if core else 0) + 1,
+        )
+        try:
+            await repository.save_core(
+                table, updated, previous_version=core.version if core else None
+            )
+        except ConditionFailed:
+            await backoff(attempt)
+            continue
+        return LineChange(view(definition, updated), step.line_number, step.line, step.previous)
+    raise MemoryBusy(f"[{block}] is being edited by too many writers at once; try again.")
+
+
+async def append_line(table: Table, agent_id: str, block: str, content: str) -> LineChange:
+    """Add a line at the end; a line already present is not added again (changed=False,
+    line_number tells where it is)."""
+    name = block_name(block)
+    line = _line(name, content, empty=f"Cannot append an empty line to [{name}] (no change).")
+
+    def plan(definition: MemoryBlockDef, lines: list[str]) -> _Plan:
+        if line in lines:
+            return _Plan(None, lines.index(line) + 1, line)
+        after = [*lines, line]
+        _check_fits(name, definition.word_limit, lines, after, action="append to")
+        return _Plan(after, len(after), line)
+
+    return await _edit(table, agent_id, name, plan)
+
+
+async def replace_line(
+    table: Table, agent_id: str, block: str, line_number: int, new_content: str
+) -> LineChange:
+    name = block_name(block)
+    line = _line(
+        name,
+        new_content,
+        empty=f"Cannot replace line {line_number} of [{name}] with empty content; "
+        "delete the line instead (no change).",
+    )
+
+    def plan(definition: MemoryBlockDef, lines: list[str]) -> _Plan:
+        _check_line_number(name, line_number, lines)
+        previous = lines[line_number - 1]
+        if previous == line:
+            return _Plan(None, line_number, line, previous)
+        if line in lines:
+            raise DuplicateLine(name, lines.index(line) + 1, line)
+        after = [*lines[: line_number - 1], line, *lines[line_number:]]
+        _check_fits(
+            name, definition.word_limit, lines, after, action=f"replace line {line_number} of"
+        )
+        return _Plan(after, line_number, line, previous)
+
+    return await _edit(table, agent_id, name, plan)
+
+
+async def delete_line(table: Table, agent_id: str, block: str, line_number: int) -> LineChange:
+    """Remove a line; the lines below it move up by one. `line` is the removed line."""
+    name = block_name(block)
+
+    def plan(definition: MemoryBlockDef, lines: list[str]) -> _Plan:
+        _check_line_number(name, line_number, lines)
+        removed = lines[line_number - 1]
+        return _Plan([*lines[: line_number - 1], *lines[line_number:]], line_number, removed)
+
+    return await _edit(table, agent_id, name, plan)
+
+
+async def write_lines(table: Table, agent_id: str, block: str, lines: Sequence[str]) -> BlockView:
+    """Replace a block's whole content (a person editing it): lines cleaned, empty and
+    repeated lines dropped."""
+    name = block_name(block)
+    wanted = list(dict.fromkeys(line for line in map(blocks.clean_line, lines) if line))
+    for line in wanted:
+        _line(name, line, empty="")
+
+    def plan(definition: MemoryBlockDef, current: list[str]) -> _Plan:
+        if wanted == current:
+            return _Plan(None, 0, "")
+        _check_fits(name, definition.word_limit, current, wanted, action="rewrite")
+        return _Plan(wanted, 0, "")
+
+    return (await _edit(table, agent_id, name, plan)).block

@@ -1,0 +1,87 @@
+"""What a native tool is: the spec the model sees and an executor that always answers with
+text. Refusals (an unknown block, a bad line number, empty content) become replies the
+model can act on; only real failures (the store down) propagate to the runtime."""
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from api.kit.clock import Clock
+from api.llm.types import ToolSpec
+from api.memory.errors import MemoryRefused
+from api.memory.ranking import Ranker
+from api.memory.summarizer import Summarizer
+from api.store.table import Table
+
+Arguments = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Everything a tool needs, for one agent the runtime has already authorized."""
+
+    table: Table
+    agent_id: str
+    clock: Clock
+    summarizer: Summarizer
+    ranker: Ranker
+
+
+Executor = Callable[[ToolContext, Arguments], Awaitable[str]]
+
+
+class BadArguments(Exception):
+    """The model called a tool with arguments that do not fit its schema."""
+
+
+@dataclass(frozen=True)
+class NativeTool:
+    spec: ToolSpec
+    run: Executor
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    async def execute(self, context: ToolContext, arguments: Arguments) -> str:
+        try:
+            return await self.run(context, arguments)
+        except BadArguments as e:
+            return f"Invalid arguments for {self.name}: {e}"
+        except MemoryRefused as e:
+            return e.message
+
+
+def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def text_arg(arguments: Arguments, name: str) -> str:
+    """A string argument; empty is allowed here so the service can say what it means."""
+    value = arguments.get(name)
+    if value is None:
+        raise BadArguments(f"'{name}' is required (a string).")
+    if not isinstance(value, str):
+        raise BadArguments(f"'{name}' must be a string.")
+    return value
+
+
+def int_arg(arguments: Arguments, name: str, *, default: int | None = None) -> int:
+    """A whole number. Models sometimes send "2" or 2.0 for 2; those mean 2."""
+    value = arguments.get(name)
+    if value is None and default is not None:
+        return default
+    if isinstance(value, bool):
+        value = None  # True is not line 1
+    elif isinstance(value, float) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value.strip())
+    if not isinstance(value, int):
+        raise BadArguments(f"'{name}' is required (a whole number).")
+    return value

@@ -1,0 +1,136 @@
+"""The use cases the REST routes call: blocks, lines and archival memories."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from api.kit.clock import FrozenClock
+from api.memory import archival, repository
+from api.memory import service as memory_service
+from api.memory.errors import (
+    ArchivalMemoryNotFound,
+    BlockExists,
+    BlockNotFound,
+    DefaultBlockProtected,
+    InvalidBlockName,
+    InvalidWordLimit,
+)
+from api.memory.ranking import LexicalRanker
+from api.store.table import Table
+from tests.memory.conftest import AGENT
+
+
+async def test_default_blocks_and_the_persona(store: Table) -> None:
+    await memory_service.ensure_default_blocks(
+        store, AGENT, persona="Helpful and professional\n\nRemembers everything discussed"
+    )
+    human, persona = await memory_service.list_blocks(store, AGENT)
+    assert (human.name, human.description, human.word_limit, human.is_default) == (
+        "human",
+        "Facts about the user",
+        5000,
+        True,
+    )
+    assert persona.lines == ("Helpful and professional", "Remembers everything discussed")
+    assert await memory_service.core_memory_prompt(store, AGENT) == (
+        "<core_memory>\n"
+        "[Human - Facts about the user]\n"
+        "\n"
+        "[Persona - Your traits and characteristics]\n"
+        "1: Helpful and professional\n"
+        "2: Remembers everything discussed\n"
+        "</core_memory>"
+    )
+
+
+async def test_custom_block_lifecycle(store: Table) -> None:
+    await memory_service.ensure_default_blocks(store, AGENT)
+    made = await memory_service.create_block(
+        store, AGENT, "Important_Financial_Data", description="Money matters", word_limit=300
+    )
+    assert (made.name, made.word_limit, made.is_default) == ("important_financial_data", 300, False)
+    with pytest.raises(BlockExists):
+        await memory_service.create_block(store, AGENT, "important financial data")
+
+    updated = await memory_service.update_block(
+        store, AGENT, "Important Financial Data", description="Finances", word_limit=400
+    )
+    assert (updated.description, updated.word_limit) == ("Finances", 400)
+
+    names = [b.name for b in await memory_service.list_blocks(store, AGENT)]
+    assert names == ["human", "persona", "important_financial_data"]
+
+    await memory_service.delete_block(store, AGENT, "important_financial_data")
+    with pytest.raises(BlockNotFound):
+        await memory_service.read_block(store, AGENT, "important_financial_data")
+    with pytest.raises(DefaultBlockProtected):
+        await memory_service.delete_block(store, AGENT, "human")
+
+
+async def test_block_definitions_are_checked(store: Table) -> None:
+    with pytest.raises(InvalidBlockName):
+        await memory_service.create_block(store, AGENT, "  --  ")
+    with pytest.raises(InvalidWordLimit):
+        await memory_service.create_block(store, AGENT, "notes", word_limit=0)
+    with pytest.raises(InvalidWordLimit):
+        await memory_service.create_block(store, AGENT, "notes", word_limit=10**6)
+
+
+async def test_write_lines_cleans_and_dedupes(store: Table) -> None:
+    await memory_service.ensure_default_blocks(store, AGENT)
+    block = await memory_service.write_lines(
+        store, AGENT, "human", ["Name: Alice", "", "  Name:  Alice ", "Works at: Google"]
+    )
+    assert block.lines == ("Name: Alice", "Works at: Google")
+    assert block.version == 2
+
+
+async def test_a_lowered_limit_lets_the_block_shrink(store: Table) -> None:
+    await memory_service.ensure_default_blocks(store, AGENT)
+    await memory_service.write_lines(store, AGENT, "human", ["one two three", "four five"])
+    await memory_service.update_block(store, AGENT, "human", word_limit=3)
+    change = await memory_service.replace_line(store, AGENT, "human", 1, "one two")
+    assert change.block.word_count == 4  # still over, but smaller: allowed
+
+
+async def test_archival_list_get_delete_and_insert_again(store: Table, clock: FrozenClock) -> None:
+    first = await archival.insert(store, clock, AGENT, "Older memory")
+    clock.advance(60)
+    second = await archival.insert(store, clock, AGENT, "Newer memory")
+    memories, cursor = await archival.list_memories(store, AGENT, limit=1)
+    assert [m.content for m in memories] == ["Newer memory"]
+    more, end = await archival.list_memories(store, AGENT, limit=1, cursor=cursor)
+    assert [m.content for m in more] == ["Older memory"]
+    assert end is None
+
+    fetched = await archival.get_memory(store, AGENT, first.memory.memory_id)
+    assert fetched == first.memory
+    await archival.delete_memory(store, AGENT, first.memory.memory_id)
+    with pytest.raises(ArchivalMemoryNotFound):
+        await archival.get_memory(store, AGENT, first.memory.memory_id)
+    with pytest.raises(ArchivalMemoryNotFound):
+        await archival.get_memory(store, AGENT, "not-an-id")
+
+    # Deleting freed the text: it can be stored again.
+    again = await archival.insert(store, clock, AGENT, "Older memory")
+    assert again.created
+    assert again.memory.memory_id != first.memory.memory_id
+    assert second.created
+
+
+async def test_memory_ids_carry_their_time(store: Table, clock: FrozenClock) -> None:
+    clock.set(datetime(2024, 1, 15, 10, 30, 0, 123456, tzinfo=UTC).timestamp())
+    made = await archival.insert(store, clock, AGENT, "A memory")
+    assert repository.created_at_of(made.memory.memory_id) == made.memory.created_at
+    assert made.memory.created_at == datetime(2024, 1, 15, 10, 30, 0, 123456, tzinfo=UTC)
+    assert repository.created_at_of("zz" * 16) is None
+
+
+async def test_memories_of_another_agent_stay_apart(store: Table, clock: FrozenClock) -> None:
+    made = await archival.insert(store, clock, AGENT, "Private")
+    with pytest.raises(ArchivalMemoryNotFound):
+        await archival.get_memory(store, "other-agent", made.memory.memory_id)
+    found = await archival.search(store, "other-agent", "private", ranker=LexicalRanker())
+    assert found.total == 0
+    other = await archival.insert(store, clock, "other-agent", "Private")
+    assert other.created
