@@ -22,6 +22,7 @@ from api.health import router as health
 from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import derived_key
+from api.memory import router as agent_memory
 from api.settings import keys as encryption_keys
 from api.settings import router as provider_settings
 from api.store import build_table
@@ -113,6 +114,7 @@ def create_app(
     app.include_router(users.router)
     app.include_router(provider_settings.router)
     app.include_router(agents.router)
+    app.include_router(agent_memory.router)
     if not google_mode:
         app.add_middleware(
             LocalModeGuard,

@@ -9,12 +9,14 @@ from api.agents import repository
 from api.agents.architectures.registry import ARCHITECTURES
 from api.agents.models import Agent, AgentNameGuard
 from api.agents.schemas import AgentCreate, AgentForm, AgentUpdate
+from api.conversations import repository as conversations
 from api.errors import AppError, BadRequest, NotFound
 from api.kit.clock import Clock
 from api.kit.crypto import KeyRing
 from api.kit.forms import Option, form_of
 from api.kit.secrets import new_id
 from api.llm.errors import ProviderError
+from api.memory import service as memory
 from api.settings import repository as provider_settings
 from api.settings import service as settings_service
 from api.settings.providers import PROVIDERS
@@ -93,6 +95,7 @@ async def create(table: Table, email: str, body: AgentCreate, clock: Clock) -> t
         if existing is None:
             raise
         return existing, False
+    await memory.ensure_default_blocks(table, agent.agent_id, persona=body.persona)
     return agent, True
 
 
@@ -158,12 +161,18 @@ async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) ->
 
 
 async def delete(table: Table, agent: Agent) -> None:
+    """The agent, its name, its memory and its conversations. The agent goes first: once
+    it is gone nothing can reach what remains, which is then swept."""
     guard = AgentNameGuard(
         created_by=agent.created_by,
         normalized_name=normalize_name(agent.agent_name),
         agent_id=agent.agent_id,
     )
     await repository.delete(table, agent, guard)
+    await asyncio.gather(
+        memory.delete_all(table, agent.agent_id),
+        conversations.delete_for_agent(table, agent.created_by, agent.agent_id),
+    )
 
 
 async def form(

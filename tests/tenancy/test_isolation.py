@@ -32,6 +32,7 @@ class Probe:
     create: Callable[[Tenant], dict[str, str]]
     body: dict[str, Any] = field(default_factory=dict)
     owner_succeeds: bool = True  # False where the owner's call needs the outside world
+    query: str = ""
 
 
 PUBLIC = "public: answers without a user and names no tenant's object"
@@ -60,6 +61,26 @@ def agent(owner: Tenant) -> dict[str, str]:
     return {"agent_id": created.json()["id"]}
 
 
+def block(owner: Tenant) -> dict[str, str]:
+    ids = agent(owner)
+    created = owner.client.post(
+        f"/agents/{ids['agent_id']}/memory/blocks", json={"name": "notes"}, headers=owner.headers
+    )
+    assert created.status_code == 201, created.text
+    return {**ids, "block": "notes"}
+
+
+def archival_memory(owner: Tenant) -> dict[str, str]:
+    ids = agent(owner)
+    created = owner.client.post(
+        f"/agents/{ids['agent_id']}/memory/archival",
+        json={"content": "Owner's secret fact."},
+        headers=owner.headers,
+    )
+    assert created.status_code == 201, created.text
+    return {**ids, "memory_id": created.json()["id"]}
+
+
 ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/health"): PUBLIC,
     ("GET", "/auth/google/login"): PUBLIC,
@@ -82,6 +103,18 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/agents/{agent_id}"): Probe(agent),
     ("PATCH", "/agents/{agent_id}"): Probe(agent, body={"persona": "taken over"}),
     ("DELETE", "/agents/{agent_id}"): Probe(agent),
+    ("GET", "/agents/{agent_id}/memory/blocks"): Probe(agent),
+    ("POST", "/agents/{agent_id}/memory/blocks"): Probe(agent, body={"name": "planted"}),
+    ("GET", "/agents/{agent_id}/memory/blocks/{block}"): Probe(block),
+    ("PATCH", "/agents/{agent_id}/memory/blocks/{block}"): Probe(block, body={"lines": ["x"]}),
+    ("DELETE", "/agents/{agent_id}/memory/blocks/{block}"): Probe(block),
+    ("GET", "/agents/{agent_id}/memory/archival"): Probe(agent),
+    ("GET", "/agents/{agent_id}/memory/archival/search"): Probe(
+        archival_memory, query="?query=secret"
+    ),
+    ("POST", "/agents/{agent_id}/memory/archival"): Probe(agent, body={"content": "planted"}),
+    ("GET", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
+    ("DELETE", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
 }
 
 
@@ -144,7 +177,7 @@ def test_another_tenants_object_is_not_found(
 ) -> None:
     owner, other = tenants
     method, path = route
-    url = path.format(**probe.create(owner))
+    url = path.format(**probe.create(owner)) + probe.query
     response = other.client.request(method, url, headers=other.headers, json=probe.body or None)
     assert response.status_code == 404, response.text
     assert response.json()["code"]  # a stable code, as for every error

@@ -1,0 +1,123 @@
+"""/agents/{agent_id}/memory: an agent's core blocks and archival memories, for people and
+UIs. Every route loads the agent through OwnedAgent: another tenant's agent is a 404."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
+
+from api.agents.deps import OwnedAgent
+from api.deps import ClockDep, TableDep
+from api.memory import archival
+from api.memory import service as memory
+from api.memory.ranking import LexicalRanker
+from api.memory.schemas import (
+    ArchivalCreate,
+    ArchivalOut,
+    ArchivalPage,
+    ArchivalSearchOut,
+    BlockCreate,
+    BlockOut,
+    BlockUpdate,
+)
+
+router = APIRouter(prefix="/agents/{agent_id}/memory", tags=["memory"])
+
+
+@router.get("/blocks")
+async def list_blocks(agent: OwnedAgent, table: TableDep) -> list[BlockOut]:
+    """Every block with its lines and capacity."""
+    return [BlockOut.of(b) for b in await memory.list_blocks(table, agent.agent_id)]
+
+
+@router.post("/blocks", status_code=status.HTTP_201_CREATED)
+async def create_block(agent: OwnedAgent, body: BlockCreate, table: TableDep) -> BlockOut:
+    return BlockOut.of(
+        await memory.create_block(
+            table,
+            agent.agent_id,
+            body.name,
+            description=body.description,
+            word_limit=body.word_limit,
+            content=body.content,
+        )
+    )
+
+
+@router.get("/blocks/{block}")
+async def read_block(agent: OwnedAgent, block: str, table: TableDep) -> BlockOut:
+    return BlockOut.of(await memory.read_block(table, agent.agent_id, block))
+
+
+@router.patch("/blocks/{block}")
+async def update_block(
+    agent: OwnedAgent, block: str, body: BlockUpdate, table: TableDep
+) -> BlockOut:
+    if body.description is not None or body.word_limit is not None:
+        await memory.update_block(
+            table, agent.agent_id, block, description=body.description, word_limit=body.word_limit
+        )
+    if body.lines is not None:
+        await memory.write_lines(table, agent.agent_id, block, body.lines)
+    return BlockOut.of(await memory.read_block(table, agent.agent_id, block))
+
+
+@router.delete("/blocks/{block}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_block(agent: OwnedAgent, block: str, table: TableDep) -> None:
+    await memory.delete_block(table, agent.agent_id, block)
+
+
+@router.get("/archival")
+async def list_archival(
+    agent: OwnedAgent,
+    table: TableDep,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    cursor: str | None = None,
+) -> ArchivalPage:
+    """Newest first."""
+    memories, next_cursor = await archival.list_memories(
+        table, agent.agent_id, limit=limit, cursor=cursor
+    )
+    return ArchivalPage(memories=[ArchivalOut.of(m) for m in memories], cursor=next_cursor)
+
+
+@router.get("/archival/search")
+async def search_archival(
+    agent: OwnedAgent,
+    table: TableDep,
+    query: Annotated[str, Query(min_length=1)],
+    page: Annotated[int, Query(ge=1)] = 1,
+) -> ArchivalSearchOut:
+    """Pages of 5, best match first."""
+    found = await archival.search(table, agent.agent_id, query, ranker=LexicalRanker(), page=page)
+    return ArchivalSearchOut(
+        query=found.query,
+        page=found.page,
+        pages=found.pages,
+        total=found.total,
+        memories=[ArchivalOut.of(m) for m in found.memories],
+    )
+
+
+@router.post("/archival", status_code=status.HTTP_201_CREATED)
+async def insert_archival(
+    agent: OwnedAgent,
+    body: ArchivalCreate,
+    response: Response,
+    table: TableDep,
+    clock: ClockDep,
+) -> ArchivalOut:
+    """Idempotent: the same text again returns the stored memory (200)."""
+    inserted = await archival.insert(table, clock, agent.agent_id, body.content)
+    if not inserted.created:
+        response.status_code = status.HTTP_200_OK
+    return ArchivalOut.of(inserted.memory)
+
+
+@router.get("/archival/{memory_id}")
+async def get_archival(agent: OwnedAgent, memory_id: str, table: TableDep) -> ArchivalOut:
+    return ArchivalOut.of(await archival.get_memory(table, agent.agent_id, memory_id))
+
+
+@router.delete("/archival/{memory_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_archival(agent: OwnedAgent, memory_id: str, table: TableDep) -> None:
+    await archival.delete_memory(table, agent.agent_id, memory_id)

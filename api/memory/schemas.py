@@ -1,0 +1,82 @@
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.memory.models import DEFAULT_WORD_LIMIT, ArchivalMemory
+from api.memory.service import BlockView
+
+
+class BlockOut(BaseModel):
+    name: str
+    description: str
+    word_limit: int
+    is_default: bool
+    lines: list[str]
+    word_count: int
+    percent_used: int
+    warning: bool = Field(description="At or above 80% of the word limit")
+
+    @classmethod
+    def of(cls, block: BlockView) -> "BlockOut":
+        return cls(
+            name=block.name,
+            description=block.description,
+            word_limit=block.word_limit,
+            is_default=block.is_default,
+            lines=list(block.lines),
+            word_count=block.word_count,
+            percent_used=block.percent_used,
+            warning=block.needs_warning,
+        )
+
+
+class BlockCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=100)
+    description: str = Field(default="", max_length=500)
+    word_limit: int = Field(default=DEFAULT_WORD_LIMIT, ge=1, le=50_000)
+    content: str = Field(default="", description="Initial lines, one per line")
+
+
+class BlockUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str | None = Field(default=None, max_length=500)
+    word_limit: int | None = Field(default=None, ge=1, le=50_000)
+    lines: list[str] | None = Field(default=None, description="Replaces every line")
+
+
+class ArchivalCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1)
+
+
+class ArchivalOut(BaseModel):
+    id: str
+    content: str
+    content_hash: str
+    created_at: datetime
+
+    @classmethod
+    def of(cls, memory: ArchivalMemory) -> "ArchivalOut":
+        return cls(
+            id=memory.memory_id,
+            content=memory.content,
+            content_hash=memory.content_hash,
+            created_at=memory.created_at,
+        )
+
+
+class ArchivalPage(BaseModel):
+    memories: list[ArchivalOut]
+    cursor: str | None
+
+
+class ArchivalSearchOut(BaseModel):
+    query: str
+    page: int
+    pages: int
+    total: int
+    memories: list[ArchivalOut]
