@@ -23,6 +23,7 @@ class Agent(Entity):
     metadata: dict[str, str] = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime
+    version: int = 0  # every save is conditioned on it: no edit overwrites another
 
     def key(self) -> Key:
         return keys.agent(self.created_by, self.agent_id)

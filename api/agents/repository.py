@@ -2,7 +2,7 @@
 
 from api.agents.models import Agent, AgentNameGuard
 from api.store import keys
-from api.store.table import AttrEquals, Delete, ItemAbsent, ItemExists, Put, Table
+from api.store.table import AttrEquals, Delete, ItemAbsent, Put, Table
 
 
 async def get(table: Table, email: str, agent_id: str) -> Agent | None:
@@ -44,9 +44,12 @@ async def save(
     old_guard: AgentNameGuard | None = None,
     new_guard: AgentNameGuard | None = None,
 ) -> None:
-    """The agent, moving its name guard when the name changes (TransactionCancelled when
-    the new name is taken)."""
-    ops: list[Put | Delete] = [Put(agent.to_dynamo_item(), condition=ItemExists())]
+    """The agent as the next version of the one read, moving its name guard when the name
+    changes. TransactionCancelled: reason 0, someone saved first; reason 2, the name is
+    taken."""
+    ops: list[Put | Delete] = [
+        Put(agent.to_dynamo_item(), condition=AttrEquals("version", agent.version - 1))
+    ]
     if old_guard is not None and new_guard is not None:
         ops += [
             Delete(old_guard.key(), condition=AttrEquals("agent_id", agent.agent_id)),
@@ -56,6 +59,10 @@ async def save(
 
 
 async def delete(table: Table, agent: Agent, guard: AgentNameGuard) -> None:
+    """The agent and its name, as last read (TransactionCancelled if it changed or went)."""
     await table.transact_write(
-        [Delete(agent.key()), Delete(guard.key(), condition=AttrEquals("agent_id", agent.agent_id))]
+        [
+            Delete(agent.key(), condition=AttrEquals("version", agent.version)),
+            Delete(guard.key(), condition=AttrEquals("agent_id", agent.agent_id)),
+        ]
     )

@@ -1,6 +1,6 @@
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.agents.architectures.registry import DEFAULT
 from api.agents.models import Agent
@@ -32,6 +32,13 @@ class AgentCreate(BaseModel):
     )
     metadata: dict[str, str] = Field(default_factory=dict, title="Metadata")
 
+    @field_validator("name")
+    @classmethod
+    def _named(cls, name: str) -> str:
+        if not name.strip():
+            raise ValueError("a name needs more than spaces")
+        return name
+
 
 class AgentUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -43,6 +50,13 @@ class AgentUpdate(BaseModel):
     persona: str | None = Field(default=None, max_length=5000)
     event_expiry_days: int | None = Field(default=None, ge=0, le=3650)
     metadata: dict[str, str] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _named(cls, name: str | None) -> str | None:
+        if name is not None and not name.strip():
+            raise ValueError("a name needs more than spaces")
+        return name
 
 
 class AgentOut(BaseModel):

@@ -4,6 +4,7 @@ user has, deleted with everything they own."""
 import asyncio
 import re
 from datetime import UTC, datetime
+from typing import Any
 
 from api.agents import repository
 from api.agents.architectures.registry import ARCHITECTURES
@@ -23,6 +24,7 @@ from api.settings.providers import PROVIDERS
 from api.store.table import Table, TransactionCancelled
 
 MODEL_LISTING_SECONDS = 5.0
+SAVE_ATTEMPTS = 5
 
 
 class AgentNotFound(NotFound):
@@ -32,6 +34,11 @@ class AgentNotFound(NotFound):
 class AgentNameTaken(AppError):
     status_code = 409
     code = "agent_name_taken"
+
+
+class AgentBusy(AppError):
+    status_code = 503
+    code = "agent_busy"
 
 
 class UnknownArchitecture(BadRequest):
@@ -116,6 +123,8 @@ async def get(table: Table, email: str, agent_id: str) -> Agent:
 
 
 async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) -> Agent:
+    """The changes applied to the agent as stored; a concurrent edit is re-read and the
+    changes applied again, so neither is lost."""
     changes = body.model_dump(exclude_unset=True)
     if any(v is None for v in changes.values()):
         raise BadRequest("A field can be changed, not emptied.")
@@ -125,6 +134,24 @@ async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) ->
         changes.get("architecture", agent.agent_architecture),
         changes.get("provider", agent.agent_provider),
     )
+    for _ in range(SAVE_ATTEMPTS):
+        updated, old_guard, new_guard = _apply(agent, changes, clock)
+        try:
+            await repository.save(table, updated, old_guard=old_guard, new_guard=new_guard)
+            return updated
+        except TransactionCancelled as e:
+            if new_guard is not None and len(e.reasons) > 2 and e.reasons[2] is not None:
+                raise AgentNameTaken(
+                    f"You already have an agent named {updated.agent_name!r}."
+                ) from e
+        agent = await get(table, agent.created_by, agent.agent_id)  # saved by someone else
+    raise AgentBusy("The agent is being edited by others; try again.")
+
+
+def _apply(
+    agent: Agent, changes: dict[str, Any], clock: Clock
+) -> tuple[Agent, AgentNameGuard | None, AgentNameGuard | None]:
+    """The next version of `agent`, and the name guards to move if the name changes."""
     renamed = "name" in changes and normalize_name(changes["name"]) != normalize_name(
         agent.agent_name
     )
@@ -137,42 +164,40 @@ async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) ->
             },
             **{k: v for k, v in changes.items() if k in ("event_expiry_days", "metadata")},
             "updated_at": _now(clock),
+            "version": agent.version + 1,
         }
     )
-    old_guard = new_guard = None
-    if renamed:
-        old_guard = AgentNameGuard(
-            created_by=agent.created_by,
-            normalized_name=normalize_name(agent.agent_name),
-            agent_id=agent.agent_id,
-        )
-        new_guard = AgentNameGuard(
-            created_by=agent.created_by,
-            normalized_name=normalize_name(updated.agent_name),
-            agent_id=agent.agent_id,
-        )
-    try:
-        await repository.save(table, updated, old_guard=old_guard, new_guard=new_guard)
-    except TransactionCancelled as e:
-        if renamed and len(e.reasons) > 2 and e.reasons[2] is not None:
-            raise AgentNameTaken(f"You already have an agent named {updated.agent_name!r}.") from e
-        raise AgentNotFound("No agent with that id.") from e
-    return updated
-
-
-async def delete(table: Table, agent: Agent) -> None:
-    """The agent, its name, its memory and its conversations. The agent goes first: once
-    it is gone nothing can reach what remains, which is then swept."""
-    guard = AgentNameGuard(
+    if not renamed:
+        return updated, None, None
+    # The guard to free is the stored name's, read with the agent: never a stale one.
+    old_guard = AgentNameGuard(
         created_by=agent.created_by,
         normalized_name=normalize_name(agent.agent_name),
         agent_id=agent.agent_id,
     )
-    await repository.delete(table, agent, guard)
+    new_guard = old_guard.model_copy(update={"normalized_name": normalize_name(updated.agent_name)})
+    return updated, old_guard, new_guard
+
+
+async def delete(table: Table, agent: Agent) -> None:
+    """The agent, its name, its memory and its conversations. What the agent owns goes
+    first, so that a delete cut short can simply be repeated; the agent goes last."""
     await asyncio.gather(
         memory.delete_all(table, agent.agent_id),
         conversations.delete_for_agent(table, agent.created_by, agent.agent_id),
     )
+    for _ in range(SAVE_ATTEMPTS):
+        guard = AgentNameGuard(
+            created_by=agent.created_by,
+            normalized_name=normalize_name(agent.agent_name),
+            agent_id=agent.agent_id,
+        )
+        try:
+            await repository.delete(table, agent, guard)
+            return
+        except TransactionCancelled:
+            agent = await get(table, agent.created_by, agent.agent_id)  # 404 once it is gone
+    raise AgentBusy("The agent is being edited by others; try again.")
 
 
 async def form(

@@ -20,7 +20,9 @@ async def _keys_of(
 async def delete_for_agent(table: Table, email: str, agent_id: str) -> int:
     """Every conversation of an agent, its messages and its session lookups; how many
     conversations there were."""
-    conversations = await _keys_of(table, *keys.conversations_of_agent(agent_id), index=keys.GSI1)
+    found = await _keys_of(table, *keys.conversations_of_agent(agent_id), index=keys.GSI1)
+    # The index groups by agent id only: keep what lives in this owner's partition.
+    conversations = [k for k in found if k.pk == keys.conversations_partition(email)]
     doomed = list(conversations)
     for conversation in conversations:
         conversation_id = keys.conversation_id_of(conversation.sk)

@@ -59,6 +59,11 @@ class SearchPage:
         return (self.page - 1) * self.page_size + 1
 
 
+# Lexical search scores memories one by one: it looks at the newest ones only, until an
+# index (semantic search) can find matches among any number.
+SEARCH_CANDIDATES = 5000
+
+
 def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode()).hexdigest()
 
@@ -125,7 +130,8 @@ async def search(
         raise EmptyContent("Search query is empty; give words to search for.")
     if page < 1:
         raise InvalidPage(page)
-    matches = await ranker.rank(text, await repository.all_archival(table, agent_id))
+    candidates = await repository.newest_archival(table, agent_id, SEARCH_CANDIDATES)
+    matches = await ranker.rank(text, candidates)
     start = (page - 1) * page_size
     return SearchPage(
         query=text,

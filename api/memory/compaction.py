@@ -42,6 +42,9 @@ class TurnReport:
     compactions: list[Compaction] = field(default_factory=list)
 
 
+ARCHIVE_BATCH = 10
+
+
 def archived_line(block: str, line: str) -> str:
     """A line as archival memory keeps it: the block it came from stays searchable."""
     return f"[{block}] {line}"
@@ -65,7 +68,9 @@ async def note_turn(
         turns = await repository.add_warning_turn(table, agent_id, block.name)
         if turns < COMPACT_AFTER_TURNS:
             warnings[block.name] = turns
-        else:
+        elif turns == COMPACT_AFTER_TURNS:
+            # Only the turn that reaches the count compacts: a concurrent turn that counts
+            # past it finds the work claimed (and the count reset once it is done).
             compactions.append(await compact_block(table, clock, agent_id, block.name, summarizer))
     return TurnReport(warnings, compactions)
 
@@ -95,12 +100,22 @@ async def compact_block(
         if definition is None or core is None:  # deleted meanwhile: nothing left to do
             return Compaction(block, (), 0, 0)
         lines = list(core.lines)
+        if not blocks.needs_warning(blocks.count_words(lines), definition.word_limit):
+            # Relieved meanwhile (by the model, or a concurrent compaction): nothing to do.
+            await repository.reset_warning(table, agent_id, block)
+            return Compaction(block, (), blocks.count_words(lines), blocks.count_words(lines))
         shorter = await _shorter(summarizer, block, lines, definition.word_limit)
         kept = set(shorter)
         removed = tuple(line for line in lines if line not in kept)
-        await asyncio.gather(
-            *(archival.insert(table, clock, agent_id, archived_line(block, x)) for x in removed)
-        )
+        # Archived first, so that nothing is ever only in the block being rewritten; a few
+        # at a time, as a full block holds hundreds of lines.
+        for start in range(0, len(removed), ARCHIVE_BATCH):
+            await asyncio.gather(
+                *(
+                    archival.insert(table, clock, agent_id, archived_line(block, x))
+                    for x in removed[start : start + ARCHIVE_BATCH]
+                )
+            )
         updated = CoreMemory(
             agent_id=agent_id,
             block_name=block,

@@ -1,6 +1,7 @@
 """How archival search orders memories: behind a small port, so semantic search can replace
 the lexical scorer without touching the service or the tools."""
 
+import asyncio
 import re
 from collections.abc import Sequence
 from typing import Protocol
@@ -78,6 +79,12 @@ class Ranker(Protocol):
         ...
 
 
+def _best_first(wanted: set[str], memories: Sequence[ArchivalMemory]) -> list[ArchivalMemory]:
+    scored = [(len(wanted & terms(m.content)), m) for m in memories]
+    # sorted() is stable: ties keep the given order.
+    return [m for score, m in sorted(scored, key=lambda pair: -pair[0]) if score > 0]
+
+
 def _stem(word: str) -> str:
     # Just enough for plurals to meet their singular: "cups" finds "cup", "dress" stays.
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
@@ -99,6 +106,5 @@ class LexicalRanker:
         wanted = (wanted - STOP_WORDS) or wanted
         if not wanted:
             return []
-        scored = [(len(wanted & terms(m.content)), m) for m in memories]
-        # sorted() is stable: ties keep the given order.
-        return [m for score, m in sorted(scored, key=lambda pair: -pair[0]) if score > 0]
+        # Thousands of memories are scored in a worker thread, never on the event loop.
+        return await asyncio.to_thread(_best_first, wanted, memories)

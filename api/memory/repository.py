@@ -233,6 +233,22 @@ async def archival_page(
     return [ArchivalMemory.from_dynamo_item(item) for item in page.items], page.cursor
 
 
+async def newest_archival(table: Table, agent_id: str, limit: int) -> list[ArchivalMemory]:
+    """The newest `limit` archival memories, newest first."""
+    pk, sk = keys.archival_of(agent_id)
+    items: list[Item] = []
+    cursor: str | None = None
+    while len(items) < limit:
+        page = await table.query(
+            pk, sk=sk, forward=False, limit=min(500, limit - len(items)), cursor=cursor
+        )
+        items += page.items
+        if page.cursor is None:
+            break
+        cursor = page.cursor
+    return [ArchivalMemory.from_dynamo_item(item) for item in items]
+
+
 async def all_archival(table: Table, agent_id: str) -> list[ArchivalMemory]:
     """Every archival memory, newest first."""
     items = await _query_all(table, keys.archival_of(agent_id), forward=False)

@@ -7,8 +7,9 @@ from fastapi import APIRouter, Query, Response, status
 
 from api.agents.deps import OwnedAgent
 from api.deps import ClockDep, TableDep
-from api.memory import archival
+from api.memory import archival, blocks
 from api.memory import service as memory
+from api.memory.errors import BlockFull
 from api.memory.ranking import LexicalRanker
 from api.memory.schemas import (
     ArchivalCreate,
@@ -52,6 +53,11 @@ async def read_block(agent: OwnedAgent, block: str, table: TableDep) -> BlockOut
 async def update_block(
     agent: OwnedAgent, block: str, body: BlockUpdate, table: TableDep
 ) -> BlockOut:
+    if body.lines is not None and body.word_limit is not None:
+        # Refused before anything is written: the new limit must hold the new lines.
+        count = blocks.count_words(blocks.clean_line(line) for line in body.lines)
+        if count > body.word_limit:
+            raise BlockFull(block, count, body.word_limit, action="fill")
     if body.description is not None or body.word_limit is not None:
         await memory.update_block(
             table, agent.agent_id, block, description=body.description, word_limit=body.word_limit

@@ -2,6 +2,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from api.memory.blocks import MAX_BLOCK_NAME, MAX_WORD_LIMIT
 from api.memory.models import DEFAULT_WORD_LIMIT, ArchivalMemory
 from api.memory.service import BlockView
 
@@ -33,9 +34,9 @@ class BlockOut(BaseModel):
 class BlockCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=MAX_BLOCK_NAME)
     description: str = Field(default="", max_length=500)
-    word_limit: int = Field(default=DEFAULT_WORD_LIMIT, ge=1, le=50_000)
+    word_limit: int = Field(default=DEFAULT_WORD_LIMIT, ge=1, le=MAX_WORD_LIMIT)
     content: str = Field(default="", description="Initial lines, one per line")
 
 
@@ -43,7 +44,7 @@ class BlockUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     description: str | None = Field(default=None, max_length=500)
-    word_limit: int | None = Field(default=None, ge=1, le=50_000)
+    word_limit: int | None = Field(default=None, ge=1, le=MAX_WORD_LIMIT)
     lines: list[str] | None = Field(default=None, description="Replaces every line")
 
 

@@ -139,7 +139,8 @@ def _word_limit(word_limit: int) -> int:
 
 
 def _initial_lines(block: str, text: str, word_limit: int) -> list[str]:
-    lines = list(dict.fromkeys(line for line in map(blocks.clean_line, text.splitlines()) if line))
+    given = [line for line in text.splitlines() if blocks.clean_line(line)]
+    lines = list(dict.fromkeys(_line(block, line, empty="") for line in given))
     _check_fits(block, word_limit, [], lines, action="fill")
     return lines
 

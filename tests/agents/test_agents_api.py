@@ -78,3 +78,11 @@ def test_the_form_lists_architectures_providers_and_models(client: TestClient) -
     assert fields["event_expiry_days"]["validation"]["minimum"] == 0
     assert form["models"]["offline"] == ["offline-demo"]
     assert "openai" in form["notes"]  # nothing listens on port 9: said, not fatal
+
+
+def test_a_blank_name_and_a_second_delete(client: TestClient) -> None:
+    blank = client.post("/agents", json={"name": "   "})
+    assert blank.status_code == 422
+    agent = client.post("/agents", json={"name": "Once"}).json()
+    assert client.delete(f"/agents/{agent['id']}").status_code == 204
+    assert client.delete(f"/agents/{agent['id']}").status_code == 404

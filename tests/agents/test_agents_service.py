@@ -3,7 +3,7 @@
 import asyncio
 
 from api.agents import service
-from api.agents.schemas import AgentCreate
+from api.agents.schemas import AgentCreate, AgentUpdate
 from api.kit.clock import FrozenClock
 from api.store.table import Table
 from tests.contract.conftest import skip_on_moto
@@ -34,3 +34,27 @@ async def test_names_differing_in_case_or_spacing_are_one_agent(
     assert again.agent_id == first.agent_id
     other, _ = await service.create(table, "b@x.io", AgentCreate(name="My Helper"), clock)
     assert other.agent_id != first.agent_id  # names are unique per user, not globally
+
+
+async def test_concurrent_edits_both_land(table: Table, clock: FrozenClock, engine: str) -> None:
+    skip_on_moto(engine, "its in-process tables are not thread-safe")
+    agent, _ = await service.create(table, "a@x.io", AgentCreate(name="Alpha"), clock)
+    await asyncio.gather(
+        service.update(table, agent, AgentUpdate(persona="Kind"), clock),
+        service.update(table, agent, AgentUpdate(model="m2"), clock),
+    )
+    stored = await service.get(table, "a@x.io", agent.agent_id)
+    assert (stored.agent_persona, stored.agent_model) == ("Kind", "m2")
+
+
+async def test_a_stale_edit_never_undoes_a_rename(table: Table, clock: FrozenClock) -> None:
+    stale, _ = await service.create(table, "a@x.io", AgentCreate(name="Alpha"), clock)
+    await service.update(table, stale, AgentUpdate(name="Beta"), clock)
+    await service.update(table, stale, AgentUpdate(persona="Calm"), clock)  # from the old copy
+    stored = await service.get(table, "a@x.io", stale.agent_id)
+    assert (stored.agent_name, stored.agent_persona) == ("Beta", "Calm")
+    again, created = await service.create(table, "a@x.io", AgentCreate(name="beta"), clock)
+    assert not created
+    assert again.agent_id == stale.agent_id
+    await service.delete(table, stale)  # from the old copy, still deletes the agent
+    assert await service.list_for(table, "a@x.io") == []

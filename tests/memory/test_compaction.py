@@ -179,3 +179,29 @@ async def test_the_llm_summarizer_asks_for_half_and_reads_lines() -> None:
 def test_the_offline_model_gets_the_deterministic_rule() -> None:
     assert isinstance(summarizer_for(OfflineProvider(), "offline-demo"), TruncatingSummarizer)
     assert isinstance(summarizer_for(ScriptedModel(""), "scripted-1"), LLMSummarizer)
+
+
+async def test_a_block_relieved_before_compaction_is_left_alone(ctx: ToolContext) -> None:
+    from api.memory import compaction
+
+    await memory_service.create_block(
+        ctx.table,
+        ctx.agent_id,
+        "notes",
+        word_limit=10,
+        content="one two three four five six seven eight nine",
+    )
+    calls: list[Sequence[str]] = []
+
+    class Recording:
+        async def summarize(self, block: str, lines: Sequence[str], word_limit: int) -> list[str]:
+            calls.append(lines)
+            return list(lines[-1:])
+
+    await memory_service.write_lines(ctx.table, ctx.agent_id, "notes", ["short"])
+    calls.clear()
+    untouched = await compaction.compact_block(
+        ctx.table, ctx.clock, ctx.agent_id, "notes", Recording()
+    )
+    assert untouched.archived == ()
+    assert calls == []  # no summarizer call for a block that no longer needs one

@@ -251,3 +251,11 @@ async def test_a_tool_the_model_made_up_gets_a_reply(ctx: ToolContext) -> None:
     assert await run_memory_tool(ctx, real) == (
         'Appended to [human] at line 1: "Name: Alice" (2/5000 words)'
     )
+
+
+async def test_odd_numbers_from_a_model_get_a_reply_not_an_error(ctx: ToolContext) -> None:
+    for odd in ("--1", "²", "1.5", "one"):
+        reply = await call(ctx, "core_memory_delete", block="human", line_number=odd)
+        assert reply.startswith("Invalid arguments for core_memory_delete"), reply
+    page = await call(ctx, "archival_memory_search", query="coffee", page="--2")
+    assert page.startswith("Invalid arguments"), page

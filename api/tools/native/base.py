@@ -2,6 +2,7 @@
 text. Refusals (an unknown block, a bad line number, empty content) become replies the
 model can act on; only real failures (the store down) propagate to the runtime."""
 
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -80,7 +81,7 @@ def int_arg(arguments: Arguments, name: str, *, default: int | None = None) -> i
         value = None  # True is not line 1
     elif isinstance(value, float) and value.is_integer():
         value = int(value)
-    elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    elif isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
         value = int(value.strip())
     if not isinstance(value, int):
         raise BadArguments(f"'{name}' is required (a whole number).")
