@@ -28,7 +28,7 @@ from api.llm.types import (
     ToolSpec,
     Usage,
 )
-from api.llm.wire import parse_tool_arguments
+from api.llm.wire import Block, alternating_turns, parse_tool_arguments
 
 STOP: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -39,36 +39,20 @@ STOP: dict[str, FinishReason] = {
 }
 
 
+def _blocks(m: ChatMessage) -> list[Block]:
+    if m.role == "tool":
+        return [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}]
+    blocks: list[Block] = [{"type": "text", "text": m.content}] if m.content else []
+    return blocks + [
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
+        for c in m.tool_calls
+    ]
+
+
 def to_wire(messages: Sequence[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
-    """The system prompt, and the turns in Anthropic's shape: tool results travel in a user
-    turn, and consecutive turns of one role are merged, since roles must alternate."""
+    """The system prompt, and the turns in Anthropic's shape."""
     system = "\n\n".join(m.content for m in messages if m.role == "system")
-    turns: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role == "system":
-            continue
-        if m.role == "tool":
-            role = "user"
-            blocks: list[dict[str, Any]] = [
-                {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
-            ]
-        elif m.role == "assistant":
-            role = "assistant"
-            blocks = [{"type": "text", "text": m.content}] if m.content else []
-            blocks += [
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
-                for c in m.tool_calls
-            ]
-        else:
-            role = "user"
-            blocks = [{"type": "text", "text": m.content}] if m.content else []
-        if not blocks:  # Anthropic refuses empty text blocks and empty turns
-            continue
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"] += blocks
-        else:
-            turns.append({"role": role, "content": blocks})
-    return system, turns
+    return system, alternating_turns(messages, _blocks)
 
 
 def to_wire_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:

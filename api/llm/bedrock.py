@@ -38,7 +38,7 @@ from api.llm.types import (
     ToolSpec,
     Usage,
 )
-from api.llm.wire import parse_tool_arguments
+from api.llm.wire import Block, alternating_turns, parse_tool_arguments
 
 STOP: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -69,36 +69,22 @@ _END = object()
 _STREAMS = ThreadPoolExecutor(max_workers=32, thread_name_prefix="bedrock")
 
 
-def to_wire(messages: Sequence[ChatMessage]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """System blocks and Converse messages; tool results travel in a user turn and turns of
-    one role are merged, since roles must alternate."""
-    system = [{"text": m.content} for m in messages if m.role == "system" and m.content]
-    turns: list[dict[str, Any]] = []
-    for m in messages:
-        if m.role == "system":
-            continue
-        if m.role == "tool":
-            role = "user"
-            blocks: list[dict[str, Any]] = [
-                {"toolResult": {"toolUseId": m.tool_call_id, "content": [{"text": m.content}]}}
-            ]
-        elif m.role == "assistant":
-            role = "assistant"
-            blocks = [{"text": m.content}] if m.content else []
-            blocks += [
-                {"toolUse": {"toolUseId": c.id, "name": c.name, "input": dict(c.arguments)}}
-                for c in m.tool_calls
-            ]
-        else:
-            role = "user"
-            blocks = [{"text": m.content}] if m.content else []
-        if not blocks:  # Bedrock refuses blank text and empty turns
-            continue
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"] += blocks
-        else:
-            turns.append({"role": role, "content": blocks})
-    return system, turns
+def _blocks(m: ChatMessage) -> list[Block]:
+    if m.role == "tool":
+        return [{"toolResult": {"toolUseId": m.tool_call_id, "content": [{"text": m.content}]}}]
+    blocks: list[Block] = [{"text": m.content}] if m.content else []
+    return blocks + [
+        {"toolUse": {"toolUseId": c.id, "name": c.name, "input": dict(c.arguments)}}
+        for c in m.tool_calls
+    ]
+
+
+def to_wire(messages: Sequence[ChatMessage]) -> tuple[list[Block], list[dict[str, Any]]]:
+    """System blocks and Converse messages."""
+    system: list[Block] = [
+        {"text": m.content} for m in messages if m.role == "system" and m.content
+    ]
+    return system, alternating_turns(messages, _blocks)
 
 
 def to_wire_tools(tools: Sequence[ToolSpec]) -> dict[str, Any]:
