@@ -8,7 +8,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
+from api.config import LOOPBACK_HOSTS
 
 
 class LocalModeGuard:
@@ -38,4 +38,4 @@ class LocalModeGuard:
 
 
 def _loopback(origin: str) -> bool:
-    return (urlsplit(origin).hostname or "") in LOOPBACK_NAMES
+    return (urlsplit(origin).hostname or "") in LOOPBACK_HOSTS

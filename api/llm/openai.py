@@ -164,7 +164,7 @@ class OpenAIProvider:
             params["tools"] = to_wire_tools(request.tools)
         if request.params.temperature is not None:
             params["temperature"] = request.params.temperature
-        # Tool calls arrive as fragments keyed by index; each is emitted once complete.
+        # Tool calls arrive as fragments (see _slot); each is emitted once complete.
         calls: dict[int, dict[str, str]] = {}
         finish: FinishReason = "stop"
         try:
@@ -180,7 +180,8 @@ class OpenAIProvider:
                         if delta.content:
                             yield TextDelta(delta.content)
                         for part in delta.tool_calls or []:
-                            call = calls.setdefault(part.index, {"id": "", "name": "", "args": ""})
+                            slot = _slot(calls, part.index, part.id)
+                            call = calls.setdefault(slot, {"id": "", "name": "", "args": ""})
                             call["id"] = part.id or call["id"]
                             if part.function is not None:
                                 call["name"] = part.function.name or call["name"]

@@ -22,7 +22,6 @@ DEFAULT_BLOCKS = (
     DefaultBlock("human", "Facts about the user"),
     DefaultBlock("persona", "Your traits and characteristics"),
 )
-DEFAULT_BLOCK_NAMES = frozenset(b.name for b in DEFAULT_BLOCKS)
 
 # Models echo the prompt's heading "[Human - Facts about the user]": what follows a spaced
 # dash is the description, not the name.

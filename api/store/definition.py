@@ -35,14 +35,6 @@ class TableDefinition:
         known = ", ".join(i.name for i in self.indexes) or "none"
         raise UnknownIndex(f"Unknown index {name!r}; the table has: {known}.")
 
-    @property
-    def key_attributes(self) -> tuple[str, ...]:
-        """Every attribute that is part of a primary or index key: always a string."""
-        names = [PK, SK]
-        for index in self.indexes:
-            names += [index.pk, index.sk]
-        return tuple(names)
-
     def create_table_params(self, table_name: str) -> dict[str, Any]:
         """CreateTable parameters (DynamoDB API shape) for a table with this definition."""
         props = self.properties
