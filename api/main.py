@@ -18,6 +18,7 @@ from api.auth import router as auth
 from api.auth.local_guard import LocalModeGuard
 from api.auth.tokens import TokenIssuer, issuer_for
 from api.config import Settings, check_settings, load_settings
+from api.conversations import router as conversations
 from api.health import router as health
 from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
@@ -115,6 +116,7 @@ def create_app(
     app.include_router(provider_settings.router)
     app.include_router(agents.router)
     app.include_router(agent_memory.router)
+    app.include_router(conversations.router)
     if not google_mode:
         app.add_middleware(
             LocalModeGuard,

@@ -1,7 +1,9 @@
 """Conversations and their messages in the table."""
 
+from api.conversations.models import Conversation
+from api.messages.models import Message
 from api.store import keys
-from api.store.table import Key, SkCondition, Table
+from api.store.table import ItemAbsent, ItemExists, Key, SkCondition, Table
 
 
 async def _keys_of(
@@ -30,3 +32,53 @@ async def delete_for_agent(table: Table, email: str, agent_id: str) -> int:
     doomed += await _keys_of(table, *keys.session_lookups_of(email, agent_id))
     await table.batch_write(deletes=doomed)
     return len(conversations)
+
+
+async def create(table: Table, conversation: Conversation) -> None:
+    await table.put(conversation.to_dynamo_item(), condition=ItemAbsent())
+
+
+async def get(table: Table, email: str, conversation_id: str) -> Conversation | None:
+    item = await table.get(keys.conversation(email, conversation_id))
+    return Conversation.from_dynamo_item(item) if item else None
+
+
+async def list_for_agent(
+    table: Table, agent_id: str, *, limit: int, cursor: str | None
+) -> tuple[list[Conversation], str | None]:
+    """An agent's conversations, newest first (the agent's owner was checked by the caller:
+    agents belong to one user, so all of them are the caller's)."""
+    pk, sk = keys.conversations_of_agent(agent_id)
+    page = await table.query(pk, sk=sk, index=keys.GSI1, forward=False, limit=limit, cursor=cursor)
+    return [Conversation.from_dynamo_item(i) for i in page.items], page.cursor
+
+
+async def rename(table: Table, conversation: Conversation) -> None:
+    await table.update(
+        conversation.key(),
+        set={"title": conversation.title, "updated_at": conversation.updated_at.isoformat()},
+        condition=ItemExists(),
+    )
+
+
+async def delete(table: Table, conversation: Conversation) -> None:
+    """The conversation, its messages, and the session ids that lead to it."""
+    doomed = [conversation.key()]
+    doomed += await _keys_of(table, *keys.messages_of(conversation.conversation_id))
+    lookups_pk, lookups_sk = keys.session_lookups_of(conversation.created_by, conversation.agent_id)
+    page = await table.query(lookups_pk, sk=lookups_sk)
+    doomed += [
+        Key(i["pk"], i["sk"])
+        for i in page.items
+        if i.get("conversation_id") == conversation.conversation_id
+    ]
+    await table.batch_write(deletes=doomed)
+
+
+async def messages(
+    table: Table, conversation_id: str, *, limit: int, cursor: str | None
+) -> tuple[list[Message], str | None]:
+    """Messages in the order they were written."""
+    pk, sk = keys.messages_of(conversation_id)
+    page = await table.query(pk, sk=sk, limit=limit, cursor=cursor)
+    return [Message.from_dynamo_item(i) for i in page.items], page.cursor

@@ -32,7 +32,8 @@ class Probe:
     create: Callable[[Tenant], dict[str, str]]
     body: dict[str, Any] = field(default_factory=dict)
     owner_succeeds: bool = True  # False where the owner's call needs the outside world
-    query: str = ""
+    query: str = ""  # may name the owner's ids, like the path: "?agent_id={agent_id}"
+    body_names_ids: bool = False  # the body's string values name the owner's ids
 
 
 PUBLIC = "public: answers without a user and names no tenant's object"
@@ -81,6 +82,15 @@ def archival_memory(owner: Tenant) -> dict[str, str]:
     return {**ids, "memory_id": created.json()["id"]}
 
 
+def conversation(owner: Tenant) -> dict[str, str]:
+    ids = agent(owner)
+    created = owner.client.post(
+        "/conversations", json={"agent_id": ids["agent_id"]}, headers=owner.headers
+    )
+    assert created.status_code == 201, created.text
+    return {**ids, "conversation_id": created.json()["id"]}
+
+
 ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/health"): PUBLIC,
     ("GET", "/auth/google/login"): PUBLIC,
@@ -115,6 +125,12 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("POST", "/agents/{agent_id}/memory/archival"): Probe(agent, body={"content": "planted"}),
     ("GET", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
     ("DELETE", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
+    ("POST", "/conversations"): Probe(agent, body={"agent_id": "{agent_id}"}, body_names_ids=True),
+    ("GET", "/conversations"): Probe(agent, query="?agent_id={agent_id}"),
+    ("GET", "/conversations/{conversation_id}"): Probe(conversation),
+    ("PATCH", "/conversations/{conversation_id}"): Probe(conversation, body={"title": "x"}),
+    ("DELETE", "/conversations/{conversation_id}"): Probe(conversation),
+    ("GET", "/conversations/{conversation_id}/messages"): Probe(conversation),
 }
 
 
@@ -177,12 +193,18 @@ def test_another_tenants_object_is_not_found(
 ) -> None:
     owner, other = tenants
     method, path = route
-    url = path.format(**probe.create(owner)) + probe.query
-    response = other.client.request(method, url, headers=other.headers, json=probe.body or None)
+    ids = probe.create(owner)
+    url = path.format(**ids) + probe.query.format(**ids)
+    body = (
+        {k: v.format(**ids) if isinstance(v, str) else v for k, v in probe.body.items()}
+        if probe.body_names_ids
+        else probe.body
+    )
+    response = other.client.request(method, url, headers=other.headers, json=body or None)
     assert response.status_code == 404, response.text
     assert response.json()["code"]  # a stable code, as for every error
     # And the object is still there for its owner.
-    again = owner.client.request(method, url, headers=owner.headers, json=probe.body or None)
+    again = owner.client.request(method, url, headers=owner.headers, json=body or None)
     if probe.owner_succeeds:
         assert again.status_code < 400, again.text
     else:

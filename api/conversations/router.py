@@ -1,0 +1,83 @@
+"""/conversations: a user's conversations with their agents, and their messages."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+
+from api.agents import service as agents
+from api.auth.deps import CurrentUser
+from api.conversations import repository, service
+from api.conversations.deps import OwnedConversation
+from api.conversations.schemas import (
+    ConversationCreate,
+    ConversationOut,
+    ConversationPage,
+    ConversationUpdate,
+    MessageOut,
+    MessagePage,
+)
+from api.deps import ClockDep, TableDep
+
+router = APIRouter(prefix="/conversations", tags=["conversations"])
+Limit = Annotated[int, Query(ge=1, le=100)]
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+async def create_conversation(
+    body: ConversationCreate, user: CurrentUser, table: TableDep, clock: ClockDep
+) -> ConversationOut:
+    agent = await agents.get(table, user.email, body.agent_id)
+    return ConversationOut.of(await service.create(table, agent, body.title, clock))
+
+
+@router.get("")
+async def list_conversations(
+    user: CurrentUser,
+    table: TableDep,
+    agent_id: Annotated[str, Query(min_length=1)],
+    limit: Limit = 20,
+    cursor: str | None = None,
+) -> ConversationPage:
+    """An agent's conversations, newest first."""
+    agent = await agents.get(table, user.email, agent_id)
+    found, next_cursor = await repository.list_for_agent(
+        table, agent.agent_id, limit=limit, cursor=cursor
+    )
+    return ConversationPage(
+        conversations=[ConversationOut.of(c) for c in found], cursor=next_cursor
+    )
+
+
+@router.get("/{conversation_id}")
+async def get_conversation(conversation: OwnedConversation) -> ConversationOut:
+    return ConversationOut.of(conversation)
+
+
+@router.patch("/{conversation_id}")
+async def rename_conversation(
+    conversation: OwnedConversation,
+    body: ConversationUpdate,
+    table: TableDep,
+    clock: ClockDep,
+) -> ConversationOut:
+    return ConversationOut.of(await service.rename(table, conversation, body.title, clock))
+
+
+@router.delete("/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_conversation(conversation: OwnedConversation, table: TableDep) -> None:
+    """The conversation and its messages."""
+    await repository.delete(table, conversation)
+
+
+@router.get("/{conversation_id}/messages")
+async def list_messages(
+    conversation: OwnedConversation,
+    table: TableDep,
+    limit: Limit = 50,
+    cursor: str | None = None,
+) -> MessagePage:
+    """Messages in order, oldest first; the cursor continues."""
+    found, next_cursor = await repository.messages(
+        table, conversation.conversation_id, limit=limit, cursor=cursor
+    )
+    return MessagePage(messages=[MessageOut.of(m) for m in found], cursor=next_cursor)

@@ -1,0 +1,70 @@
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from api.conversations.models import Conversation
+from api.messages.models import Message
+
+
+class ConversationCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agent_id: str = Field(min_length=1, max_length=64)
+    title: str = Field(default="", max_length=200)
+
+
+class ConversationUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(max_length=200)
+
+
+class ConversationOut(BaseModel):
+    id: str
+    agent_id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, c: Conversation) -> "ConversationOut":
+        return cls(
+            id=c.conversation_id,
+            agent_id=c.agent_id,
+            title=c.title,
+            created_at=c.created_at,
+            updated_at=c.updated_at,
+        )
+
+
+class ConversationPage(BaseModel):
+    conversations: list[ConversationOut]
+    cursor: str | None
+
+
+class MessageOut(BaseModel):
+    id: str
+    role: str
+    content: str
+    tool_calls: list[dict[str, Any]]
+    tool_call_id: str | None
+    interrupted: bool
+    created_at: datetime
+
+    @classmethod
+    def of(cls, m: Message) -> "MessageOut":
+        return cls(
+            id=m.message_id,
+            role=m.role,
+            content=m.content,
+            tool_calls=m.tool_calls,
+            tool_call_id=m.tool_call_id,
+            interrupted=m.interrupted,
+            created_at=m.created_at,
+        )
+
+
+class MessagePage(BaseModel):
+    messages: list[MessageOut]
+    cursor: str | None
