@@ -44,7 +44,6 @@ import binascii
 import json
 import re
 import secrets
-import socket
 import struct
 import threading
 import time
@@ -53,13 +52,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from tests.fakes.serving import serve_in_thread
 
 REGION = "us-east-1"
 EVENT_STREAM_TYPE = "application/vnd.amazon.eventstream"
@@ -547,47 +546,13 @@ def start_fake_bedrock() -> Iterator[FakeBedrock]:
     `endpoint_url` serves both bedrock-runtime and bedrock, as boto3's endpoint_url.
     Returns only once the server answers over HTTP.
     """
-    # The socket is bound here rather than by uvicorn so the port, and with it the
-    # endpoint URL, is known before the app is built.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    fake = FakeBedrock(endpoint_url=f"http://127.0.0.1:{sock.getsockname()[1]}")
-    config = uvicorn.Config(
-        _build_app(fake),
-        lifespan="off",
-        access_log=False,
-        # None keeps uvicorn from reconfiguring the test process's logging.
-        log_config=None,
-        log_level="warning",
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="fake-bedrock", daemon=True
-    )
-    thread.start()
-    try:
-        _wait_until_serving(fake.endpoint_url + PING_PATH, thread)
+
+    def build(root: str) -> tuple[FakeBedrock, ASGIApp]:
+        fake = FakeBedrock(endpoint_url=root)
+        return fake, _build_app(fake)
+
+    def close(fake: FakeBedrock) -> None:
+        fake._closing.set()  # ends stalled streams now, not at the shutdown's deadline
+
+    with serve_in_thread("fake-bedrock", build, PING_PATH, before_stop=close) as fake:
         yield fake
-    finally:
-        # Ends stalled streams now rather than at the graceful shutdown's deadline.
-        fake._closing.set()
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-
-
-def _wait_until_serving(url: str, thread: threading.Thread, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if not thread.is_alive():
-            raise RuntimeError("fake Bedrock server thread exited during startup")
-        try:
-            if httpx2.get(url, timeout=1.0).status_code == 200:
-                return
-        except httpx2.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"fake Bedrock did not answer at {url} within {timeout}s")
-        time.sleep(0.02)

@@ -28,21 +28,19 @@ import asyncio
 import json
 import re
 import secrets
-import socket
-import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
+
+from tests.fakes.serving import serve_in_thread
 
 BAD_KEY = "bad-key"
 DISCONNECT_POLL_SECONDS = 0.05
@@ -648,57 +646,6 @@ def _anthropic_app(fake: FakeLLM) -> Starlette:
 
 
 @contextmanager
-def _serve(
-    name: str,
-    build: Callable[[str], tuple[FakeLLM, Starlette]],
-    probe_headers: dict[str, str],
-) -> Iterator[FakeLLM]:
-    # The socket is bound here rather than by uvicorn so the port, and with it base_url,
-    # is known before the app is built.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    root = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    fake, app = build(root)
-    config = uvicorn.Config(
-        app,
-        lifespan="off",
-        access_log=False,
-        # None keeps uvicorn from reconfiguring the test process's logging.
-        log_config=None,
-        log_level="warning",
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=name, daemon=True)
-    thread.start()
-    try:
-        _wait_until_serving(name, root + "/v1/models", probe_headers, thread)
-        yield fake
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-
-
-def _wait_until_serving(
-    name: str, url: str, headers: dict[str, str], thread: threading.Thread, timeout: float = 10.0
-) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if not thread.is_alive():
-            raise RuntimeError(f"{name} server thread exited during startup")
-        try:
-            if httpx2.get(url, headers=headers, timeout=1.0).status_code == 200:
-                return
-        except httpx2.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{name} did not answer at {url} within {timeout}s")
-        time.sleep(0.02)
-
-
-@contextmanager
 def start_fake_openai() -> Iterator[FakeLLM]:
     """Run a fake OpenAI on a free port of 127.0.0.1 for the duration of the block.
 
@@ -710,7 +657,9 @@ def start_fake_openai() -> Iterator[FakeLLM]:
         fake = FakeLLM(base_url=root + "/v1", models=list(DEFAULT_OPENAI_MODELS))
         return fake, _openai_app(fake)
 
-    with _serve("fake-openai", build, {"authorization": "Bearer probe"}) as fake:
+    with serve_in_thread(
+        "fake-openai", build, "/v1/models", probe_headers={"authorization": "Bearer probe"}
+    ) as fake:
         yield fake
 
 
@@ -727,5 +676,5 @@ def start_fake_anthropic() -> Iterator[FakeLLM]:
         return fake, _anthropic_app(fake)
 
     probe = {"x-api-key": "probe", ANTHROPIC_VERSION_HEADER: "2023-06-01"}
-    with _serve("fake-anthropic", build, probe) as fake:
+    with serve_in_thread("fake-anthropic", build, "/v1/models", probe_headers=probe) as fake:
         yield fake

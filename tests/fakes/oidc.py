@@ -22,8 +22,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,15 +29,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode
 
-import httpx2
 import jwt
-import uvicorn
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from tests.fakes.serving import serve_in_thread
 
 DISCOVERY_PATH = "/.well-known/openid-configuration"
 FORM_TYPE = "application/x-www-form-urlencoded"
@@ -351,52 +350,15 @@ def start_fake_google(
     Works as `with start_fake_google() as google:` or, in a fixture, `yield` from inside
     that block. Returns only once the discovery document answers over HTTP.
     """
-    # The socket is bound here rather than by uvicorn so the port, and with it the issuer,
-    # is known before the app is built.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    issuer = f"http://127.0.0.1:{port}"
-    google = FakeGoogle(
-        issuer=issuer,
-        client_id=client_id,
-        client_secret=client_secret,
-        discovery_url=issuer + DISCOVERY_PATH,
-    )
-    config = uvicorn.Config(
-        _build_app(google),
-        lifespan="off",
-        access_log=False,
-        # None keeps uvicorn from reconfiguring the test process's logging.
-        log_config=None,
-        log_level="warning",
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="fake-google", daemon=True
-    )
-    thread.start()
-    try:
-        _wait_until_serving(google.discovery_url, thread)
+
+    def build(issuer: str) -> tuple[FakeGoogle, ASGIApp]:
+        google = FakeGoogle(
+            issuer=issuer,
+            client_id=client_id,
+            client_secret=client_secret,
+            discovery_url=issuer + DISCOVERY_PATH,
+        )
+        return google, _build_app(google)
+
+    with serve_in_thread("fake-google", build, DISCOVERY_PATH) as google:
         yield google
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-
-
-def _wait_until_serving(url: str, thread: threading.Thread, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if not thread.is_alive():
-            raise RuntimeError("fake Google server thread exited during startup")
-        try:
-            if httpx2.get(url, timeout=1.0).status_code == 200:
-                return
-        except httpx2.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"fake Google did not answer at {url} within {timeout}s")
-        time.sleep(0.02)
