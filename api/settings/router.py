@@ -10,7 +10,7 @@ from api.auth.deps import CurrentUser
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.kit.crypto import KeyRing
 from api.kit.forms import form_of
-from api.settings import repository, service
+from api.settings import service
 from api.settings.providers import PROVIDERS, Credentials
 from api.settings.schemas import (
     ProviderForm,
@@ -48,20 +48,17 @@ async def list_providers(
     user: CurrentUser, request: Request, table: TableDep
 ) -> list[ProviderSettingsOut]:
     """The providers this user configured, secrets masked."""
-    out = []
-    for stored in await repository.list_for(table, user.email):
-        credentials = await service.load(table, _keys(request), user.email, stored.provider_name)
-        out.append(_out(stored.provider_name, credentials, stored.updated_at))
-    return out
+    return [
+        _out(stored.provider_name, credentials, stored.updated_at)
+        for stored, credentials in await service.list_configured(table, _keys(request), user.email)
+    ]
 
 
 @router.get("/{provider}")
 async def get_provider(
     provider: str, user: CurrentUser, request: Request, table: TableDep
 ) -> ProviderSettingsOut:
-    credentials = await service.load(table, _keys(request), user.email, provider)
-    stored = await repository.get(table, user.email, provider)
-    assert stored is not None
+    stored, credentials = await service.load_stored(table, _keys(request), user.email, provider)
     return _out(provider, credentials, stored.updated_at)
 
 

@@ -85,6 +85,24 @@ def masked(credentials: Credentials) -> dict[str, Any]:
     }
 
 
+def _decrypt(keys: KeyRing, settings: ProviderSettings) -> dict[str, Any]:
+    data = associated_data(settings.user_email, settings.provider_name)
+    values: dict[str, Any] = json.loads(keys.decrypt(settings.encrypted_credentials, data))
+    return values
+
+
+def credentials_of(keys: KeyRing, settings: ProviderSettings) -> Credentials:
+    """The stored credentials, decrypted and validated by their provider's model."""
+    spec = spec_of(settings.provider_name, configurable=True)
+    assert spec.credentials is not None
+    try:
+        return spec.credentials.model_validate(_decrypt(keys, settings))
+    except ValidationError:  # saved under older rules; the values stay out of the error
+        raise StoredSettingsInvalid(
+            f"The saved {spec.label} settings no longer fit; save them again."
+        ) from None
+
+
 async def stored_values(
     table: Table, keys: KeyRing, email: str, provider: str, *, readable_only: bool = False
 ) -> dict[str, Any] | None:
@@ -94,27 +112,33 @@ async def stored_values(
     if settings is None:
         return None
     try:
-        plaintext = keys.decrypt(settings.encrypted_credentials, associated_data(email, provider))
+        return _decrypt(keys, settings)
     except DecryptionFailed:
         if readable_only:
             return None
         raise
-    values: dict[str, Any] = json.loads(plaintext)
-    return values
+
+
+async def load_stored(
+    table: Table, keys: KeyRing, email: str, provider: str
+) -> tuple[ProviderSettings, Credentials]:
+    """The stored item and its credentials, from one read."""
+    spec = spec_of(provider, configurable=True)
+    settings = await repository.get(table, email, provider)
+    if settings is None:
+        raise ProviderNotConfigured(f"{spec.label} is not configured yet.")
+    return settings, credentials_of(keys, settings)
 
 
 async def load(table: Table, keys: KeyRing, email: str, provider: str) -> Credentials:
-    spec = spec_of(provider, configurable=True)
-    values = await stored_values(table, keys, email, provider)
-    if values is None:
-        raise ProviderNotConfigured(f"{spec.label} is not configured yet.")
-    assert spec.credentials is not None
-    try:
-        return spec.credentials.model_validate(values)
-    except ValidationError:  # saved under older rules; the values stay out of the error
-        raise StoredSettingsInvalid(
-            f"The saved {spec.label} settings no longer fit; save them again."
-        ) from None
+    return (await load_stored(table, keys, email, provider))[1]
+
+
+async def list_configured(
+    table: Table, keys: KeyRing, email: str
+) -> list[tuple[ProviderSettings, Credentials]]:
+    """Every provider this user configured, from one query."""
+    return [(s, credentials_of(keys, s)) for s in await repository.list_for(table, email)]
 
 
 def merge_secrets(

@@ -58,6 +58,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from tests.fakes.llm_servers import ToolCallScript
 from tests.fakes.serving import serve_in_thread
 
 REGION = "us-east-1"
@@ -97,19 +98,6 @@ THROTTLED = AwsError(
 )
 INTERNAL_ERROR = AwsError(500, "InternalServerException", "The server encountered an error.")
 UNAVAILABLE = AwsError(503, "ServiceUnavailableException", "Service is temporarily unavailable.")
-
-
-@dataclass
-class ToolCallScript:
-    """One tool use in a scripted reply."""
-
-    name: str
-    # The raw JSON argument string, sent byte for byte; it may be deliberately malformed.
-    arguments: str
-    # The argument string is streamed split into this many pieces (fewer if it is shorter).
-    fragments: int = 3
-    # Generated in Bedrock's style ("tooluse_...") when None.
-    id: str | None = None
 
 
 @dataclass

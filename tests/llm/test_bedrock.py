@@ -49,10 +49,10 @@ from tests.fakes.bedrock_server import (
     AwsError,
     FakeBedrock,
     Reply,
-    ToolCallScript,
     event_message,
     start_fake_bedrock,
 )
+from tests.fakes.llm_servers import ToolCallScript
 
 MODEL = DEFAULT_MODELS[0]
 SECRET = "fake-secret-not-to-be-quoted"

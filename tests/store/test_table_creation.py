@@ -2,6 +2,8 @@
 
 import uuid
 
+import pytest
+
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
 from api.store.dynamodb_local import DynamoDBLocal
@@ -24,4 +26,14 @@ async def test_create_makes_the_defined_table_and_is_idempotent(
     ttl = table.client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
     assert ttl.get("TimeToLiveStatus") == "ENABLED"
     assert ttl.get("AttributeName") == definition.ttl_attribute == "ttl"
+    await table.close()
+
+
+async def test_a_missing_table_is_a_typed_error(dynamodb_local: DynamoDBLocal) -> None:
+    from api.store.dynamodb import TableMissing
+    from api.store.table import Key
+
+    table = DynamoTable("never-created", load_definition(), endpoint_url=dynamodb_local.endpoint)
+    with pytest.raises(TableMissing, match="create-table"):
+        await table.get(Key("a", "b"))
     await table.close()
