@@ -55,6 +55,10 @@ class Settings(BaseSettings):
     # Whether users' provider base URLs may reach private and loopback networks
     # (a self-hosted Ollama, say). Unset: allowed in local mode, refused in google mode.
     allow_private_provider_urls: bool | None = None
+    # A turn's LLM calls at most; the last one offers no tools, so the model must answer.
+    max_turn_steps: int = Field(default=8, ge=2, le=50)
+    # Seconds between SSE keep-alive comments while a turn streams.
+    sse_ping_seconds: float = Field(default=15.0, gt=0, le=300)
 
     @property
     def private_provider_urls(self) -> bool:

@@ -2,7 +2,7 @@
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TypedDict
 
@@ -13,10 +13,12 @@ from starlette.middleware.sessions import SessionMiddleware
 
 from api import __version__, error_handlers
 from api.agents import router as agents
+from api.agents.architectures import registry as architectures
 from api.auth import oauth
 from api.auth import router as auth
 from api.auth.local_guard import LocalModeGuard
 from api.auth.tokens import TokenIssuer, issuer_for
+from api.chat import router as chat
 from api.config import Settings, check_settings, load_settings
 from api.conversations import router as conversations
 from api.health import router as health
@@ -24,6 +26,8 @@ from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import derived_key
 from api.memory import router as agent_memory
+from api.runtime.hooks import HookProvider
+from api.runtime.runner import Runtime
 from api.settings import keys as encryption_keys
 from api.settings import router as provider_settings
 from api.store import build_table
@@ -45,6 +49,7 @@ class State(TypedDict):
     token_issuer: TokenIssuer | None  # AUTH_MODE=google
     google: StarletteOAuth2App | None  # AUTH_MODE=google
     keyring: KeyRing
+    runtime: Runtime
 
 
 async def sweep_expired(table: Table, every_seconds: float = SWEEP_SECONDS) -> None:
@@ -60,9 +65,14 @@ async def sweep_expired(table: Table, every_seconds: float = SWEEP_SECONDS) -> N
 
 
 def create_app(
-    settings: Settings | None = None, *, table: Table | None = None, clock: Clock | None = None
+    settings: Settings | None = None,
+    *,
+    table: Table | None = None,
+    clock: Clock | None = None,
+    hook_providers: Sequence[HookProvider] = (),
 ) -> FastAPI:
-    """The service. `table` lets a caller share a store it owns; otherwise one is built."""
+    """The service. `table` lets a caller share a store it owns; otherwise one is built.
+    `hook_providers` run in every turn after the runtime's own (continuity)."""
     settings = settings or load_settings()
     check_settings(settings)
     clock = clock or SystemClock()
@@ -76,11 +86,16 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[State]:
         store = table or build_table(settings, clock)
         sweeper: asyncio.Task[None] | None = None
+        runtime: Runtime | None = None
         try:
             if settings.create_table:
                 await store.create()
             log.info("store ready: %s table %s", store.engine, store.name)
             sweeper = asyncio.create_task(sweep_expired(store))
+            loaded = architectures.load_entry_points()
+            if loaded:
+                log.info("architectures from installed packages: %s", ", ".join(loaded))
+            runtime = Runtime(store, clock, keyring, settings, hook_providers)
             yield State(
                 settings=settings,
                 table=store,
@@ -89,8 +104,11 @@ def create_app(
                 token_issuer=issuer,
                 google=oauth.google_client(settings) if google_mode else None,
                 keyring=keyring,
+                runtime=runtime,
             )
         finally:
+            if runtime is not None:
+                await runtime.stop()
             if sweeper is not None:
                 sweeper.cancel()
                 await asyncio.gather(sweeper, return_exceptions=True)
@@ -117,6 +135,7 @@ def create_app(
     app.include_router(agents.router)
     app.include_router(agent_memory.router)
     app.include_router(conversations.router)
+    app.include_router(chat.router)
     if not google_mode:
         app.add_middleware(
             LocalModeGuard,

@@ -20,6 +20,7 @@ class Agent(Entity):
     agent_model: str = "offline-demo"
     agent_persona: str = ""
     event_expiry_days: int = Field(default=7, ge=0)
+    recent_turns: int = Field(default=10, ge=0)  # conversation turns loaded per turn
     metadata: dict[str, str] = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime

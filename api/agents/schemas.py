@@ -6,6 +6,8 @@ from api.agents.architectures.registry import DEFAULT
 from api.agents.models import Agent
 from api.kit.forms import FormField
 
+MAX_RECENT_TURNS = 100
+
 
 class AgentCreate(BaseModel):
     """What a person fills in to create an agent; it also defines the agents form."""
@@ -30,6 +32,13 @@ class AgentCreate(BaseModel):
         title="Keep conversation events (days)",
         description="0 keeps them forever.",
     )
+    recent_turns: int = Field(
+        default=10,
+        ge=0,
+        le=MAX_RECENT_TURNS,
+        title="Recent turns in context",
+        description="How many of the latest turns of a session the agent sees; 0 for none.",
+    )
     metadata: dict[str, str] = Field(default_factory=dict, title="Metadata")
 
     @field_validator("name")
@@ -49,6 +58,7 @@ class AgentUpdate(BaseModel):
     model: str | None = Field(default=None, min_length=1, max_length=200)
     persona: str | None = Field(default=None, max_length=5000)
     event_expiry_days: int | None = Field(default=None, ge=0, le=3650)
+    recent_turns: int | None = Field(default=None, ge=0, le=MAX_RECENT_TURNS)
     metadata: dict[str, str] | None = None
 
     @field_validator("name")
@@ -67,6 +77,7 @@ class AgentOut(BaseModel):
     model: str
     persona: str
     event_expiry_days: int
+    recent_turns: int
     metadata: dict[str, str]
     created_at: datetime
     updated_at: datetime
@@ -81,6 +92,7 @@ class AgentOut(BaseModel):
             model=agent.agent_model,
             persona=agent.agent_persona,
             event_expiry_days=agent.event_expiry_days,
+            recent_turns=agent.recent_turns,
             metadata=agent.metadata,
             created_at=agent.created_at,
             updated_at=agent.updated_at,

@@ -89,6 +89,7 @@ async def create(table: Table, email: str, body: AgentCreate, clock: Clock) -> t
         agent_model=body.model,
         agent_persona=body.persona,
         event_expiry_days=body.event_expiry_days,
+        recent_turns=body.recent_turns,
         metadata=body.metadata,
         created_at=now,
         updated_at=now,
@@ -148,6 +149,9 @@ async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) ->
     raise AgentBusy("The agent is being edited by others; try again.")
 
 
+KEPT_AS_IS = ("event_expiry_days", "recent_turns", "metadata")  # same name on the agent
+
+
 def _apply(
     agent: Agent, changes: dict[str, Any], clock: Clock
 ) -> tuple[Agent, AgentNameGuard | None, AgentNameGuard | None]:
@@ -162,7 +166,11 @@ def _apply(
                 for k, v in changes.items()
                 if k in ("name", "architecture", "provider", "model", "persona")
             },
-            **{k: v for k, v in changes.items() if k in ("event_expiry_days", "metadata")},
+            **{
+                k: v
+                for k, v in changes.items()
+                if k in ("event_expiry_days", "recent_turns", "metadata")
+            },
             "updated_at": _now(clock),
             "version": agent.version + 1,
         }

@@ -14,6 +14,7 @@ class Conversation(Entity):
     created_by: str
     agent_id: str
     title: str = ""
+    session_id: str | None = None  # the client's name for it, when it came from one
     created_at: datetime
     updated_at: datetime
 

@@ -1,9 +1,8 @@
 """Conversations and their messages in the table."""
 
-from api.conversations.models import Conversation
-from api.messages.models import Message
+from api.conversations.models import Conversation, SessionLookup
 from api.store import keys
-from api.store.table import ItemAbsent, ItemExists, Key, SkCondition, Table
+from api.store.table import ItemAbsent, ItemExists, Key, Put, SkCondition, Table
 
 
 async def _keys_of(
@@ -36,6 +35,24 @@ async def delete_for_agent(table: Table, email: str, agent_id: str) -> int:
 
 async def create(table: Table, conversation: Conversation) -> None:
     await table.put(conversation.to_dynamo_item(), condition=ItemAbsent())
+
+
+async def create_for_session(
+    table: Table, conversation: Conversation, lookup: SessionLookup
+) -> None:
+    """The conversation and the session id leading to it, both or neither: TransactionCancelled
+    when the session id is taken (someone opened the session first)."""
+    await table.transact_write(
+        [
+            Put(lookup.to_dynamo_item(), condition=ItemAbsent()),
+            Put(conversation.to_dynamo_item(), condition=ItemAbsent()),
+        ]
+    )
+
+
+async def session(table: Table, email: str, agent_id: str, session_id: str) -> SessionLookup | None:
+    item = await table.get(keys.session_lookup(email, agent_id, session_id))
+    return SessionLookup.from_dynamo_item(item) if item else None
 
 
 async def get(table: Table, email: str, conversation_id: str) -> Conversation | None:
@@ -73,12 +90,3 @@ async def delete(table: Table, conversation: Conversation) -> None:
         if i.get("conversation_id") == conversation.conversation_id
     ]
     await table.batch_write(deletes=doomed)
-
-
-async def messages(
-    table: Table, conversation_id: str, *, limit: int, cursor: str | None
-) -> tuple[list[Message], str | None]:
-    """Messages in the order they were written."""
-    pk, sk = keys.messages_of(conversation_id)
-    page = await table.query(pk, sk=sk, limit=limit, cursor=cursor)
-    return [Message.from_dynamo_item(i) for i in page.items], page.cursor

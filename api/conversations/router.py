@@ -2,7 +2,8 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Header, Query, status
+from fastapi.responses import JSONResponse, Response
 
 from api.agents import service as agents
 from api.auth.deps import CurrentUser
@@ -15,8 +16,14 @@ from api.conversations.schemas import (
     ConversationUpdate,
     MessageOut,
     MessagePage,
+    TurnIn,
 )
-from api.deps import ClockDep, TableDep
+from api.deps import ClockDep, SettingsDep, TableDep
+from api.messages import repository as messages
+from api.runtime.deps import RuntimeDep
+from api.runtime.runner import TurnRequest
+from api.runtime.schemas import TURN_RESPONSES, answer, wants_stream
+from api.runtime.sse import event_stream
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 Limit = Annotated[int, Query(ge=1, le=100)]
@@ -77,7 +84,32 @@ async def list_messages(
     cursor: str | None = None,
 ) -> MessagePage:
     """Messages in order, oldest first; the cursor continues."""
-    found, next_cursor = await repository.messages(
+    found, next_cursor = await messages.oldest_first(
         table, conversation.conversation_id, limit=limit, cursor=cursor
     )
     return MessagePage(messages=[MessageOut.of(m) for m in found], cursor=next_cursor)
+
+
+@router.post("/{conversation_id}/messages", response_model=None, responses=TURN_RESPONSES)
+async def send_message(
+    conversation: OwnedConversation,
+    body: TurnIn,
+    runtime: RuntimeDep,
+    settings: SettingsDep,
+    accept: Annotated[str | None, Header()] = None,
+) -> Response:
+    """Run one turn: the message, the agent's reply and its tool calls, streamed as
+    Server-Sent Events (docs/sse.md) unless `stream` is false or the client accepts only
+    JSON. Every message is stored as it happens."""
+    request = TurnRequest(
+        user_email=conversation.created_by,
+        agent_id=conversation.agent_id,
+        conversation_id=conversation.conversation_id,
+        actor_id=body.actor_id or conversation.created_by,
+        session_id=conversation.session_id or conversation.conversation_id,
+        prompt=body.content,
+    )
+    prepared = await runtime.prepare(request)
+    if wants_stream(body.stream, accept):
+        return event_stream(prepared, ping_seconds=settings.sse_ping_seconds)
+    return JSONResponse((await answer(prepared)).model_dump(mode="json"))

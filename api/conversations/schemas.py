@@ -4,7 +4,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.conversations.models import Conversation
-from api.messages.models import Message
+from api.messages.models import ID_PATTERN, MAX_PROMPT_CHARS, Message
 
 
 class ConversationCreate(BaseModel):
@@ -12,6 +12,20 @@ class ConversationCreate(BaseModel):
 
     agent_id: str = Field(min_length=1, max_length=64)
     title: str = Field(default="", max_length=200)
+
+
+class TurnIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
+    actor_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=256,
+        pattern=ID_PATTERN,
+        description="Who is speaking; the signed-in user when left out.",
+    )
+    stream: bool = Field(default=True, description="false: one JSON answer instead of SSE.")
 
 
 class ConversationUpdate(BaseModel):
@@ -47,6 +61,7 @@ class MessageOut(BaseModel):
     id: str
     role: str
     content: str
+    actor_id: str | None
     tool_calls: list[dict[str, Any]]
     tool_call_id: str | None
     interrupted: bool
@@ -58,6 +73,7 @@ class MessageOut(BaseModel):
             id=m.message_id,
             role=m.role,
             content=m.content,
+            actor_id=m.actor_id,
             tool_calls=m.tool_calls,
             tool_call_id=m.tool_call_id,
             interrupted=m.interrupted,

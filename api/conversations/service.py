@@ -4,11 +4,11 @@ from datetime import UTC, datetime
 
 from api.agents.models import Agent
 from api.conversations import repository
-from api.conversations.models import Conversation
+from api.conversations.models import Conversation, SessionLookup
 from api.errors import NotFound
 from api.kit.clock import Clock
 from api.kit.secrets import new_id
-from api.store.table import ConditionFailed, Table
+from api.store.table import ConditionFailed, Table, TransactionCancelled
 
 
 class ConversationNotFound(NotFound):
@@ -19,18 +19,53 @@ def _now(clock: Clock) -> datetime:
     return datetime.fromtimestamp(clock.now(), tz=UTC)
 
 
-async def create(table: Table, agent: Agent, title: str, clock: Clock) -> Conversation:
+def _new(agent: Agent, title: str, clock: Clock, session_id: str | None = None) -> Conversation:
     now = _now(clock)
-    conversation = Conversation(
+    return Conversation(
         conversation_id=new_id(),
         created_by=agent.created_by,
         agent_id=agent.agent_id,
         title=title,
+        session_id=session_id,
         created_at=now,
         updated_at=now,
     )
+
+
+async def create(table: Table, agent: Agent, title: str, clock: Clock) -> Conversation:
+    conversation = _new(agent, title, clock)
     await repository.create(table, conversation)
     return conversation
+
+
+def default_session_id(email: str, agent_id: str) -> str:
+    """Seed 001's default session: `{user_id}_{agent_id}_default`."""
+    return f"{email}_{agent_id}_default"
+
+
+async def open_session(
+    table: Table, agent: Agent, session_id: str, clock: Clock, *, found: SessionLookup | None
+) -> str:
+    """The conversation a client's session id stands for, inside the agent owner's tenant:
+    the one `found` names, or a new one on the session's first turn."""
+    if found is not None:
+        return found.conversation_id
+    conversation = _new(agent, session_id, clock, session_id)
+    lookup = SessionLookup(
+        created_by=agent.created_by,
+        agent_id=agent.agent_id,
+        session_id=session_id,
+        conversation_id=conversation.conversation_id,
+    )
+    try:
+        await repository.create_for_session(table, conversation, lookup)
+    except TransactionCancelled:
+        # Opened by a concurrent first turn: that conversation is the session's.
+        existing = await repository.session(table, agent.created_by, agent.agent_id, session_id)
+        if existing is None:
+            raise
+        return existing.conversation_id
+    return conversation.conversation_id
 
 
 async def get(table: Table, email: str, conversation_id: str) -> Conversation:

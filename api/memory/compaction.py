@@ -36,10 +36,12 @@ class Compaction:
 
 @dataclass(frozen=True)
 class TurnReport:
-    """Blocks still warned (block -> warned turns so far) and the blocks compacted."""
+    """Blocks still warned (block -> warned turns so far, and the block itself) and the
+    blocks compacted."""
 
     warnings: dict[str, int] = field(default_factory=dict)
     compactions: list[Compaction] = field(default_factory=list)
+    warned: dict[str, service.BlockView] = field(default_factory=dict)  # as they are now
 
 
 ARCHIVE_BATCH = 10
@@ -59,6 +61,7 @@ async def note_turn(
     views = await service.list_blocks(table, agent_id)
     counted = await repository.warning_turns(table, agent_id, [v.name for v in views])
     warnings: dict[str, int] = {}
+    warned: dict[str, service.BlockView] = {}
     compactions: list[Compaction] = []
     for block in views:
         if not block.needs_warning:
@@ -68,11 +71,12 @@ async def note_turn(
         turns = await repository.add_warning_turn(table, agent_id, block.name)
         if turns < COMPACT_AFTER_TURNS:
             warnings[block.name] = turns
+            warned[block.name] = block
         elif turns == COMPACT_AFTER_TURNS:
             # Only the turn that reaches the count compacts: a concurrent turn that counts
             # past it finds the work claimed (and the count reset once it is done).
             compactions.append(await compact_block(table, clock, agent_id, block.name, summarizer))
-    return TurnReport(warnings, compactions)
+    return TurnReport(warnings, compactions, warned)
 
 
 async def _shorter(

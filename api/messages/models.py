@@ -7,6 +7,12 @@ from api.store import keys
 from api.store.entity import Entity
 from api.store.table import Key
 
+Role = Literal["user", "assistant", "tool", "system"]
+# Actor and session ids as clients may send them: printable text, as they end up in keys,
+# logs and prompts, where control characters do harm.
+ID_PATTERN = r"^[^\x00-\x1f\x7f]+$"
+MAX_PROMPT_CHARS = 32_000
+
 
 class Message(Entity):
     """Seed 000's Message: pk `CONVERSATION#{id}`, sk `MESSAGE#{timestamp}#{message_id}`."""
@@ -15,7 +21,7 @@ class Message(Entity):
 
     conversation_id: str
     message_id: str
-    role: Literal["user", "assistant", "tool", "system"]
+    role: Role
     content: str = ""
     actor_id: str | None = None
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)

@@ -2,7 +2,9 @@
 to their owner and provider, shown masked, and turned into a provider adapter on demand."""
 
 import asyncio
+import hashlib
 import json
+from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -191,6 +193,30 @@ async def delete(table: Table, email: str, provider: str) -> None:
     await repository.delete(table, email, provider)
 
 
+class ProviderCache:
+    """Adapters already built, by owner, provider and the ciphertext they came from: new
+    credentials build a new client, and a turn does not pay for building one (an SDK client
+    reads files and makes a TLS context as it is made)."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._built: OrderedDict[tuple[str, str, str], tuple[LLMProvider, str | None]] = (
+            OrderedDict()
+        )
+
+    def get(self, key: tuple[str, str, str]) -> tuple[LLMProvider, str | None] | None:
+        found = self._built.get(key)
+        if found is not None:
+            self._built.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[str, str, str], built: tuple[LLMProvider, str | None]) -> None:
+        self._built[key] = built
+        self._built.move_to_end(key)
+        while len(self._built) > self.size:
+            self._built.popitem(last=False)
+
+
 async def provider_for(
     table: Table,
     keys: KeyRing,
@@ -199,19 +225,54 @@ async def provider_for(
     *,
     allow_private_urls: bool,
     allow_server_identity: bool,
+    cache: ProviderCache | None = None,
 ) -> LLMProvider:
     """The adapter for this user's provider, with their credentials."""
+    stored = await repository.get(table, email, provider) if spec_of(provider).credentials else None
+    return await provider_from(
+        keys,
+        stored,
+        provider,
+        allow_private_urls=allow_private_urls,
+        allow_server_identity=allow_server_identity,
+        cache=cache,
+    )
+
+
+async def provider_from(
+    keys: KeyRing,
+    stored: ProviderSettings | None,
+    provider: str,
+    *,
+    allow_private_urls: bool,
+    allow_server_identity: bool,
+    cache: ProviderCache | None = None,
+) -> LLMProvider:
+    """The adapter for a provider from its stored settings (read by the caller, perhaps
+    alongside other reads)."""
     spec = spec_of(provider)
     if spec.credentials is None:
         return spec.build(None)
-    credentials = await load(table, keys, email, provider)
-    if credentials.uses_server_identity() and not allow_server_identity:
-        raise ServerIdentityRefused("Give your own credentials; this server lends none.")
-    url = credentials.url()
-    if url:  # again at use: the name may resolve elsewhere now
+    if stored is None:
+        raise ProviderNotConfigured(f"{spec.label} is not configured yet.")
+    key = (
+        stored.user_email,
+        provider,
+        hashlib.sha256(stored.encrypted_credentials.encode()).hexdigest(),
+    )
+    built = cache.get(key) if cache else None
+    if built is None:
+        credentials = credentials_of(keys, stored)
+        if credentials.uses_server_identity() and not allow_server_identity:
+            raise ServerIdentityRefused("Give your own credentials; this server lends none.")
+        # SDK clients read files and environment as they are made: off the loop.
+        built = (await asyncio.to_thread(spec.build, credentials), credentials.url())
+        if cache is not None:
+            cache.put(key, built)
+    adapter, url = built
+    if url:  # checked at every use: the name may resolve elsewhere now
         await netguard.check_url(url, allow_private=allow_private_urls)
-    # SDK clients read files and environment as they are made: off the loop.
-    return await asyncio.to_thread(spec.build, credentials)
+    return adapter
 
 
 async def reencrypt(table: Table, keys: KeyRing, clock: Clock) -> int:

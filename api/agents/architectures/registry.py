@@ -1,23 +1,54 @@
-"""The architectures an agent can have, by name. Adding one is one registration line."""
+"""The architectures an agent can have, by name. Adding one is one registration line here,
+or an entry point in the `agent_memory.architectures` group of an installed package."""
 
-from dataclasses import dataclass
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.metadata import entry_points
 
-DEFAULT = "krishna-memgpt"
+from api.agents.architectures.base import AgentArchitecture
+from api.agents.architectures.krishna_memgpt import KrishnaMemGPT
+
+log = logging.getLogger(__name__)
+
+DEFAULT = KrishnaMemGPT.name
+ENTRY_POINT_GROUP = "agent_memory.architectures"
+
+ARCHITECTURES: dict[str, type[AgentArchitecture]] = {}
 
 
-@dataclass(frozen=True)
-class ArchitectureInfo:
-    name: str
-    description: str
+def register(architecture: type[AgentArchitecture]) -> type[AgentArchitecture]:
+    if not issubclass(architecture, AgentArchitecture):
+        raise TypeError(f"{architecture!r} is not an AgentArchitecture")
+    existing = ARCHITECTURES.get(architecture.name)
+    if existing is not None and existing is not architecture:
+        raise ValueError(f"An architecture named {architecture.name!r} is registered already")
+    ARCHITECTURES[architecture.name] = architecture
+    return architecture
 
 
-ARCHITECTURES: dict[str, ArchitectureInfo] = {
-    info.name: info
-    for info in [
-        ArchitectureInfo(
-            DEFAULT,
-            "MemGPT-style memory: core memory blocks in the prompt, edited with 5 tools, and "
-            "archival memory searched with 2 more.",
-        ),
-    ]
-}
+@contextmanager
+def registered(architecture: type[AgentArchitecture]) -> Iterator[None]:
+    """Registered for the duration of a block: for tests and embedding applications."""
+    register(architecture)
+    try:
+        yield
+    finally:
+        ARCHITECTURES.pop(architecture.name, None)
+
+
+def load_entry_points() -> list[str]:
+    """Register the architectures installed packages declare; the names registered. Code
+    comes only from installed packages: a tenant's code is never loaded."""
+    loaded: list[str] = []
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            register(point.load())
+        except Exception:  # one broken package must not take the service down
+            log.exception("architecture entry point %s could not be loaded", point.name)
+            continue
+        loaded.append(point.name)
+    return loaded
+
+
+register(KrishnaMemGPT)

@@ -1,0 +1,25 @@
+"""PLUG-IN POINT: what an agent architecture is.
+
+An architecture decides how its agent thinks: its system prompt, which native tools it
+offers, and how a turn runs. The runtime gives it a `Turn` (the LLM, the tools, the hooks
+and state, what was read) and relays the events it yields. It never sets up storage,
+memory or hooks itself: a new architecture is a new file and one registration line.
+"""
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from typing import ClassVar
+
+from api.runtime.events import RunEvent
+from api.runtime.turn import Turn
+
+
+class AgentArchitecture(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    tools: ClassVar[tuple[str, ...]] = ()  # native tools, by name, offered to the model
+
+    @abstractmethod
+    def run(self, turn: Turn) -> AsyncIterator[RunEvent]:
+        """One turn, as events: text deltas, tool calls and results, the final message."""
+        ...

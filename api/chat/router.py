@@ -1,0 +1,34 @@
+"""/chat: one turn with an agent, by actor and session (seed 001)."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header
+from fastapi.responses import JSONResponse, Response
+
+from api.auth.deps import CurrentUser
+from api.chat import service
+from api.chat.schemas import ChatIn
+from api.deps import ClockDep, SettingsDep, TableDep
+from api.runtime.deps import RuntimeDep
+from api.runtime.schemas import TURN_RESPONSES, answer, wants_stream
+from api.runtime.sse import event_stream
+
+router = APIRouter(tags=["chat"])
+
+
+@router.post("/chat", response_model=None, responses=TURN_RESPONSES)
+async def chat(
+    body: ChatIn,
+    user: CurrentUser,
+    table: TableDep,
+    clock: ClockDep,
+    runtime: RuntimeDep,
+    settings: SettingsDep,
+    accept: Annotated[str | None, Header()] = None,
+) -> Response:
+    """Run one turn. Streams Server-Sent Events (see docs/sse.md) unless `stream` is false
+    or the client accepts only JSON."""
+    prepared = await service.open_turn(table, clock, runtime, user.email, body)
+    if wants_stream(body.stream, accept):
+        return event_stream(prepared, ping_seconds=settings.sse_ping_seconds)
+    return JSONResponse((await answer(prepared)).model_dump(mode="json"))

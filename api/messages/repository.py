@@ -1,0 +1,27 @@
+"""Messages in the table: written one at a time as a turn produces them, read in order or
+newest first."""
+
+from api.messages.models import Message
+from api.store import keys
+from api.store.table import ItemAbsent, Table
+
+
+async def add(table: Table, message: Message) -> None:
+    # A message is written once; its id is new, so the condition only guards a replay.
+    await table.put(message.to_dynamo_item(), condition=ItemAbsent())
+
+
+async def oldest_first(
+    table: Table, conversation_id: str, *, limit: int, cursor: str | None
+) -> tuple[list[Message], str | None]:
+    pk, sk = keys.messages_of(conversation_id)
+    page = await table.query(pk, sk=sk, limit=limit, cursor=cursor)
+    return [Message.from_dynamo_item(i) for i in page.items], page.cursor
+
+
+async def newest_first(
+    table: Table, conversation_id: str, *, limit: int, cursor: str | None
+) -> tuple[list[Message], str | None]:
+    pk, sk = keys.messages_of(conversation_id)
+    page = await table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
+    return [Message.from_dynamo_item(i) for i in page.items], page.cursor

@@ -1,0 +1,102 @@
+"""The continuity hook (seed 001's MemoryHookProvider): saves every message of a turn as it
+is added, and at initialization puts the session's last K turns into the system prompt.
+
+A turn is a user message and what followed it. Only the turns of the speaking actor count;
+expired messages are never read (the store treats them as absent on both engines)."""
+
+import asyncio
+from collections.abc import Sequence
+
+from api.messages import repository as messages
+from api.messages.models import Message
+from api.runtime.hooks import AgentInitialized, HookProvider, MessageAdded
+from api.store.table import Table
+
+DEFAULT_RECENT_TURNS = 10
+MESSAGES_PER_TURN = 4  # a question, a tool call, its result and the answer: a first guess
+
+
+class TurnCollector:
+    """Gathers the last `k` turns of one actor from messages read newest first."""
+
+    def __init__(self, actor_id: str, k: int) -> None:
+        self.actor_id = actor_id
+        self.k = k
+        self.turns = 0
+        self._newest_first: list[Message] = []
+
+    @property
+    def full(self) -> bool:
+        return self.turns >= self.k
+
+    def feed(self, page: Sequence[Message]) -> bool:
+        """Take a page; True once `k` turns are complete (the page may hold older ones)."""
+        for message in page:
+            if message.actor_id != self.actor_id:
+                continue
+            if self.full:
+                return True
+            self._newest_first.append(message)
+            if message.role == "user":
+                self.turns += 1
+        return self.full
+
+    def messages(self) -> list[Message]:
+        """The turns, oldest first; an unfinished oldest turn (its question not reached)
+        is left out."""
+        kept = list(reversed(self._newest_first))
+        while kept and kept[0].role != "user":
+            kept.pop(0)
+        return kept
+
+
+def render(recent: Sequence[Message]) -> str:
+    """Seed 001's form: `role: text` per line, what was said only (tool traffic left out)."""
+    lines = [
+        f"{m.role}: {m.content}{' (interrupted)' if m.interrupted else ''}"
+        for m in recent
+        if m.role in ("user", "assistant") and m.content.strip()
+    ]
+    return "Recent conversation:\n" + "\n".join(lines) if lines else ""
+
+
+class ContinuityHook(HookProvider):
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    async def on_agent_initialized(self, event: AgentInitialized) -> None:
+        state = event.state
+        # The first page is read alongside the agent, sized for the default K: most
+        # agents keep it, so the turn waits for one round of reads, not two.
+        first_page = asyncio.ensure_future(
+            messages.newest_first(
+                self.table,
+                state.conversation_id,
+                limit=MESSAGES_PER_TURN * DEFAULT_RECENT_TURNS,
+                cursor=None,
+            )
+        )
+        try:
+            agent = await event.agent()
+        except BaseException:
+            first_page.cancel()
+            raise
+        k = agent.recent_turns
+        if k == 0:
+            first_page.cancel()
+            return
+        page, cursor = await first_page
+        collector = TurnCollector(state.actor_id, k)
+        while not collector.feed(page) and cursor is not None:
+            page, cursor = await messages.newest_first(
+                self.table,
+                state.conversation_id,
+                limit=MESSAGES_PER_TURN * (k - collector.turns),
+                cursor=cursor,
+            )
+        section = render(collector.messages())
+        if section:
+            event.sections.append(section)
+
+    async def on_message_added(self, event: MessageAdded) -> None:
+        await messages.add(self.table, event.message)

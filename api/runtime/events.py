@@ -1,0 +1,104 @@
+"""What a run tells its client, one event at a time. `docs/sse.md` documents each event and
+its fields; the SSE event name is `EVENT`, the data is `data()` as JSON."""
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    EVENT: ClassVar[str]
+    run_id: str
+
+    def data(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunStarted(RunEvent):
+    EVENT = "run.started"
+    agent_id: str
+    conversation_id: str
+    actor_id: str
+    session_id: str
+
+
+@dataclass(frozen=True)
+class TextDelta(RunEvent):
+    EVENT = "text.delta"
+    step: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCalled(RunEvent):
+    EVENT = "tool.call"
+    step: int
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolAnswered(RunEvent):
+    EVENT = "tool.result"
+    step: int
+    call_id: str
+    name: str
+    content: str
+
+
+@dataclass(frozen=True)
+class MemoryWarning(RunEvent):
+    EVENT = "memory.warning"
+    block: str
+    percent_used: int
+    word_count: int
+    word_limit: int
+    warned_turns: int  # turns that ended with the block at or above 80%
+    compacts_after: int  # the warned turn at which the block is compacted
+
+
+@dataclass(frozen=True)
+class MemoryCompacted(RunEvent):
+    EVENT = "memory.compacted"
+    block: str
+    archived_lines: int
+    words_before: int
+    words_after: int
+
+
+@dataclass(frozen=True)
+class FinalMessage(RunEvent):
+    EVENT = "message"
+    message_id: str
+    role: str
+    content: str
+    created_at: str
+    interrupted: bool = False
+
+
+@dataclass(frozen=True)
+class RunError(RunEvent):
+    EVENT = "error"
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class RunCompleted(RunEvent):
+    EVENT = "run.completed"
+    steps: int
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class RunFailed(RunEvent):
+    EVENT = "run.failed"
+    code: str

@@ -1,0 +1,80 @@
+"""Hook providers: what the runtime injects into every architecture (seed 001). A provider
+overrides the events it cares about; the runtime fires them, in the order the providers
+were registered, for every architecture alike.
+
+- `on_agent_initialized`: before the first LLM call. A provider may add sections to the
+  system prompt (the continuity hook adds the recent conversation). Providers run
+  concurrently here, with the runtime's own reads, so that the turn waits for one round.
+- `on_message_added`: after each message of the turn exists (user, assistant, tool call
+  and tool result), in order, one provider after another. The continuity hook saves it.
+- `on_turn_finished`: once, with how the turn ended.
+"""
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from api.agents.models import Agent
+from api.messages.models import Message
+from api.runtime.state import TurnState
+
+
+@dataclass
+class AgentInitialized:
+    state: TurnState
+    load_agent: Callable[[], Awaitable[Agent]]
+    sections: list[str] = field(default_factory=list)  # appended to the system prompt
+
+    async def agent(self) -> Agent:
+        """The agent, read concurrently with the hooks: await it only when needed."""
+        return await self.load_agent()
+
+
+@dataclass(frozen=True)
+class MessageAdded:
+    state: TurnState
+    message: Message
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    state: TurnState
+    outcome: Literal["completed", "failed", "interrupted"]
+
+
+class HookProvider:
+    async def on_agent_initialized(self, event: AgentInitialized) -> None:
+        return None
+
+    async def on_message_added(self, event: MessageAdded) -> None:
+        return None
+
+    async def on_turn_finished(self, event: TurnFinished) -> None:
+        return None
+
+
+class Hooks:
+    """The providers of one turn, fired together."""
+
+    def __init__(self, providers: Sequence[HookProvider], state: TurnState) -> None:
+        self.providers = tuple(providers)
+        self.state = state
+
+    async def agent_initialized(self, load_agent: Callable[[], Awaitable[Agent]]) -> list[str]:
+        """The sections the providers add to the system prompt, in registration order."""
+        events = [AgentInitialized(self.state, load_agent) for _ in self.providers]
+        await asyncio.gather(
+            *(p.on_agent_initialized(e) for p, e in zip(self.providers, events, strict=True))
+        )
+        return [section for event in events for section in event.sections]
+
+    async def message_added(self, message: Message) -> None:
+        event = MessageAdded(self.state, message)
+        for provider in self.providers:
+            await provider.on_message_added(event)
+
+    async def turn_finished(self, outcome: Literal["completed", "failed", "interrupted"]) -> None:
+        event = TurnFinished(self.state, outcome)
+        for provider in self.providers:
+            await provider.on_turn_finished(event)

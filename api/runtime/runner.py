@@ -1,0 +1,279 @@
+"""The runtime (seed 001's loader): reads what a turn needs in one concurrent round, injects
+hooks and state into the agent's architecture, and runs it as a stream of events.
+
+Before the LLM is called a turn waits for: the caller's ownership of the conversation (the
+route's one read), then one round of concurrent reads (the agent, its core memory, its
+provider settings, and what the hooks load, such as the recent conversation), then the
+write of the user's message."""
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeVar
+
+from api.agents import service as agents
+from api.agents.architectures.base import AgentArchitecture
+from api.agents.architectures.registry import ARCHITECTURES
+from api.agents.models import Agent
+from api.config import Settings
+from api.error_handlers import public_body
+from api.errors import AppError
+from api.kit.clock import Clock
+from api.kit.crypto import KeyRing
+from api.kit.secrets import new_id
+from api.memory import compaction
+from api.memory import service as memory
+from api.memory.ranking import LexicalRanker
+from api.memory.service import BlockView
+from api.memory.summarizer import summarizer_for
+from api.runtime import events
+from api.runtime.continuity import ContinuityHook
+from api.runtime.hooks import HookProvider, Hooks
+from api.runtime.state import TurnState
+from api.runtime.toolbox import Toolbox
+from api.runtime.turn import MessageFactory, Turn, TurnLLM
+from api.settings import repository as provider_settings
+from api.settings import service as settings_service
+from api.settings.models import ProviderSettings
+from api.settings.providers import PROVIDERS
+from api.store.table import Table
+from api.tools.native import NATIVE_MEMORY_TOOLS, ToolContext
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class ArchitectureUnavailable(AppError):
+    status_code = 409
+    code = "architecture_unavailable"
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """One turn asked for: who asks, in which conversation, as which actor and session."""
+
+    user_email: str
+    agent_id: str
+    conversation_id: str
+    actor_id: str
+    session_id: str
+    prompt: str
+
+
+class Runtime:
+    """One per app: the store, the hook providers injected into every turn, and the turns
+    still running (a turn whose client left finishes storing what it produced)."""
+
+    def __init__(
+        self,
+        table: Table,
+        clock: Clock,
+        keyring: KeyRing,
+        settings: Settings,
+        hook_providers: Sequence[HookProvider] = (),
+    ) -> None:
+        self.table = table
+        self.clock = clock
+        self.keyring = keyring
+        self.settings = settings
+        self.hook_providers: tuple[HookProvider, ...] = (ContinuityHook(table), *hook_providers)
+        self.providers = settings_service.ProviderCache()
+        self.ranker = LexicalRanker()
+        self.running: set[asyncio.Task[None]] = set()
+
+    async def prepare(self, request: TurnRequest, *, agent: Agent | None = None) -> "PreparedTurn":
+        """Everything the turn needs, read concurrently; errors here (an unconfigured
+        provider, say) are the request's and come back as a plain JSON error."""
+        state = TurnState(
+            user_email=request.user_email,
+            agent_id=request.agent_id,
+            conversation_id=request.conversation_id,
+            actor_id=request.actor_id,
+            session_id=request.session_id,
+            run_id=new_id(),
+        )
+        hooks = Hooks(self.hook_providers, state)
+        agent_read: asyncio.Future[Agent] = asyncio.ensure_future(
+            _ready(agent) if agent else agents.get(self.table, request.user_email, request.agent_id)
+        )
+
+        async def load_agent() -> Agent:
+            return await asyncio.shield(agent_read)
+
+        # All in flight together; the first failure, in this order, is the one reported.
+        results = await asyncio.gather(
+            agent_read,
+            memory.list_blocks(self.table, request.agent_id),
+            self._provider_settings(request.user_email, agent),
+            hooks.agent_initialized(load_agent),
+            return_exceptions=True,
+        )
+        agent, views, stored, sections = (
+            _ok(results[0]),
+            _ok(results[1]),
+            _ok(results[2]),
+            _ok(results[3]),
+        )
+        architecture = ARCHITECTURES.get(agent.agent_architecture)
+        if architecture is None:
+            raise ArchitectureUnavailable(
+                f"The architecture {agent.agent_architecture!r} is not installed on this "
+                "server; choose another for this agent."
+            )
+        provider = await settings_service.provider_from(
+            self.keyring,
+            stored.get(agent.agent_provider),
+            agent.agent_provider,
+            allow_private_urls=self.settings.private_provider_urls,
+            allow_server_identity=self.settings.server_identity_for_users,
+            cache=self.providers,
+        )
+        summarizer = summarizer_for(provider, agent.agent_model)
+        context = ToolContext(self.table, agent.agent_id, self.clock, summarizer, self.ranker)
+        turn = Turn(
+            agent=agent,
+            prompt=request.prompt,
+            llm=TurnLLM(provider, agent.agent_model),
+            tools=Toolbox(context, [NATIVE_MEMORY_TOOLS[name] for name in architecture.tools]),
+            hooks=hooks,
+            state=state,
+            core_memory=views,
+            context=sections,
+            messages=MessageFactory(self.clock, state, agent.event_expiry_days),
+            max_steps=self.settings.max_turn_steps,
+        )
+        return PreparedTurn(self, architecture(), turn, context)
+
+    async def _provider_settings(
+        self, email: str, agent: Agent | None
+    ) -> dict[str, ProviderSettings]:
+        """The stored settings the agent's provider needs: when the agent is not read yet,
+        all of the user's (one query) so as not to wait for it."""
+        if agent is None:
+            return {s.provider_name: s for s in await provider_settings.list_for(self.table, email)}
+        spec = PROVIDERS.get(agent.agent_provider)
+        if spec is None or spec.credentials is None:
+            return {}
+        found = await provider_settings.get(self.table, email, agent.agent_provider)
+        return {found.provider_name: found} if found else {}
+
+    def start(self, work: Awaitable[None]) -> asyncio.Task[None]:
+        """A turn's work as its own task, so that a client leaving cancels it cleanly."""
+        task = asyncio.ensure_future(work)
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+        return task
+
+    async def stop(self) -> None:
+        """At shutdown: cancel running turns and let them store what they produced."""
+        for task in list(self.running):
+            task.cancel()
+        await asyncio.gather(*self.running, return_exceptions=True)
+
+
+async def _ready(agent: Agent) -> Agent:
+    return agent
+
+
+def _ok(result: T | BaseException) -> T:
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+@dataclass
+class PreparedTurn:
+    runtime: Runtime
+    architecture: AgentArchitecture
+    turn: Turn
+    tool_context: ToolContext
+    failure: AppError | None = field(default=None)  # why the run failed, if it did
+
+    async def stream(self) -> AsyncIterator[events.RunEvent]:
+        """The whole run: started, what the architecture yields, memory upkeep, and
+        completed; or an error and failed. Cancellation (the client left) goes on up."""
+        turn = self.turn
+        state = turn.state
+        yield events.RunStarted(
+            state.run_id, state.agent_id, state.conversation_id, state.actor_id, state.session_id
+        )
+        try:
+            async for event in self.architecture.run(turn):
+                yield event
+            for event in await self._memory_upkeep():
+                yield event
+        except asyncio.CancelledError:
+            await self._finished("interrupted")
+            raise
+        except Exception as e:
+            if isinstance(e, AppError):
+                log.warning("turn %s failed: %s", state.run_id, e)
+                self.failure = e
+            else:
+                log.exception("turn %s failed", state.run_id)
+                self.failure = AppError("unexpected failure")
+            body = public_body(self.failure)
+            if turn.llm.calls:
+                await self._memory_upkeep(quiet=True)
+            await self._finished("failed")
+            yield events.RunError(state.run_id, str(body["code"]), str(body["message"]))
+            yield events.RunFailed(state.run_id, str(body["code"]))
+            return
+        await self._finished("completed")
+        yield events.RunCompleted(
+            state.run_id,
+            turn.llm.calls,
+            events.Usage(turn.llm.input_tokens, turn.llm.output_tokens),
+        )
+
+    async def _memory_upkeep(self, *, quiet: bool = False) -> list[events.RunEvent]:
+        """Counts this turn for blocks at their warning level (the prompt told the model),
+        and compacts a block whose warning was ignored for long enough."""
+        turn = self.turn
+        if not turn.llm.calls:
+            return []
+        try:
+            report = await compaction.note_turn(
+                self.runtime.table,
+                self.runtime.clock,
+                turn.agent.agent_id,
+                self.tool_context.summarizer,
+            )
+        except AppError:
+            if not quiet:
+                raise
+            log.warning("memory upkeep after turn %s failed", turn.state.run_id, exc_info=True)
+            return []
+        run_id = turn.state.run_id
+        found: list[events.RunEvent] = [
+            _warning(run_id, report.warned[name], turns) for name, turns in report.warnings.items()
+        ]
+        found += [
+            events.MemoryCompacted(run_id, c.block, len(c.archived), c.words_before, c.words_after)
+            for c in report.compactions
+        ]
+        return found
+
+    async def _finished(self, outcome: Literal["completed", "failed", "interrupted"]) -> None:
+        try:
+            await self.turn.hooks.turn_finished(outcome)
+        except Exception:
+            log.warning(
+                "a hook failed at the end of turn %s", self.turn.state.run_id, exc_info=True
+            )
+
+    async def collect(self) -> list[events.RunEvent]:
+        return [event async for event in self.stream()]
+
+
+def _warning(run_id: str, view: BlockView, turns: int) -> events.MemoryWarning:
+    return events.MemoryWarning(
+        run_id,
+        view.name,
+        view.percent_used,
+        view.word_count,
+        view.word_limit,
+        turns,
+        compaction.COMPACT_AFTER_TURNS,
+    )

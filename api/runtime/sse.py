@@ -1,0 +1,47 @@
+"""A run as Server-Sent Events (sse-starlette), and as one JSON answer for clients that ask
+for no stream.
+
+The run works in its own task and hands events over a queue. When the client goes away,
+sse-starlette stops the stream and the task is cancelled: the LLM request is closed, and
+what the model had produced is stored, marked interrupted, by the task itself."""
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from api.runtime.events import RunEvent
+from api.runtime.runner import PreparedTurn
+
+HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+
+
+def event_stream(prepared: PreparedTurn, *, ping_seconds: float) -> EventSourceResponse:
+    return EventSourceResponse(_relay(prepared), ping=ping_seconds, headers=HEADERS)
+
+
+def encode(number: int, event: RunEvent) -> ServerSentEvent:
+    return ServerSentEvent(
+        data=json.dumps(event.data(), ensure_ascii=False), event=event.EVENT, id=str(number)
+    )
+
+
+async def _relay(prepared: PreparedTurn) -> AsyncIterator[ServerSentEvent]:
+    queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+
+    async def pump() -> None:
+        try:
+            async for event in prepared.stream():
+                queue.put_nowait(event)
+        finally:
+            queue.put_nowait(None)
+
+    task = prepared.runtime.start(pump())
+    number = 0
+    try:
+        while (event := await queue.get()) is not None:
+            number += 1
+            yield encode(number, event)
+    finally:
+        task.cancel()  # done already, unless the client left mid-run

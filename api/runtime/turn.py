@@ -1,0 +1,100 @@
+"""What the runtime hands an architecture for one turn: the agent, its LLM, its tools, the
+injected hooks and state, and what was read for it. An architecture uses these; it never
+builds storage, memory or hooks of its own."""
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from api.agents.models import Agent
+from api.kit.clock import Clock
+from api.kit.secrets import new_id
+from api.llm.types import ChatMessage, ChatRequest, LLMEvent, LLMProvider, ToolCall, ToolSpec
+from api.llm.types import Usage as LLMUsage
+from api.memory.service import BlockView
+from api.messages.models import Message, Role
+from api.runtime.hooks import Hooks
+from api.runtime.state import TurnState
+from api.runtime.toolbox import Toolbox
+
+DAY = 86_400
+
+
+@dataclass
+class TurnLLM:
+    """The agent's provider and model, keeping count of the calls and tokens of the turn."""
+
+    provider: LLMProvider
+    model: str
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    async def stream(
+        self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()
+    ) -> AsyncIterator[LLMEvent]:
+        self.calls += 1
+        request = ChatRequest(model=self.model, messages=messages, tools=tools)
+        async for event in self.provider.stream(request):
+            if isinstance(event, LLMUsage):
+                self.input_tokens += event.input_tokens
+                self.output_tokens += event.output_tokens
+            yield event
+
+
+@dataclass
+class MessageFactory:
+    """New messages of the turn: each later than the one before, even on a coarse or
+    frozen clock, and expiring after the agent's event expiry (0 keeps them)."""
+
+    clock: Clock
+    state: TurnState
+    expiry_days: int
+    _last: float = field(default=0.0)
+
+    def new(
+        self,
+        role: Role,
+        content: str = "",
+        *,
+        tool_calls: Sequence[ToolCall] = (),
+        tool_call_id: str | None = None,
+        interrupted: bool = False,
+    ) -> Message:
+        now = max(self.clock.now(), self._last + 1e-6)
+        self._last = now
+        return Message(
+            conversation_id=self.state.conversation_id,
+            message_id=new_id(),
+            role=role,
+            content=content,
+            actor_id=self.state.actor_id,
+            tool_calls=[tool_call_item(c) for c in tool_calls],
+            tool_call_id=tool_call_id,
+            interrupted=interrupted,
+            created_at=datetime.fromtimestamp(now, tz=UTC),
+            ttl=int(now) + self.expiry_days * DAY if self.expiry_days else None,
+        )
+
+
+def tool_call_item(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "arguments": dict(call.arguments)}
+
+
+@dataclass
+class Turn:
+    agent: Agent
+    prompt: str
+    llm: TurnLLM
+    tools: Toolbox
+    hooks: Hooks
+    state: TurnState
+    core_memory: Sequence[BlockView]
+    context: Sequence[str]  # sections the hooks added to the system prompt
+    messages: MessageFactory
+    max_steps: int
+
+    def system_prompt(self, own: str) -> str:
+        """The architecture's own prompt followed by what the hooks added."""
+        return "\n\n".join([own, *self.context])
