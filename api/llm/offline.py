@@ -45,18 +45,26 @@ STATEMENTS = [
     (re.compile(r"\bi (?:really )?(?:like|love|enjoy) ([^,.!?;]+?)" + _END, re.I), "Likes"),
 ]
 
+# What a person says that the model notices in the conversation but does not store: it is
+# known in that session (through its recent conversation) and nowhere else.
+NOTICED = [
+    (re.compile(r"\bi (?:prefer|would rather have) ([^,.!?;]+?)" + _END, re.I), "Prefers"),
+]
+
 # What a person asks, and the line that answers it.
 QUESTIONS = [
     (re.compile(r"\bwhat(?:'s| is) my name\b|\bwho am i\b", re.I), "Name", "Your name is {}."),
     (re.compile(r"\bwhere do i live\b", re.I), "Lives in", "You live in {}."),
     (re.compile(r"\bwhere do i work\b|\bwho do i work for\b", re.I), "Works at", "You work at {}."),
-    (re.compile(r"\bwhat do i (?:like|love|enjoy)\b", re.I), "Likes", "You like {}."),
+    (re.compile(r"\bwhat (?:\w+ )?do i (?:like|love|enjoy)\b", re.I), "Likes", "You like {}."),
+    (re.compile(r"\bwhat (?:\w+ )?do i prefer\b", re.I), "Prefers", "You prefer {}."),
 ]
+RECENT_HEADING = "Recent conversation:"
 
 
-def facts_in(text: str) -> list[Fact]:
+def facts_in(text: str, patterns: Sequence[tuple[re.Pattern[str], str]] = STATEMENTS) -> list[Fact]:
     found: list[tuple[int, Fact]] = []
-    for pattern, label in STATEMENTS:
+    for pattern, label in patterns:
         for match in pattern.finditer(text):
             value = match.group(1).strip().rstrip(".")
             if value:
@@ -73,6 +81,19 @@ def remembered(system_prompt: str, label: str) -> list[str]:
     """Values of the core-memory lines `N: {label}: value` in the system prompt."""
     pattern = re.compile(rf"^\s*\d+:\s*{re.escape(label)}:\s*(.+?)\s*$", re.M)
     return pattern.findall(system_prompt)
+
+
+def said_recently(system_prompt: str, label: str) -> list[str]:
+    """Values the user stated in the prompt's recent conversation (seed 001's section)."""
+    _, found, section = system_prompt.partition(RECENT_HEADING)
+    said = [line.removeprefix("user:") for line in section.splitlines() if line.startswith("user:")]
+    values = [
+        fact.value
+        for line in said
+        for fact in facts_in(line, [*STATEMENTS, *NOTICED])
+        if fact.label == label
+    ]
+    return list(dict.fromkeys(values)) if found else []
 
 
 def _latest_turn(messages: Sequence[ChatMessage]) -> tuple[str, list[ChatMessage]]:
@@ -102,7 +123,7 @@ def reply_to(request: ChatRequest) -> tuple[str, ToolCall | None]:
         return _acknowledge(facts, stored=can_store), None
     for pattern, label, answer in QUESTIONS:
         if pattern.search(text):
-            values = remembered(system, label)
+            values = remembered(system, label) or said_recently(system, label)
             if values:
                 return answer.format(", ".join(values)) + " " + DISCLAIMER, None
             return (f"I don't know that yet. Tell me and I will remember it. {DISCLAIMER}", None)

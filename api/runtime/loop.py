@@ -44,10 +44,10 @@ class AgentLoop:
                             run_id, step, call.id, call.name, dict(call.arguments)
                         )
             except (asyncio.CancelledError, ProviderError):
-                partial = "".join(text)
-                await turn.hooks.message_added(
-                    turn.messages.new("assistant", partial, interrupted=True)
-                )
+                if text:  # what the model said before it stopped
+                    await turn.hooks.message_added(
+                        turn.messages.new("assistant", "".join(text), interrupted=True)
+                    )
                 raise
             reply = turn.messages.new("assistant", "".join(text), tool_calls=calls)
             await turn.hooks.message_added(reply)

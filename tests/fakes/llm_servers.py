@@ -18,7 +18,7 @@ A test scripts the replies; each request to the completion endpoint takes the ne
 Knobs on `Reply` make a reply fail (a provider error body with its status code and an
 optional Retry-After), arrive late (`delay_seconds`, for timeouts) or stop mid-stream and
 hang until the client goes away (`stall_after_chunks`, for cancellation; the fake counts
-those in `FakeLLM.disconnects`). Both fakes require the credentials header the SDK sends
+those in `FakeLLM.disconnects`), or break the connection off (`drop_after_chunks`). Both fakes require the credentials header the SDK sends
 and answer the key "bad-key" with the provider's 401.
 """
 
@@ -90,6 +90,9 @@ class Reply:
     # response ends there, truncated. A non-streamed request with this set hangs the
     # same way before any response.
     stall_after_chunks: int | None = None
+    # Stream this many chunks, then break the connection off mid-response: a provider
+    # failing mid-stream.
+    drop_after_chunks: int | None = None
     # OpenAI only: send the tool calls' deltas round-robin (all first deltas, then each
     # call's first fragment, ...) instead of one call after the other. The real API
     # sends them one after the other, and Anthropic's blocks never interleave.
@@ -184,10 +187,17 @@ class _EventStream(StreamingResponse):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+class ConnectionDropped(Exception):
+    """Raised inside a response body: uvicorn aborts the connection mid-response."""
+
+
 async def _paced(
-    request: Request, fake: FakeLLM, events: list[bytes], stall_after: int | None
+    request: Request, fake: FakeLLM, events: list[bytes], reply: Reply
 ) -> AsyncIterator[bytes]:
-    for event in events if stall_after is None else events[:stall_after]:
+    stall_after = reply.stall_after_chunks
+    for sent, event in enumerate(events if stall_after is None else events[:stall_after]):
+        if sent == reply.drop_after_chunks:
+            raise ConnectionDropped("the fake provider broke the stream off")
         yield event
         if await request.is_disconnected():
             fake.disconnects += 1
@@ -406,7 +416,7 @@ def _openai_app(fake: FakeLLM) -> Starlette:
             for chunk in _openai_chunks(reply, model, include_usage)
         ]
         events.append(b"data: [DONE]\n\n")
-        return _EventStream(_paced(request, fake, events, reply.stall_after_chunks), request_id)
+        return _EventStream(_paced(request, fake, events, reply), request_id)
 
     async def list_models(request: Request) -> Response:
         if (auth_error := _openai_auth_error(request)) is not None:
@@ -610,7 +620,7 @@ def _anthropic_app(fake: FakeLLM) -> Starlette:
             f"event: {event['type']}\ndata: {_json(event)}\n\n".encode()
             for event in _anthropic_events(reply, model)
         ]
-        return _EventStream(_paced(request, fake, events, reply.stall_after_chunks), request_id)
+        return _EventStream(_paced(request, fake, events, reply), request_id)
 
     async def list_models(request: Request) -> Response:
         if (header_error := _anthropic_header_error(request)) is not None:

@@ -5,7 +5,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import httpx2
 import uvicorn
@@ -22,6 +22,7 @@ def serve_in_thread(
     *,
     probe_headers: dict[str, str] | None = None,
     before_stop: Callable[[T], None] | None = None,
+    lifespan: Literal["on", "off"] = "off",
 ) -> Iterator[T]:
     """`build` gets the server's root URL and returns the fake's handle and its app; the
     block starts once `probe_path` answers 200 over HTTP."""
@@ -34,7 +35,7 @@ def serve_in_thread(
     fake, app = build(root)
     config = uvicorn.Config(
         app,
-        lifespan="off",
+        lifespan=lifespan,
         access_log=False,
         log_config=None,  # keeps uvicorn from reconfiguring the test process's logging
         log_level="warning",
