@@ -18,8 +18,9 @@ A test scripts the replies; each request to the completion endpoint takes the ne
 Knobs on `Reply` make a reply fail (a provider error body with its status code and an
 optional Retry-After), arrive late (`delay_seconds`, for timeouts) or stop mid-stream and
 hang until the client goes away (`stall_after_chunks`, for cancellation; the fake counts
-those in `FakeLLM.disconnects`), or break the connection off (`drop_after_chunks`). Both fakes require the credentials header the SDK sends
-and answer the key "bad-key" with the provider's 401.
+those in `FakeLLM.disconnects`), or break the connection off (`drop_after_chunks`). Both
+fakes require the credentials header the SDK sends and answer the key "bad-key" with the
+provider's 401.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import json
 
 from fastapi.testclient import TestClient
 
+from api.config import Settings
 from api.kit.clock import FrozenClock
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
 from tests.runtime.conftest import (
@@ -49,7 +50,8 @@ def test_alice_with_the_offline_model(client: TestClient, clock: FrozenClock) ->
     assert order == ["tool.call", "tool.result", "tool.call", "tool.result", "message"]
     text = "".join(e.data["text"] for e in found if e.name == "text.delta")
     final = found[-2].data
-    assert final["content"] == text and text.startswith("Nice to meet you, Alice!")
+    assert final["content"] == text
+    assert text.startswith("Nice to meet you, Alice!")
     assert found[-1].data["steps"] == 3
     assert {e.data["run_id"] for e in found} == {found[0].data["run_id"]}
     assert [int(e.id or 0) for e in found] == list(range(1, len(found) + 1))
@@ -138,8 +140,9 @@ def test_every_message_is_stored_in_order(client: TestClient, fake_openai: FakeL
 
 
 def test_the_steps_are_bounded_and_the_last_one_must_answer(
-    client: TestClient, fake_openai: FakeLLM, settings_steps: int = 8
+    client: TestClient, fake_openai: FakeLLM
 ) -> None:
+    settings_steps = Settings().max_turn_steps
     agent_id = use_openai(client, fake_openai)
     conversation_id = new_conversation(client, agent_id)
     # A model that never stops calling tools.
@@ -151,7 +154,8 @@ def test_the_steps_are_bounded_and_the_last_one_must_answer(
     assert len(fake_openai.requests) == settings_steps
     assert all("tools" in r for r in fake_openai.requests[:-1])
     assert "tools" not in fake_openai.requests[-1]  # the last step offers none
-    assert found[-1].name == "run.completed" and found[-1].data["steps"] == settings_steps
+    assert found[-1].name == "run.completed"
+    assert found[-1].data["steps"] == settings_steps
     # The tool calls of the last step were not run.
     assert len([e for e in found if e.name == "tool.result"]) == settings_steps - 1
 
@@ -167,7 +171,8 @@ def test_json_instead_of_a_stream(client: TestClient, clock: FrozenClock) -> Non
         ("core_memory_append", FIRST_REPLY),
         ("core_memory_append", SECOND_REPLY),
     ]
-    assert body["conversation_id"] == conversation_id and body["steps"] == 3
+    assert body["conversation_id"] == conversation_id
+    assert body["steps"] == 3
 
     clock.advance(1)
     by_header = client.post(
@@ -187,11 +192,13 @@ def test_bad_turn_requests_are_refused_and_store_nothing(client: TestClient) -> 
     url = f"/conversations/{conversation_id}/messages"
 
     empty = client.post(url, json={"content": ""})
-    assert empty.status_code == 422 and empty.json()["code"] == "validation_error"
+    assert empty.status_code == 422
+    assert empty.json()["code"] == "validation_error"
     control = client.post(url, json={"content": "hi", "actor_id": "a\nb"})
     assert control.status_code == 422
     unknown = client.post("/conversations/nope/messages", json={"content": "hi"})
-    assert unknown.status_code == 404 and unknown.json()["code"] == "conversation_not_found"
+    assert unknown.status_code == 404
+    assert unknown.json()["code"] == "conversation_not_found"
     assert messages(client, conversation_id) == []
 
 
