@@ -131,6 +131,14 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("PATCH", "/conversations/{conversation_id}"): Probe(conversation, body={"title": "x"}),
     ("DELETE", "/conversations/{conversation_id}"): Probe(conversation),
     ("GET", "/conversations/{conversation_id}/messages"): Probe(conversation),
+    ("POST", "/conversations/{conversation_id}/messages"): Probe(
+        conversation, body={"content": "hello", "stream": False}
+    ),
+    ("POST", "/chat"): Probe(
+        agent,
+        body={"agent_id": "{agent_id}", "prompt": "hello", "stream": False},
+        body_names_ids=True,
+    ),
 }
 
 
@@ -231,3 +239,27 @@ def test_the_same_agent_name_in_two_tenants_is_two_agents(
     assert [a["id"] for a in bob.client.get("/agents", headers=bob.headers).json()] == [
         theirs.json()["id"]
     ]
+
+
+def test_the_same_session_id_in_two_tenants_is_two_sessions(
+    tenants: tuple[Tenant, Tenant],
+) -> None:
+    ada, bob = tenants
+    answers = {}
+    for tenant, said in ((ada, "I prefer tea"), (bob, "What do I prefer?")):
+        agent_id = tenant.client.post(
+            "/agents", json={"name": "Helper"}, headers=tenant.headers
+        ).json()["id"]
+        body = {"agent_id": agent_id, "prompt": said, "session_id": "shared", "stream": False}
+        answer = tenant.client.post("/chat", json=body, headers=tenant.headers)
+        assert answer.status_code == 200, answer.text
+        answers[tenant.headers["Authorization"]] = answer.json()
+    mine, theirs = answers.values()
+    assert mine["session_id"] == theirs["session_id"] == "shared"
+    assert mine["conversation_id"] != theirs["conversation_id"]
+    assert theirs["output"].startswith("I don't know that yet.")
+    # Neither sees the other's session among their conversations.
+    listed = bob.client.get(
+        "/conversations", params={"agent_id": theirs["agent_id"]}, headers=bob.headers
+    ).json()["conversations"]
+    assert [c["id"] for c in listed] == [theirs["conversation_id"]]

@@ -1,0 +1,317 @@
+"""What a chat turn adds before the model's first token, on SQLite and on DynamoDB Local.
+
+For each engine the app runs under uvicorn on 127.0.0.1 (in a thread), talking to the fake
+OpenAI of the tests, which answers at once. After a warm-up, N turns go through
+`POST /conversations/{id}/messages` one after another; each is timed from sending the
+request to the first `text.delta` event. Between turns, the request the app sent to the
+fake is sent to it directly, timed to its first text chunk. The table shows p50 and p95 of
+both, and the overhead (ours minus direct, at p50 and at p95).
+
+It also counts the sequential store round trips a turn waits for before the LLM call
+(`api/store/rounds.py` wrapping the app's table): calls that started before the fake
+received the turn's request, reads and writes separately. Over the N turns the most common
+count is shown, with the range when it varies. The conversation grows over the run, as
+it would (the continuity hook reads the last 10 turns).
+
+    uv run python bench/turn.py [--n 200] [--warmup 10]
+
+Targets: at most 3 ms p50 overhead on SQLite; after the ownership check one concurrent
+round of reads (2 read rounds), then the write of the user's message (1 write round).
+
+SQLite runs on a file in a temporary directory; DynamoDB Local is started by this script
+(Java 17 and the npm package in tools/dynamodb-local) and stopped at the end. Exits
+non-zero, after printing the SQLite row, when DynamoDB Local cannot start.
+"""
+
+import argparse
+import asyncio
+import collections
+import json
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import uvicorn
+from fastapi import FastAPI
+
+from api.config import Settings
+from api.main import create_app
+from api.store.definition import load_definition
+from api.store.dynamodb import DynamoTable
+from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+from api.store.rounds import READS, RoundCounter, rounds
+from api.store.sqlite import SqliteTable
+from api.store.table import Table
+from tests.fakes.llm_servers import FakeLLM, start_fake_openai
+
+TABLE_NAME = "bench-turn"
+ENCRYPTION_KEY = "bench-" + "k" * 40
+OPENAI_KEY = "sk-bench-0000000000000000000000000000"
+TIMEOUT = 30.0
+
+# Whether a Server-Sent Event (its name, its data) is the one the clock stops at.
+EventMatch = Callable[[str, str], bool]
+
+
+@dataclass(frozen=True)
+class Result:
+    engine: str
+    ours: list[float]  # seconds to the first text.delta
+    direct: list[float]  # seconds to the fake's first text chunk
+    read_rounds: list[int]  # per turn, before the LLM call
+    write_rounds: list[int]
+
+
+class Arrivals(list[dict[str, Any]]):
+    """The fake's `requests`, also noting when each request arrived (time.perf_counter)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[float] = []
+
+    def append(self, body: dict[str, Any]) -> None:
+        self.times.append(time.perf_counter())
+        super().append(body)
+
+
+@contextmanager
+def serve(app: FastAPI) -> Iterator[str]:
+    """The app under uvicorn on a free port of 127.0.0.1, lifespan included; its root URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(
+        app,
+        lifespan="on",
+        access_log=False,
+        log_config=None,
+        log_level="warning",
+        timeout_graceful_shutdown=2,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="bench-app")
+    thread.start()
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the app did not start; see the log above")
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def events(response: httpx2.Response) -> Iterator[tuple[str, str]]:
+    """The (name, data) of each Server-Sent Event as soon as its block is complete."""
+    buffer = ""
+    for chunk in response.iter_text():
+        buffer += chunk.replace("\r\n", "\n")
+        *blocks, buffer = buffer.split("\n\n")
+        for block in blocks:
+            name, data = "message", []
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:].strip())
+            if data:
+                yield name, "\n".join(data)
+
+
+def time_to_first(
+    client: httpx2.Client,
+    url: str,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    match: EventMatch,
+) -> float:
+    """Seconds from sending the request to the first event that matches; the rest of the
+    stream is read to its end, so that the next request starts on a finished one."""
+    start = time.perf_counter()
+    first: float | None = None
+    with client.stream("POST", url, json=body, headers=headers) as response:
+        if response.status_code != 200:
+            response.read()
+            raise RuntimeError(f"{url} answered {response.status_code}: {response.text}")
+        for name, data in events(response):
+            if name in ("error", "run.failed"):
+                raise RuntimeError(f"the turn failed: {data}")
+            if first is None and match(name, data):
+                first = time.perf_counter()
+    if first is None:
+        raise RuntimeError(f"{url} streamed no matching event")
+    return first - start
+
+
+def is_text_delta(name: str, data: str) -> bool:
+    return name == "text.delta"
+
+
+def is_openai_text(name: str, data: str) -> bool:
+    if data == "[DONE]":
+        return False
+    choices = json.loads(data).get("choices") or [{}]
+    return bool(choices[0].get("delta", {}).get("content"))
+
+
+def created(response: httpx2.Response) -> str:
+    if response.status_code not in (200, 201):
+        raise RuntimeError(f"set-up failed: {response.status_code} {response.text}")
+    found: str = response.json()["id"]
+    return found
+
+
+def conversation_with(client: httpx2.Client, fake: FakeLLM) -> str:
+    """A conversation with an agent on the OpenAI adapter, pointed at the fake."""
+    saved = client.put(
+        "/settings/providers/openai", json={"api_key": OPENAI_KEY, "base_url": fake.base_url}
+    )
+    if saved.status_code != 200:
+        raise RuntimeError(f"set-up failed: {saved.status_code} {saved.text}")
+    agent = client.post(
+        "/agents", json={"name": "Bench", "provider": "openai", "model": "gpt-4o-mini"}
+    )
+    return created(client.post("/conversations", json={"agent_id": created(agent)}))
+
+
+def bench(table: Table, tmp: Path, n: int, warmup: int) -> Result:
+    counter = RoundCounter(table)
+    settings = Settings(
+        auth_mode="local", sqlite_path=tmp / "unused.db", encryption_key=ENCRYPTION_KEY
+    )
+    ours: list[float] = []
+    direct: list[float] = []
+    read_rounds: list[int] = []
+    write_rounds: list[int] = []
+    with (
+        start_fake_openai() as fake,
+        serve(create_app(settings, table=counter)) as root,
+        httpx2.Client(base_url=root, timeout=TIMEOUT) as client,
+        httpx2.Client(timeout=TIMEOUT) as llm,
+    ):
+        arrivals = Arrivals()
+        fake.requests = arrivals
+        url = f"/conversations/{conversation_with(client, fake)}/messages"
+        turn = {"content": "Hello, how are you?", "stream": True}
+        for _ in range(warmup):
+            time_to_first(client, url, turn, {}, is_text_delta)
+        shape = arrivals[-1]  # what the app sends the model, sent as it is
+        completions = fake.base_url + "/chat/completions"
+        auth = {"authorization": f"Bearer {OPENAI_KEY}"}
+        for _ in range(n):
+            mark, sent = counter.mark(), len(arrivals.times)
+            ours.append(time_to_first(client, url, turn, {}, is_text_delta))
+            if len(arrivals.times) != sent + 1:
+                raise RuntimeError("a turn should call the LLM exactly once")
+            arrived = arrivals.times[sent]
+            before = [c for c in counter.since(mark) if c.start < arrived]
+            read_rounds.append(rounds(c for c in before if c.operation in READS))
+            write_rounds.append(rounds(c for c in before if c.operation not in READS))
+            direct.append(time_to_first(llm, completions, shape, auth, is_openai_text))
+    return Result(table.engine, ours, direct, read_rounds, write_rounds)
+
+
+def bench_sqlite(n: int, warmup: int) -> Result:
+    with tempfile.TemporaryDirectory(prefix="bench-turn-") as tmp:
+        table = SqliteTable(Path(tmp) / "bench.db", TABLE_NAME, load_definition())
+        try:
+            return bench(table, Path(tmp), n, warmup)
+        finally:
+            asyncio.run(table.close())
+
+
+def bench_dynamodb_local(server: DynamoDBLocal, n: int, warmup: int) -> Result:
+    name = f"{TABLE_NAME}-{uuid.uuid4().hex[:8]}"
+    table = DynamoTable(name, load_definition(), endpoint_url=server.endpoint)
+    with tempfile.TemporaryDirectory(prefix="bench-turn-") as tmp:
+        try:
+            return bench(table, Path(tmp), n, warmup)
+        finally:
+            asyncio.run(table.close())
+
+
+def ms(values: list[float]) -> tuple[float, float]:
+    """p50 and p95 in milliseconds."""
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return cuts[49] * 1000, cuts[94] * 1000
+
+
+def counted(values: list[int]) -> str:
+    """The most common count, and the range when the turns differ."""
+    mode = collections.Counter(values).most_common(1)[0][0]
+    low, high = min(values), max(values)
+    return str(mode) if low == high else f"{mode} ({low}-{high})"
+
+
+COLUMNS = (
+    "engine",
+    "ours p50",
+    "ours p95",
+    "direct p50",
+    "direct p95",
+    "over p50",
+    "over p95",
+    "read rounds",
+    "write rounds",
+)
+WIDTHS = (8, 9, 9, 10, 10, 9, 9, 11, 12)
+
+
+def row(cells: tuple[str, ...]) -> str:
+    first, *numbers = zip(cells, WIDTHS, strict=True)
+    return "  ".join([first[0].ljust(first[1]), *(cell.rjust(width) for cell, width in numbers)])
+
+
+def print_result(r: Result) -> None:
+    ours, direct = ms(r.ours), ms(r.direct)
+    overhead = (ours[0] - direct[0], ours[1] - direct[1])
+    times = (*ours, *direct, *overhead)
+    cells = (r.engine, *(f"{t:.2f}" for t in times), counted(r.read_rounds))
+    print(row((*cells, counted(r.write_rounds))), flush=True)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--n", type=int, default=200, help="timed turns per engine")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed turns first")
+    args = parser.parse_args(argv)
+    if args.n < 2:
+        parser.error("--n must be at least 2 to compute percentiles")
+    if args.warmup < 1:
+        parser.error("--warmup must be at least 1: it gives the request sent directly")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    print(f"{args.n} sequential turns per engine after {args.warmup} warm-up turns; ms\n")
+    print(row(COLUMNS))
+    print(row(tuple("-" * w for w in WIDTHS)))
+    print_result(bench_sqlite(args.n, args.warmup))
+    try:
+        server = DynamoDBLocal().start()
+    except DynamoDBLocalUnavailable as e:
+        print(f"\nDynamoDB Local could not start, so it was not measured: {e}", file=sys.stderr)
+        return 1
+    try:
+        print_result(bench_dynamodb_local(server, args.n, args.warmup))
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""What a turn waits for before the LLM is called, counted in sequential store round trips:
+the route's ownership read, one concurrent round of reads (the agent, its core memory, the
+provider settings and the recent conversation), then the write of the user's message.
+
+The calls before the LLM are those that started before the fake OpenAI received the
+completion request; the app awaits each of them before sending it, so the split follows
+from causality, not timing."""
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.config import Settings
+from api.kit.clock import FrozenClock
+from api.store.definition import load_definition
+from api.store.rounds import READS, Call, RoundCounter, rounds
+from api.store.sqlite import SqliteTable
+from tests.fakes.llm_servers import FakeLLM
+from tests.runtime.conftest import new_conversation, running, send, use_openai
+
+
+class Arrivals(list[dict[str, Any]]):
+    """The fake's `requests`, also noting when each request arrived (time.perf_counter)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[float] = []
+
+    def append(self, body: dict[str, Any]) -> None:
+        self.times.append(time.perf_counter())
+        super().append(body)
+
+
+def what(call: Call) -> tuple[str, str]:
+    """The operation and the kind of item: the sort key's entity prefix."""
+    sort_key = call.target.partition(" ")[2]
+    return call.operation, sort_key.partition("#")[0]
+
+
+def calls_before_the_llm(
+    settings: Settings, clock: FrozenClock, fake: FakeLLM, tmp_path: Path
+) -> list[Call]:
+    """One warm-up turn, then the store calls of a second turn made before its LLM call."""
+    counter = RoundCounter(
+        SqliteTable(tmp_path / "rounds.db", settings.dynamodb_table, load_definition(), clock=clock)
+    )
+    arrivals = Arrivals()
+    fake.requests = arrivals
+    with running(settings, clock, table=counter) as client:
+        conversation_id = new_conversation(client, use_openai(client, fake))
+        send(client, conversation_id, "Hello")  # warm-up: the local user, the provider
+        clock.advance(1)
+        mark, sent = counter.mark(), len(arrivals.times)
+        found = send(client, conversation_id, "Hello again")
+        calls = counter.since(mark)
+    assert [e.name for e in found][-2:] == ["message", "run.completed"]
+    assert len(arrivals.times) == sent + 1, "the turn should call the LLM once"
+    arrived = arrivals.times[-1]
+    before = sorted((c for c in calls if c.start < arrived), key=lambda c: c.start)
+    assert all(c.end <= arrived for c in before), "no store call is in flight during the LLM"
+    return before
+
+
+def test_reads_before_the_llm_are_two_rounds_then_the_user_message(
+    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
+) -> None:
+    before = calls_before_the_llm(settings, clock, fake_openai, tmp_path)
+    reads = [c for c in before if c.operation in READS]
+    writes = [c for c in before if c.operation not in READS]
+
+    assert rounds(reads) == 2
+    ownership, *concurrent = reads
+    assert what(ownership) == ("get", "CONVERSATION")
+    assert ownership.end <= min(c.start for c in concurrent)
+    # The core memory is read as two queries: the block definitions, then their contents.
+    assert sorted(what(c) for c in concurrent) == [
+        ("get", "Agent"),
+        ("query", "CoreMemory"),
+        ("query", "MESSAGE"),
+        ("query", "MemoryBlockDef"),
+        ("query", "ProviderSettings"),
+    ]
+    assert [what(c) for c in writes] == [("put", "MESSAGE")]
+    assert rounds(before) == 3
+    assert writes[0].start >= max(c.end for c in reads)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="api/memory/repository.list_blocks awaits the block definitions query before "
+    "it starts the core memory query, although the second does not need the first",
+)
+def test_no_read_of_the_concurrent_round_waits_for_another(
+    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
+) -> None:
+    before = calls_before_the_llm(settings, clock, fake_openai, tmp_path)
+    by_kind = {what(c): c for c in before}
+    definitions, contents = by_kind["query", "MemoryBlockDef"], by_kind["query", "CoreMemory"]
+
+    assert contents.start < definitions.end
