@@ -7,6 +7,7 @@ An archival memory's id begins with its creation time in microseconds (13 hex di
 the id alone finds the item (`Archival#{timestamp}#{memory_id}`) without a lookup item.
 """
 
+import asyncio
 import re
 import uuid
 from collections.abc import Sequence
@@ -86,14 +87,11 @@ async def list_blocks(
     table: Table, agent_id: str
 ) -> list[tuple[MemoryBlockDef, CoreMemory | None]]:
     """Every block of the agent in name order, with its content when it has any."""
-    definitions = await list_definitions(table, agent_id)
-    cores = {
-        core.block_name: core
-        for core in (
-            CoreMemory.from_dynamo_item(item)
-            for item in await _query_all(table, keys.core_memories_of(agent_id))
-        )
-    }
+    # Independent queries: one round, not two (a turn waits for this before the LLM).
+    definitions, core_items = await asyncio.gather(
+        list_definitions(table, agent_id), _query_all(table, keys.core_memories_of(agent_id))
+    )
+    cores = {core.block_name: core for core in map(CoreMemory.from_dynamo_item, core_items)}
     return [(d, cores.get(d.block_name)) for d in definitions]
 
 

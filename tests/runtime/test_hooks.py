@@ -27,9 +27,9 @@ class Recorder(HookProvider):
 
     async def on_agent_initialized(self, event: AgentInitialized) -> None:
         agent = await event.agent()
-        self.seen.append(
-            ("initialized", (event.state.actor_id, event.state.session_id, agent.agent_id))
-        )
+        state = event.state  # read as seed 001's hooks read it
+        seen = (state.get("actor_id"), state.get("session_id"), agent.agent_id)
+        self.seen.append(("initialized", seen))
 
     async def on_message_added(self, event: MessageAdded) -> None:
         self.seen.append(("message", event.message))
