@@ -2,7 +2,9 @@
 
 It stores simple facts the user states ("my name is ...", "I live in ...", "I like ...",
 "I work at ...") with `core_memory_append`, one tool call per step as MemGPT does, and
-answers questions about them from the core memory in its system prompt. It says plainly
+answers questions about them from the core memory in its system prompt. Preferences ("I
+prefer ...") it only notices: it answers them from the recent conversation in its prompt,
+so they are known in that session alone. It says plainly
 what it is. Tests use it as a scripted model too: its behaviour is a pure function of the
 request.
 """

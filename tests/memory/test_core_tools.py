@@ -4,7 +4,8 @@ from typing import Any
 
 from api.llm.types import ToolCall
 from api.memory import service as memory_service
-from api.tools.native import ToolContext, memory_tool_specs, run_memory_tool
+from api.runtime.toolbox import Toolbox
+from api.tools.native import NATIVE_MEMORY_TOOLS, ToolContext
 from tests.memory.helpers import call
 
 JOHN = [
@@ -213,7 +214,7 @@ async def test_a_block_never_grows_past_its_limit(ctx: ToolContext) -> None:
 
 
 def test_specs_name_the_seven_tools_with_schemas() -> None:
-    specs = {spec.name: spec for spec in memory_tool_specs()}
+    specs = {name: tool.spec for name, tool in NATIVE_MEMORY_TOOLS.items()}
     assert list(specs) == [
         "core_memory_read",
         "core_memory_append",
@@ -237,8 +238,9 @@ def test_specs_name_the_seven_tools_with_schemas() -> None:
 
 
 async def test_a_tool_the_model_made_up_gets_a_reply(ctx: ToolContext) -> None:
+    tools = Toolbox(ctx, list(NATIVE_MEMORY_TOOLS.values()))
     call_ = ToolCall(id="call_1", name="core_memory_forget", arguments={})
-    assert await run_memory_tool(ctx, call_) == (
+    assert await tools.run(call_) == (
         "There is no tool 'core_memory_forget'. Available tools: core_memory_read, "
         "core_memory_append, core_memory_replace, core_memory_delete, core_memory_list_blocks, "
         "archival_memory_insert, archival_memory_search."
@@ -248,9 +250,7 @@ async def test_a_tool_the_model_made_up_gets_a_reply(ctx: ToolContext) -> None:
         name="core_memory_append",
         arguments={"block": "human", "content": "Name: Alice"},
     )
-    assert await run_memory_tool(ctx, real) == (
-        'Appended to [human] at line 1: "Name: Alice" (2/5000 words)'
-    )
+    assert await tools.run(real) == ('Appended to [human] at line 1: "Name: Alice" (2/5000 words)')
 
 
 async def test_odd_numbers_from_a_model_get_a_reply_not_an_error(ctx: ToolContext) -> None:

@@ -1,12 +1,10 @@
 """Native tools: implemented in this service, run in-process by the runtime."""
 
 from api.tools.native.base import NativeTool, ToolContext
-from api.tools.native.memory_tools import NATIVE_MEMORY_TOOLS, memory_tool_specs, run_memory_tool
+from api.tools.native.memory_tools import NATIVE_MEMORY_TOOLS
 
 __all__ = [
     "NATIVE_MEMORY_TOOLS",
     "NativeTool",
     "ToolContext",
-    "memory_tool_specs",
-    "run_memory_tool",
 ]
