@@ -10,8 +10,9 @@ both, and the overhead (ours minus direct, at p50 and at p95).
 It also counts the sequential store round trips a turn waits for before the LLM call
 (`api/store/rounds.py` wrapping the app's table): calls that started before the fake
 received the turn's request, reads and writes separately. Over the N turns the most common
-count is shown, with the range when it varies. The conversation grows over the run, as
-it would (the continuity hook reads the last 10 turns).
+count is shown, then any other count with its number of turns (`2 3:14x`: 2, and 3 in 14
+turns). The conversation grows over the run, as it would (the continuity hook reads the
+last 10 turns).
 
     uv run python bench/turn.py [--n 200] [--warmup 10]
 
@@ -250,10 +251,9 @@ def ms(values: list[float]) -> tuple[float, float]:
 
 
 def counted(values: list[int]) -> str:
-    """The most common count, and the range when the turns differ."""
-    mode = collections.Counter(values).most_common(1)[0][0]
-    low, high = min(values), max(values)
-    return str(mode) if low == high else f"{mode} ({low}-{high})"
+    """The most common count, then how many turns had each other count."""
+    (mode, _), *others = collections.Counter(values).most_common()
+    return " ".join([str(mode), *(f"{value}:{turns}x" for value, turns in sorted(others))])
 
 
 COLUMNS = (
@@ -267,7 +267,7 @@ COLUMNS = (
     "read rounds",
     "write rounds",
 )
-WIDTHS = (8, 9, 9, 10, 10, 9, 9, 11, 12)
+WIDTHS = (8, 9, 9, 10, 10, 9, 9, 12, 12)
 
 
 def row(cells: tuple[str, ...]) -> str:

@@ -3,15 +3,14 @@
 from typing import Annotated
 
 from fastapi import APIRouter, Header
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from api.auth.deps import CurrentUser
 from api.chat import service
 from api.chat.schemas import ChatIn
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.runtime.deps import RuntimeDep
-from api.runtime.schemas import TURN_RESPONSES, answer, wants_stream
-from api.runtime.sse import event_stream
+from api.runtime.responses import TURN_RESPONSES, respond
 
 router = APIRouter(tags=["chat"])
 
@@ -29,6 +28,6 @@ async def chat(
     """Run one turn. Streams Server-Sent Events (see docs/sse.md) unless `stream` is false
     or the client accepts only JSON."""
     prepared = await service.open_turn(table, clock, runtime, user.email, body)
-    if wants_stream(body.stream, accept):
-        return event_stream(prepared, ping_seconds=settings.sse_ping_seconds)
-    return JSONResponse((await answer(prepared)).model_dump(mode="json"))
+    return await respond(
+        prepared, stream=body.stream, accept=accept, ping_seconds=settings.sse_ping_seconds
+    )

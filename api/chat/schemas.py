@@ -1,6 +1,9 @@
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.messages.models import ID_PATTERN, MAX_PROMPT_CHARS
+
+# A session id ends up in a sort key, and DynamoDB takes at most 1024 bytes there.
+MAX_SESSION_ID_BYTES = 512
 
 
 class ChatIn(BaseModel):
@@ -27,3 +30,10 @@ class ChatIn(BaseModel):
     )
     user_id: str | None = Field(default=None, description="Optional; must be the caller.")
     stream: bool = Field(default=True, description="false: one JSON answer instead of SSE.")
+
+    @field_validator("session_id")
+    @classmethod
+    def _fits_a_key(cls, session_id: str | None) -> str | None:
+        if session_id is not None and len(session_id.encode()) > MAX_SESSION_ID_BYTES:
+            raise ValueError(f"at most {MAX_SESSION_ID_BYTES} bytes of UTF-8")
+        return session_id

@@ -5,7 +5,6 @@ import asyncio
 
 from api.agents import service as agents
 from api.chat.schemas import ChatIn
-from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
 from api.errors import BadRequest
 from api.kit.clock import Clock
@@ -28,7 +27,7 @@ async def open_turn(
     # Both live in the caller's own partition: one round, whoever owns the agent.
     agent, found = await asyncio.gather(
         agents.get(table, email, body.agent_id),
-        conversations_repository.session(table, email, body.agent_id, session_id),
+        conversations.find_session(table, email, body.agent_id, session_id),
     )
     conversation_id = await conversations.open_session(table, agent, session_id, clock, found=found)
     request = TurnRequest(

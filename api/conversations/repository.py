@@ -33,10 +33,6 @@ async def delete_for_agent(table: Table, email: str, agent_id: str) -> int:
     return len(conversations)
 
 
-async def create(table: Table, conversation: Conversation) -> None:
-    await table.put(conversation.to_dynamo_item(), condition=ItemAbsent())
-
-
 async def create_for_session(
     table: Table, conversation: Conversation, lookup: SessionLookup
 ) -> None:

@@ -3,7 +3,7 @@
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, status
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from api.agents import service as agents
 from api.auth.deps import CurrentUser
@@ -21,9 +21,7 @@ from api.conversations.schemas import (
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.messages import repository as messages
 from api.runtime.deps import RuntimeDep
-from api.runtime.runner import TurnRequest
-from api.runtime.schemas import TURN_RESPONSES, answer, wants_stream
-from api.runtime.sse import event_stream
+from api.runtime.responses import TURN_RESPONSES, respond
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 Limit = Annotated[int, Query(ge=1, le=100)]
@@ -101,15 +99,9 @@ async def send_message(
     """Run one turn: the message, the agent's reply and its tool calls, streamed as
     Server-Sent Events (docs/sse.md) unless `stream` is false or the client accepts only
     JSON. Every message is stored as it happens."""
-    request = TurnRequest(
-        user_email=conversation.created_by,
-        agent_id=conversation.agent_id,
-        conversation_id=conversation.conversation_id,
-        actor_id=body.actor_id or conversation.created_by,
-        session_id=conversation.session_id or conversation.conversation_id,
-        prompt=body.content,
+    prepared = await runtime.prepare(
+        service.turn_request(conversation, body.content, body.actor_id)
     )
-    prepared = await runtime.prepare(request)
-    if wants_stream(body.stream, accept):
-        return event_stream(prepared, ping_seconds=settings.sse_ping_seconds)
-    return JSONResponse((await answer(prepared)).model_dump(mode="json"))
+    return await respond(
+        prepared, stream=body.stream, accept=accept, ping_seconds=settings.sse_ping_seconds
+    )

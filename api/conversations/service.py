@@ -8,6 +8,7 @@ from api.conversations.models import Conversation, SessionLookup
 from api.errors import NotFound
 from api.kit.clock import Clock
 from api.kit.secrets import new_id
+from api.runtime.runner import TurnRequest
 from api.store.table import ConditionFailed, Table, TransactionCancelled
 
 
@@ -19,28 +20,50 @@ def _now(clock: Clock) -> datetime:
     return datetime.fromtimestamp(clock.now(), tz=UTC)
 
 
+MAX_TITLE_CHARS = 200
+
+
 def _new(agent: Agent, title: str, clock: Clock, session_id: str | None = None) -> Conversation:
     now = _now(clock)
+    conversation_id = new_id()
     return Conversation(
-        conversation_id=new_id(),
+        conversation_id=conversation_id,
         created_by=agent.created_by,
         agent_id=agent.agent_id,
-        title=title,
-        session_id=session_id,
+        title=title[:MAX_TITLE_CHARS],
+        session_id=session_id or conversation_id,
         created_at=now,
         updated_at=now,
     )
 
 
+def _lookup(conversation: Conversation, session_id: str) -> SessionLookup:
+    return SessionLookup(
+        created_by=conversation.created_by,
+        agent_id=conversation.agent_id,
+        session_id=session_id,
+        conversation_id=conversation.conversation_id,
+    )
+
+
 async def create(table: Table, agent: Agent, title: str, clock: Clock) -> Conversation:
+    """A new conversation; its id is also its session id, so /chat can continue it."""
     conversation = _new(agent, title, clock)
-    await repository.create(table, conversation)
+    await repository.create_for_session(
+        table, conversation, _lookup(conversation, conversation.conversation_id)
+    )
     return conversation
 
 
 def default_session_id(email: str, agent_id: str) -> str:
     """Seed 001's default session: `{user_id}_{agent_id}_default`."""
     return f"{email}_{agent_id}_default"
+
+
+async def find_session(
+    table: Table, email: str, agent_id: str, session_id: str
+) -> SessionLookup | None:
+    return await repository.session(table, email, agent_id, session_id)
 
 
 async def open_session(
@@ -51,14 +74,8 @@ async def open_session(
     if found is not None:
         return found.conversation_id
     conversation = _new(agent, session_id, clock, session_id)
-    lookup = SessionLookup(
-        created_by=agent.created_by,
-        agent_id=agent.agent_id,
-        session_id=session_id,
-        conversation_id=conversation.conversation_id,
-    )
     try:
-        await repository.create_for_session(table, conversation, lookup)
+        await repository.create_for_session(table, conversation, _lookup(conversation, session_id))
     except TransactionCancelled:
         # Opened by a concurrent first turn: that conversation is the session's.
         existing = await repository.session(table, agent.created_by, agent.agent_id, session_id)
@@ -84,3 +101,16 @@ async def rename(
     except ConditionFailed as e:
         raise ConversationNotFound("No conversation with that id.") from e
     return renamed
+
+
+def turn_request(conversation: Conversation, prompt: str, actor_id: str | None) -> TurnRequest:
+    """A turn in an owned conversation, as seed 001 names it: the user speaks unless an
+    actor is given; the session is the conversation's."""
+    return TurnRequest(
+        user_email=conversation.created_by,
+        agent_id=conversation.agent_id,
+        conversation_id=conversation.conversation_id,
+        actor_id=actor_id or conversation.created_by,
+        session_id=conversation.session_id or conversation.conversation_id,
+        prompt=prompt,
+    )

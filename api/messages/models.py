@@ -31,5 +31,4 @@ class Message(Entity):
     ttl: int | None = None
 
     def key(self) -> Key:
-        ts = keys.timestamp(self.created_at.timestamp())
-        return keys.message(self.conversation_id, ts, self.message_id)
+        return keys.message(self.conversation_id, keys.time_of(self.created_at), self.message_id)

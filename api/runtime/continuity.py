@@ -53,7 +53,9 @@ class TurnCollector:
 def render(recent: Sequence[Message]) -> str:
     """Seed 001's form: `role: text` per line, what was said only (tool traffic left out)."""
     lines = [
-        f"{m.role}: {m.content}{' (interrupted)' if m.interrupted else ''}"
+        # Later lines of a message are indented: a message cannot pass for another speaker.
+        f"{m.role}: {m.content.strip().replace(chr(10), chr(10) + '  ')}"
+        f"{' (interrupted)' if m.interrupted else ''}"
         for m in recent
         if m.role in ("user", "assistant") and m.content.strip()
     ]
@@ -76,6 +78,8 @@ class ContinuityHook(HookProvider):
                 cursor=None,
             )
         )
+        # Once not needed, its outcome is never read: do not let a failure go unretrieved.
+        first_page.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
             agent = await event.agent()
         except BaseException:

@@ -64,13 +64,27 @@ class Hooks:
     async def agent_initialized(self, load_agent: Callable[[], Awaitable[Agent]]) -> list[str]:
         """The sections the providers add to the system prompt, in registration order."""
         events = [AgentInitialized(self.state, load_agent) for _ in self.providers]
-        await asyncio.gather(
-            *(p.on_agent_initialized(e) for p, e in zip(self.providers, events, strict=True))
+        # Every provider runs to its end, so that none is left working after a failure.
+        results = await asyncio.gather(
+            *(p.on_agent_initialized(e) for p, e in zip(self.providers, events, strict=True)),
+            return_exceptions=True,
         )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
         return [section for event in events for section in event.sections]
 
     async def message_added(self, message: Message) -> None:
-        event = MessageAdded(self.state, message)
+        """Runs to the end even if the turn is cancelled meanwhile (the client left): a
+        message half-added would be stored for some providers and not others."""
+        done = asyncio.ensure_future(self._message_added(MessageAdded(self.state, message)))
+        try:
+            await asyncio.shield(done)
+        except asyncio.CancelledError:
+            await done
+            raise
+
+    async def _message_added(self, event: MessageAdded) -> None:
         for provider in self.providers:
             await provider.on_message_added(event)
 

@@ -3,18 +3,21 @@ the turn's injected hooks and state. It streams the LLM, runs the tools the mode
 feeds their replies back, and adds every message through the hooks the moment it exists.
 
 A step is one LLM call. The last allowed step offers no tools, so the model has to answer.
-If the client goes away (the task is cancelled) or the provider fails, the text produced
-so far is added as an interrupted assistant message before the error goes on."""
+When the turn stops early (the client went away and the task is cancelled, or the provider
+failed), what exists is still added, marked interrupted: the text and tool calls the model
+had produced, and a reply for each tool call that had not answered, so the conversation
+reads consistently."""
 
 import asyncio
 from collections.abc import AsyncIterator
 
-from api.llm.errors import ProviderError
 from api.llm.types import ChatMessage, ToolCall, ToolCallEvent
 from api.llm.types import TextDelta as LLMText
 from api.runtime import events
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import Turn
+
+TOOL_INTERRUPTED = "Interrupted: the turn stopped before this tool answered."
 
 
 class AgentLoop:
@@ -24,12 +27,13 @@ class AgentLoop:
         self.tools = turn.tools if tools is None else tools
 
     async def stream(self) -> AsyncIterator[events.RunEvent]:
+        """The turn's events; the runtime has added the user's message already."""
         turn = self.turn
         run_id = turn.state.run_id
-        await turn.hooks.message_added(turn.messages.new("user", turn.prompt))
         history = [ChatMessage("system", self.system_prompt), ChatMessage("user", turn.prompt)]
         for step in range(1, turn.max_steps + 1):
-            offered = self.tools.specs if self.tools and step < turn.max_steps else []
+            last = step == turn.max_steps
+            offered = self.tools.specs if self.tools and not last else []
             text: list[str] = []
             calls: list[ToolCall] = []
             try:
@@ -37,34 +41,56 @@ class AgentLoop:
                     if isinstance(event, LLMText):
                         text.append(event.text)
                         yield events.TextDelta(run_id, step, event.text)
-                    elif isinstance(event, ToolCallEvent):
-                        calls.append(event.call)
+                    elif isinstance(event, ToolCallEvent) and not last:  # none offered: ignored
                         call = event.call
+                        calls.append(call)
                         yield events.ToolCalled(
                             run_id, step, call.id, call.name, dict(call.arguments)
                         )
-            except (asyncio.CancelledError, ProviderError):
-                if text:  # what the model said before it stopped
-                    await turn.hooks.message_added(
-                        turn.messages.new("assistant", "".join(text), interrupted=True)
+            except BaseException:
+                if text or calls:  # what the model produced before it stopped
+                    partial = turn.messages.new(
+                        "assistant", "".join(text), tool_calls=calls, interrupted=True
                     )
+                    await turn.hooks.message_added(partial)
+                    await self._interrupt(calls)
                 raise
             reply = turn.messages.new("assistant", "".join(text), tool_calls=calls)
-            await turn.hooks.message_added(reply)
-            history.append(ChatMessage("assistant", reply.content, tool_calls=tuple(calls)))
-            if not calls or step == turn.max_steps:  # tools offered at none: never run
-                yield events.FinalMessage(
-                    run_id,
-                    reply.message_id,
-                    reply.role,
-                    reply.content,
-                    reply.created_at.isoformat(),
+            pending = list(calls)
+            written = False
+            try:
+                await turn.hooks.message_added(reply)
+                written = True
+                history.append(ChatMessage("assistant", reply.content, tool_calls=tuple(calls)))
+                if not calls:
+                    yield events.FinalMessage(
+                        run_id,
+                        reply.message_id,
+                        reply.role,
+                        reply.content,
+                        reply.created_at.isoformat(),
+                    )
+                    return
+                for call in calls:
+                    answer = await self.tools.run(call)
+                    pending.remove(call)
+                    await turn.hooks.message_added(
+                        turn.messages.new("tool", answer, tool_call_id=call.id)
+                    )
+                    history.append(ChatMessage("tool", answer, tool_call_id=call.id))
+                    yield events.ToolAnswered(run_id, step, call.id, call.name, answer)
+            except BaseException as e:
+                # A cancelled write still finishes (see Hooks.message_added): the reply is
+                # stored, so its calls need their replies.
+                if written or isinstance(e, asyncio.CancelledError):
+                    await self._interrupt(pending)
+                raise
+
+    async def _interrupt(self, calls: list[ToolCall]) -> None:
+        """A reply for each call that will not get one, so every call has its result."""
+        for call in calls:
+            await self.turn.hooks.message_added(
+                self.turn.messages.new(
+                    "tool", TOOL_INTERRUPTED, tool_call_id=call.id, interrupted=True
                 )
-                return
-            for call in calls:
-                answer = await self.tools.run(call)
-                await turn.hooks.message_added(
-                    turn.messages.new("tool", answer, tool_call_id=call.id)
-                )
-                history.append(ChatMessage("tool", answer, tool_call_id=call.id))
-                yield events.ToolAnswered(run_id, step, call.id, call.name, answer)
+            )

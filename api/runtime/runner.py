@@ -32,7 +32,7 @@ from api.runtime.continuity import ContinuityHook
 from api.runtime.hooks import HookProvider, Hooks
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
-from api.runtime.turn import MessageFactory, Turn, TurnLLM
+from api.runtime.turn import MessageClock, MessageFactory, Turn, TurnLLM
 from api.settings import repository as provider_settings
 from api.settings import service as settings_service
 from api.settings.models import ProviderSettings
@@ -79,6 +79,7 @@ class Runtime:
         self.settings = settings
         self.hook_providers: tuple[HookProvider, ...] = (ContinuityHook(table), *hook_providers)
         self.providers = settings_service.ProviderCache()
+        self.message_clock = MessageClock(clock)
         self.ranker = LexicalRanker()
         self.running: set[asyncio.Task[None]] = set()
 
@@ -140,7 +141,7 @@ class Runtime:
             state=state,
             core_memory=views,
             context=sections,
-            messages=MessageFactory(self.clock, state, agent.event_expiry_days),
+            messages=MessageFactory(self.message_clock, state, agent.event_expiry_days),
             max_steps=self.settings.max_turn_steps,
         )
         return PreparedTurn(self, architecture(), turn, context)
@@ -162,8 +163,13 @@ class Runtime:
         """A turn's work as its own task, so that a client leaving cancels it cleanly."""
         task = asyncio.ensure_future(work)
         self.running.add(task)
-        task.add_done_callback(self.running.discard)
+        task.add_done_callback(self._finished)
         return task
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self.running.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a turn's task failed", exc_info=task.exception())
 
     async def stop(self) -> None:
         """At shutdown: cancel running turns and let them store what they produced."""
@@ -199,6 +205,7 @@ class PreparedTurn:
             state.run_id, state.agent_id, state.conversation_id, state.actor_id, state.session_id
         )
         try:
+            await turn.hooks.message_added(turn.messages.new("user", turn.prompt))
             async for event in self.architecture.run(turn):
                 yield event
             for event in await self._memory_upkeep():
@@ -240,7 +247,7 @@ class PreparedTurn:
                 turn.agent.agent_id,
                 self.tool_context.summarizer,
             )
-        except AppError:
+        except Exception:
             if not quiet:
                 raise
             log.warning("memory upkeep after turn %s failed", turn.state.run_id, exc_info=True)

@@ -1,5 +1,4 @@
-"""A run as Server-Sent Events (sse-starlette), and as one JSON answer for clients that ask
-for no stream.
+"""A run as Server-Sent Events (sse-starlette).
 
 The run works in its own task and hands events over a queue. When the client goes away,
 sse-starlette stops the stream and the task is cancelled: the LLM request is closed, and
@@ -11,7 +10,8 @@ from collections.abc import AsyncIterator
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from api.runtime.events import RunEvent
+from api.error_handlers import SERVER_MESSAGE
+from api.runtime.events import RunCompleted, RunError, RunEvent, RunFailed
 from api.runtime.runner import PreparedTurn
 
 HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
@@ -39,9 +39,15 @@ async def _relay(prepared: PreparedTurn) -> AsyncIterator[ServerSentEvent]:
 
     task = prepared.runtime.start(pump())
     number = 0
+    last: RunEvent | None = None
     try:
         while (event := await queue.get()) is not None:
             number += 1
+            last = event
             yield encode(number, event)
+        if not isinstance(last, RunCompleted | RunFailed):  # the run broke off: say so
+            run_id = prepared.turn.state.run_id
+            yield encode(number + 1, RunError(run_id, "internal_error", SERVER_MESSAGE))
+            yield encode(number + 2, RunFailed(run_id, "internal_error"))
     finally:
         task.cancel()  # done already, unless the client left mid-run

@@ -3,8 +3,8 @@ injected hooks and state, and what was read for it. An architecture uses these; 
 builds storage, memory or hooks of its own."""
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from api.agents.models import Agent
@@ -19,6 +19,7 @@ from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 
 DAY = 86_400
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -43,15 +44,27 @@ class TurnLLM:
             yield event
 
 
+class MessageClock:
+    """Message times in whole microseconds, each later than the one before across all the
+    turns of this process: messages sort by time (their sort key), so even a coarse or
+    frozen clock must not let two share a moment."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self._last = 0
+
+    def next(self) -> int:
+        self._last = max(int(self.clock.now() * 1_000_000), self._last + 1)
+        return self._last
+
+
 @dataclass
 class MessageFactory:
-    """New messages of the turn: each later than the one before, even on a coarse or
-    frozen clock, and expiring after the agent's event expiry (0 keeps them)."""
+    """New messages of the turn, expiring after the agent's event expiry (0 keeps them)."""
 
-    clock: Clock
+    clock: MessageClock
     state: TurnState
     expiry_days: int
-    _last: float = field(default=0.0)
 
     def new(
         self,
@@ -62,8 +75,8 @@ class MessageFactory:
         tool_call_id: str | None = None,
         interrupted: bool = False,
     ) -> Message:
-        now = max(self.clock.now(), self._last + 1e-6)
-        self._last = now
+        micros = self.clock.next()
+        seconds = micros // 1_000_000
         return Message(
             conversation_id=self.state.conversation_id,
             message_id=new_id(),
@@ -73,8 +86,8 @@ class MessageFactory:
             tool_calls=[tool_call_item(c) for c in tool_calls],
             tool_call_id=tool_call_id,
             interrupted=interrupted,
-            created_at=datetime.fromtimestamp(now, tz=UTC),
-            ttl=int(now) + self.expiry_days * DAY if self.expiry_days else None,
+            created_at=EPOCH + timedelta(microseconds=micros),
+            ttl=seconds + self.expiry_days * DAY if self.expiry_days else None,
         )
 
 

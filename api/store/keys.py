@@ -69,7 +69,12 @@ def _part(name: str, value: str) -> str:
 
 def timestamp(epoch: float) -> str:
     """A sort-key timestamp: fixed-width UTC with microseconds, so text order is time order."""
-    return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return time_of(datetime.fromtimestamp(epoch, tz=UTC))
+
+
+def time_of(moment: datetime) -> str:
+    """`timestamp` of a datetime, exactly: no trip through a float to lose a microsecond."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 # --- users ---------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from api.agents.architectures.registry import ARCHITECTURES, load_entry_points, 
 from api.config import Settings
 from api.messages.models import Message, Role
 from api.runtime.continuity import TurnCollector, render
-from api.runtime.schemas import wants_stream
+from api.runtime.responses import wants_stream
 from api.settings import keys
 from api.settings import service as settings_service
 from api.settings.models import ProviderSettings

@@ -10,8 +10,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from api.config import Settings
 from api.kit.clock import FrozenClock
 from api.store.definition import load_definition
@@ -74,7 +72,7 @@ def test_reads_before_the_llm_are_two_rounds_then_the_user_message(
     ownership, *concurrent = reads
     assert what(ownership) == ("get", "CONVERSATION")
     assert ownership.end <= min(c.start for c in concurrent)
-    # The core memory is read as two queries: the block definitions, then their contents.
+    # The core memory is two queries: the block definitions and their lines.
     assert sorted(what(c) for c in concurrent) == [
         ("get", "Agent"),
         ("query", "CoreMemory"),
@@ -87,16 +85,14 @@ def test_reads_before_the_llm_are_two_rounds_then_the_user_message(
     assert writes[0].start >= max(c.end for c in reads)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="api/memory/repository.list_blocks awaits the block definitions query before "
-    "it starts the core memory query, although the second does not need the first",
-)
-def test_no_read_of_the_concurrent_round_waits_for_another(
+def test_the_core_memory_queries_are_in_flight_together(
     settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
 ) -> None:
+    """The block definitions and their lines are independent queries: neither waits for
+    the other (both start in one pass of the event loop, before either can end)."""
     before = calls_before_the_llm(settings, clock, fake_openai, tmp_path)
     by_kind = {what(c): c for c in before}
-    definitions, contents = by_kind["query", "MemoryBlockDef"], by_kind["query", "CoreMemory"]
+    definitions, lines = by_kind["query", "MemoryBlockDef"], by_kind["query", "CoreMemory"]
 
-    assert contents.start < definitions.end
+    assert lines.start < definitions.end
+    assert definitions.start < lines.end

@@ -3,6 +3,7 @@ the OpenAI adapter against the fake OpenAI, every message stored in order, and t
 the tools wrote in the next turn's system prompt."""
 
 import json
+from datetime import datetime
 
 from fastapi.testclient import TestClient
 
@@ -156,8 +157,10 @@ def test_the_steps_are_bounded_and_the_last_one_must_answer(
     assert "tools" not in fake_openai.requests[-1]  # the last step offers none
     assert found[-1].name == "run.completed"
     assert found[-1].data["steps"] == settings_steps
-    # The tool calls of the last step were not run.
+    # Tool calls in the last step, where none were offered, are ignored: not run, not shown.
+    assert len([e for e in found if e.name == "tool.call"]) == settings_steps - 1
     assert len([e for e in found if e.name == "tool.result"]) == settings_steps - 1
+    assert messages(client, conversation_id)[-1]["tool_calls"] == []
 
 
 def test_json_instead_of_a_stream(client: TestClient, clock: FrozenClock) -> None:
@@ -214,3 +217,31 @@ def test_a_provider_not_configured_is_a_plain_error_before_any_stream(
     assert refused.status_code == 404
     assert refused.json()["code"] == "provider_not_configured"
     assert messages(client, conversation_id) == []
+
+
+def test_messages_keep_their_order_on_a_clock_that_does_not_move(
+    client: TestClient, fake_openai: FakeLLM
+) -> None:
+    agent_id = use_openai(client, fake_openai)
+    conversation_id = new_conversation(client, agent_id)
+    facts = [f"Fact: {i}" for i in range(6)]
+    fake_openai.replies += [Reply(tool_calls=[append(fact)]) for fact in facts]
+    fake_openai.replies += [Reply(text="Six facts."), Reply(text="Still here.")]
+
+    send(client, conversation_id, "Remember six facts")  # 14 messages at one clock reading
+    send(client, conversation_id, "And?")  # and a second turn at the same reading
+
+    stored = messages(client, conversation_id)
+    assert [m["role"] for m in stored] == ["user"] + ["assistant", "tool"] * 6 + [
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    assert [m["content"] for m in stored if m["role"] == "tool"] == [
+        f'Appended to [human] at line {i + 1}: "Fact: {i}" ({2 * (i + 1)}/5000 words)'
+        for i in range(6)
+    ]
+    assert stored[-2]["content"] == "And?"
+    times = [datetime.fromisoformat(m["created_at"]) for m in stored]
+    assert times == sorted(times)
+    assert len(set(times)) == len(times)

@@ -30,11 +30,13 @@ def register(architecture: type[AgentArchitecture]) -> type[AgentArchitecture]:
 @contextmanager
 def registered(architecture: type[AgentArchitecture]) -> Iterator[None]:
     """Registered for the duration of a block: for tests and embedding applications."""
+    before = ARCHITECTURES.get(architecture.name)
     register(architecture)
     try:
         yield
     finally:
-        ARCHITECTURES.pop(architecture.name, None)
+        if before is None:
+            ARCHITECTURES.pop(architecture.name, None)
 
 
 def load_entry_points() -> list[str]:

@@ -1,0 +1,137 @@
+"""A turn stopped at any point leaves a consistent conversation, and every hook hears how
+it ended: cancelled while a tool runs, a hook that fails, a provider that fails."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.agents import service as agents
+from api.agents.architectures.base import AgentArchitecture
+from api.agents.architectures.registry import registered
+from api.agents.schemas import AgentCreate
+from api.config import Settings
+from api.conversations import service as conversations
+from api.kit.clock import FrozenClock
+from api.llm.types import ToolSpec
+from api.messages import repository as messages_repository
+from api.runtime.events import RunEvent, ToolCalled
+from api.runtime.hooks import AgentInitialized, HookProvider, TurnFinished
+from api.runtime.loop import TOOL_INTERRUPTED, AgentLoop
+from api.runtime.runner import Runtime
+from api.runtime.toolbox import Toolbox
+from api.runtime.turn import Turn
+from api.settings import keys
+from api.store.definition import load_definition
+from api.store.sqlite import SqliteTable
+from api.tools.native import NativeTool
+from api.tools.native.base import Arguments, ToolContext, schema
+from tests.fakes.llm_servers import FakeLLM, Reply
+from tests.runtime.conftest import messages, new_conversation, running, use_openai
+
+EMAIL = "ann@example.com"
+
+
+class Outcomes(HookProvider):
+    def __init__(self) -> None:
+        self.outcomes: list[str] = []
+
+    async def on_turn_finished(self, event: TurnFinished) -> None:
+        self.outcomes.append(event.outcome)
+
+
+async def never_answer(context: ToolContext, arguments: Arguments) -> str:
+    await asyncio.Event().wait()
+    return "unreachable"
+
+
+class Stuck(AgentArchitecture):
+    """Offers the offline model its append tool, which never answers."""
+
+    name = "test-stuck"
+    description = "Its one tool never answers; for tests."
+
+    def run(self, turn: Turn) -> AsyncIterator[RunEvent]:
+        spec = ToolSpec("core_memory_append", "Never answers.", schema({}, []))
+        tools = Toolbox(turn.tools.context, [NativeTool(spec, never_answer)])
+        return AgentLoop(turn, system_prompt="You are stuck.", tools=tools).stream()
+
+
+async def test_cancelled_while_a_tool_runs(tmp_path: Path, clock: FrozenClock) -> None:
+    table = SqliteTable(tmp_path / "s.db", "stuck", load_definition(), clock=clock)
+    await table.create()
+    settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
+    outcomes = Outcomes()
+    runtime = Runtime(table, clock, keys.keyring(settings), settings, [outcomes])
+    with registered(Stuck):
+        agent, _ = await agents.create(
+            table, EMAIL, AgentCreate(name="Stuck", architecture="test-stuck"), clock
+        )
+        conversation = await conversations.create(table, agent, "", clock)
+        prepared = await runtime.prepare(
+            conversations.turn_request(conversation, "My name is Alice", None)
+        )
+        called = asyncio.Event()
+
+        async def run() -> None:
+            async for event in prepared.stream():
+                if isinstance(event, ToolCalled):
+                    called.set()
+
+        task = asyncio.ensure_future(run())
+        await asyncio.wait_for(called.wait(), 10)
+        await asyncio.sleep(0)  # the tool is running now
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    stored, _ = await messages_repository.oldest_first(
+        table, conversation.conversation_id, limit=10, cursor=None
+    )
+    assert [(m.role, m.interrupted) for m in stored] == [
+        ("user", False),
+        ("assistant", False),
+        ("tool", True),
+    ]
+    assert stored[2].content == TOOL_INTERRUPTED
+    assert stored[2].tool_call_id == stored[1].tool_calls[0]["id"]
+    assert outcomes.outcomes == ["interrupted"]
+    await table.close()
+
+
+class Broken(HookProvider):
+    async def on_agent_initialized(self, event: AgentInitialized) -> None:
+        raise RuntimeError("this hook is broken")
+
+
+def test_a_failing_hook_fails_the_turn_before_anything_is_stored(
+    settings: Settings, clock: FrozenClock
+) -> None:
+    with running(settings, clock, hook_providers=[Broken()]) as client:
+        agent_id = client.post("/agents", json={"name": "Kit"}).json()["id"]
+        conversation_id = new_conversation(client, agent_id)
+        with pytest.raises(RuntimeError, match="broken"):
+            client.post(f"/conversations/{conversation_id}/messages", json={"content": "hi"})
+        assert messages(client, conversation_id) == []
+
+
+def test_hooks_hear_a_failed_turn(
+    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM
+) -> None:
+    outcomes = Outcomes()
+    with running(settings, clock, hook_providers=[outcomes]) as client:
+        agent_id = use_openai(client, fake_openai)
+        fake_openai.replies += [Reply(text="fine"), Reply(status=401)]
+        body: dict[str, Any] = {"agent_id": agent_id, "prompt": "hi", "stream": False}
+        assert client.post("/chat", json=body).status_code == 200
+        clock.advance(1)
+        assert client.post("/chat", json=body).status_code == 400
+    assert outcomes.outcomes == ["completed", "failed"]
+
+
+def test_the_test_client_raises_server_errors(client: TestClient) -> None:
+    """(The failing-hook test relies on it: TestClient re-raises what the app raised.)"""
+    assert client.get("/health").status_code == 200
