@@ -8,7 +8,9 @@ from typing import Any
 
 import httpx2
 import openai
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, AsyncStream
+from openai._base_client import make_request_options
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from api.llm.errors import (
     ProviderAuthFailed,
@@ -168,7 +170,16 @@ class OpenAIProvider:
         calls: dict[int, dict[str, str]] = {}
         finish: FinishReason = "stop"
         try:
-            stream = await self._client.chat.completions.create(**params)
+            # The client's generic `post`: the request is built in wire form already, and
+            # `create` would spend about a millisecond walking it against its TypedDicts.
+            stream = await self._client.post(
+                "/chat/completions",
+                body=params,
+                cast_to=ChatCompletion,
+                options=make_request_options(security={"bearer_auth": True}),
+                stream=True,
+                stream_cls=AsyncStream[ChatCompletionChunk],
+            )
             # Leaving the block closes the response: a consumer that stops early (a client
             # gone) ends the provider's work too.
             async with stream:

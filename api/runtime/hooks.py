@@ -60,6 +60,7 @@ class Hooks:
     def __init__(self, providers: Sequence[HookProvider], state: TurnState) -> None:
         self.providers = tuple(providers)
         self.state = state
+        self._last: asyncio.Future[None] | None = None
 
     async def agent_initialized(self, load_agent: Callable[[], Awaitable[Agent]]) -> list[str]:
         """The sections the providers add to the system prompt, in registration order."""
@@ -74,19 +75,36 @@ class Hooks:
                 raise result
         return [section for event in events for section in event.sections]
 
+    def add_soon(self, message: Message) -> "asyncio.Future[None]":
+        """Start adding a message without waiting for it (the user's message, while the LLM
+        call starts). Messages are still added one after another, in order: the next one
+        waits for this one, and so do `message_added` and `settled`."""
+        previous = self._last
+
+        async def add() -> None:
+            if previous is not None:
+                await previous
+            event = MessageAdded(self.state, message)
+            for provider in self.providers:
+                await provider.on_message_added(event)
+
+        self._last = asyncio.ensure_future(add())
+        return self._last
+
     async def message_added(self, message: Message) -> None:
         """Runs to the end even if the turn is cancelled meanwhile (the client left): a
         message half-added would be stored for some providers and not others."""
-        done = asyncio.ensure_future(self._message_added(MessageAdded(self.state, message)))
+        done = self.add_soon(message)
         try:
             await asyncio.shield(done)
         except asyncio.CancelledError:
             await done
             raise
 
-    async def _message_added(self, event: MessageAdded) -> None:
-        for provider in self.providers:
-            await provider.on_message_added(event)
+    async def settled(self) -> None:
+        """Every message started has been added (or its failure is raised here)."""
+        if self._last is not None:
+            await asyncio.shield(self._last)
 
     async def turn_finished(self, outcome: Literal["completed", "failed", "interrupted"]) -> None:
         event = TurnFinished(self.state, outcome)

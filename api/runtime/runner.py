@@ -205,12 +205,15 @@ class PreparedTurn:
             state.run_id, state.agent_id, state.conversation_id, state.actor_id, state.session_id
         )
         try:
-            await turn.hooks.message_added(turn.messages.new("user", turn.prompt))
+            # Stored while the LLM call starts: the model need not wait for our write.
+            turn.hooks.add_soon(turn.messages.new("user", turn.prompt))
             async for event in self.architecture.run(turn):
                 yield event
+            await turn.hooks.settled()
             for event in await self._memory_upkeep():
                 yield event
         except asyncio.CancelledError:
+            await asyncio.gather(turn.hooks.settled(), return_exceptions=True)
             await self._finished("interrupted")
             raise
         except Exception as e:
@@ -221,6 +224,7 @@ class PreparedTurn:
                 log.exception("turn %s failed", state.run_id)
                 self.failure = AppError("unexpected failure")
             body = public_body(self.failure)
+            await asyncio.gather(turn.hooks.settled(), return_exceptions=True)
             if turn.llm.calls:
                 await self._memory_upkeep(quiet=True)
             await self._finished("failed")

@@ -13,6 +13,7 @@ interleave inside one.
 import asyncio
 import re
 import sqlite3
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
@@ -50,6 +51,16 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 _MAX_CHAR = "\U0010ffff"
 
 
+def _settle(results: list[tuple["asyncio.Future[Any]", Any, Any]]) -> None:
+    for future, value, error in results:
+        if future.cancelled():
+            continue
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(value)
+
+
 class SqliteTable:
     engine = "sqlite"
 
@@ -70,6 +81,8 @@ class SqliteTable:
         self._clock = clock or SystemClock()
         self._busy_timeout_ms = busy_timeout_ms
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-store")
+        self._pending: list[tuple[Callable[[], Any], asyncio.Future[Any]]] = []
+        self._pending_lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
         self._index_columns = [c for i in definition.indexes for c in (i.pk, i.sk)]
@@ -85,10 +98,38 @@ class SqliteTable:
     # --- plumbing --------------------------------------------------------------------
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn` on the connection's thread. Calls made in the same turn of the event
+        loop (the branches of an asyncio.gather) go to the thread together, in the order
+        they were made: one hop and one wake-up for all of them, not one each."""
         if self._closed:
             raise StoreError("The store is closed.")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, partial(self._call, fn, *args))
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        with self._pending_lock:  # event loops in other threads may share this table
+            self._pending.append((partial(self._call, fn, *args), future))
+            first = len(self._pending) == 1
+        if first:
+            future.get_loop().call_soon(self._send_pending)
+        return await future
+
+    def _send_pending(self) -> None:
+        with self._pending_lock:
+            batch, self._pending = self._pending, []
+        if batch:
+            self._executor.submit(self._run_batch, batch)
+
+    @staticmethod
+    def _run_batch(batch: list[tuple[Callable[[], Any], "asyncio.Future[Any]"]]) -> None:
+        settled: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], Any, Any]]] = {}
+        for call, future in batch:
+            if future.cancelled():  # its caller gave up before it started
+                continue
+            try:
+                outcome: tuple[Any, Any] = (call(), None)
+            except BaseException as e:  # handed to the caller, whatever it is
+                outcome = (None, e)
+            settled.setdefault(future.get_loop(), []).append((future, *outcome))
+        for loop, results in settled.items():
+            loop.call_soon_threadsafe(_settle, results)
 
     def _call(self, fn: Callable[..., T], *args: Any) -> T:
         if self._closed:  # close() was called while this call waited for the thread

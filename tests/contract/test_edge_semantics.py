@@ -102,6 +102,15 @@ async def test_numbers_and_binaries_come_back_in_one_form(table: Table) -> None:
     assert got["empty_bytes"] == b""
 
 
+async def test_names_that_look_like_the_sqlite_encoding_are_plain_names(table: Table) -> None:
+    # SQLite's text form writes bytes as {"$b": base64}; a map key "$b" is still a key.
+    odd = {"$b": "not base64!", "inner": {"$b": b"\x01"}}
+    await table.put({**KEY.as_item(), "odd": odd, "bytes_map": {"$b": b"\x00"}})
+    got = await table.get(KEY) or {}
+    assert got["odd"] == odd
+    assert got["bytes_map"] == {"$b": b"\x00"}
+
+
 def nested(depth: int) -> Any:
     value: Any = "leaf"
     for _ in range(depth):

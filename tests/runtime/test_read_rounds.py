@@ -1,10 +1,11 @@
 """What a turn waits for before the LLM is called, counted in sequential store round trips:
-the route's ownership read, one concurrent round of reads (the agent, its core memory, the
-provider settings and the recent conversation), then the write of the user's message.
+the route's ownership read, then one concurrent round of reads (the agent, its core
+memory, the provider settings and the recent conversation). The user's message is written
+while the LLM call starts: it is started after the reads, and the LLM does not wait for it.
 
 The calls before the LLM are those that started before the fake OpenAI received the
-completion request; the app awaits each of them before sending it, so the split follows
-from causality, not timing."""
+completion request; the app awaits every read before sending it, so the split follows from
+causality, not timing."""
 
 import time
 from pathlib import Path
@@ -57,11 +58,11 @@ def calls_before_the_llm(
     assert len(arrivals.times) == sent + 1, "the turn should call the LLM once"
     arrived = arrivals.times[-1]
     before = sorted((c for c in calls if c.start < arrived), key=lambda c: c.start)
-    assert all(c.end <= arrived for c in before), "no store call is in flight during the LLM"
+    assert all(c.end <= arrived for c in before if c.operation in READS), "reads are done"
     return before
 
 
-def test_reads_before_the_llm_are_two_rounds_then_the_user_message(
+def test_reads_before_the_llm_are_two_rounds(
     settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
 ) -> None:
     before = calls_before_the_llm(settings, clock, fake_openai, tmp_path)
@@ -80,9 +81,9 @@ def test_reads_before_the_llm_are_two_rounds_then_the_user_message(
         ("query", "MemoryBlockDef"),
         ("query", "ProviderSettings"),
     ]
-    assert [what(c) for c in writes] == [("put", "MESSAGE")]
-    assert rounds(before) == 3
-    assert writes[0].start >= max(c.end for c in reads)
+    # The user's message, if its write started before the request reached the LLM.
+    assert [what(c) for c in writes] in ([], [("put", "MESSAGE")])
+    assert all(w.start >= max(c.end for c in reads) for w in writes)
 
 
 def test_the_core_memory_queries_are_in_flight_together(
