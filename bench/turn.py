@@ -7,17 +7,22 @@ request to the first `text.delta` event. Between turns, the request the app sent
 fake is sent to it directly, timed to its first text chunk. The table shows p50 and p95 of
 both, and the overhead (ours minus direct, at p50 and at p95).
 
-It also counts the sequential store round trips a turn waits for before the LLM call
+A second baseline calls the fake through the official OpenAI SDK (as our server does), to
+its first text delta: the difference to it is what our server adds beyond the SDK's own
+cost.
+
+It also counts the sequential store round trips a turn makes before the LLM call
 (`api/store/rounds.py` wrapping the app's table): calls that started before the fake
-received the turn's request, reads and writes separately. Over the N turns the most common
-count is shown, then any other count with its number of turns (`2 3:14x`: 2, and 3 in 14
-turns). The conversation grows over the run, as it would (the continuity hook reads the
-last 10 turns).
+received the turn's request, reads and writes separately. Every read is awaited before the
+LLM call; the write of the user's message starts with it and is not waited for. Over the
+N turns the most common count is shown, then any other count with its number of turns
+(`2 3:14x`: 2, and 3 in 14 turns). The conversation grows over the run, as it would (the
+continuity hook reads the last 10 turns).
 
     uv run python bench/turn.py [--n 200] [--warmup 10]
 
 Targets: at most 3 ms p50 overhead on SQLite; after the ownership check one concurrent
-round of reads (2 read rounds), then the write of the user's message (1 write round).
+round of reads (2 read rounds).
 
 SQLite runs on a file in a temporary directory; DynamoDB Local is started by this script
 (Java 17 and the npm package in tools/dynamodb-local) and stopped at the end. Exits
@@ -42,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import openai
 import uvicorn
 from fastapi import FastAPI
 
@@ -69,6 +75,7 @@ class Result:
     engine: str
     ours: list[float]  # seconds to the first text.delta
     direct: list[float]  # seconds to the fake's first text chunk
+    sdk: list[float]  # seconds to the first text delta through the OpenAI SDK
     read_rounds: list[int]  # per turn, before the LLM call
     write_rounds: list[int]
 
@@ -157,6 +164,19 @@ def time_to_first(
     return first - start
 
 
+def time_through_sdk(client: openai.OpenAI, shape: dict[str, Any]) -> float:
+    """Seconds to the first text delta of the same request through the official SDK."""
+    start = time.perf_counter()
+    first: float | None = None
+    with client.chat.completions.create(**shape) as stream:
+        for chunk in stream:
+            if first is None and chunk.choices and chunk.choices[0].delta.content:
+                first = time.perf_counter()
+    if first is None:
+        raise RuntimeError("the fake streamed no text through the SDK")
+    return first - start
+
+
 def is_text_delta(name: str, data: str) -> bool:
     return name == "text.delta"
 
@@ -195,6 +215,7 @@ def bench(table: Table, tmp: Path, n: int, warmup: int) -> Result:
     )
     ours: list[float] = []
     direct: list[float] = []
+    sdk: list[float] = []
     read_rounds: list[int] = []
     write_rounds: list[int] = []
     with (
@@ -202,6 +223,7 @@ def bench(table: Table, tmp: Path, n: int, warmup: int) -> Result:
         serve(create_app(settings, table=counter)) as root,
         httpx2.Client(base_url=root, timeout=TIMEOUT) as client,
         httpx2.Client(timeout=TIMEOUT) as llm,
+        openai.OpenAI(base_url=fake.base_url, api_key=OPENAI_KEY, max_retries=0) as sdk_client,
     ):
         arrivals = Arrivals()
         fake.requests = arrivals
@@ -222,7 +244,8 @@ def bench(table: Table, tmp: Path, n: int, warmup: int) -> Result:
             read_rounds.append(rounds(c for c in before if c.operation in READS))
             write_rounds.append(rounds(c for c in before if c.operation not in READS))
             direct.append(time_to_first(llm, completions, shape, auth, is_openai_text))
-    return Result(table.engine, ours, direct, read_rounds, write_rounds)
+            sdk.append(time_through_sdk(sdk_client, shape))
+    return Result(table.engine, ours, direct, sdk, read_rounds, write_rounds)
 
 
 def bench_sqlite(n: int, warmup: int) -> Result:
@@ -264,10 +287,12 @@ COLUMNS = (
     "direct p95",
     "over p50",
     "over p95",
+    "sdk p50",
+    "over sdk p50",
     "read rounds",
     "write rounds",
 )
-WIDTHS = (8, 9, 9, 10, 10, 9, 9, 12, 12)
+WIDTHS = (8, 9, 9, 10, 10, 9, 9, 8, 12, 12, 12)
 
 
 def row(cells: tuple[str, ...]) -> str:
@@ -276,9 +301,9 @@ def row(cells: tuple[str, ...]) -> str:
 
 
 def print_result(r: Result) -> None:
-    ours, direct = ms(r.ours), ms(r.direct)
+    ours, direct, sdk = ms(r.ours), ms(r.direct), ms(r.sdk)
     overhead = (ours[0] - direct[0], ours[1] - direct[1])
-    times = (*ours, *direct, *overhead)
+    times = (*ours, *direct, *overhead, sdk[0], ours[0] - sdk[0])
     cells = (r.engine, *(f"{t:.2f}" for t in times), counted(r.read_rounds))
     print(row((*cells, counted(r.write_rounds))), flush=True)
 
