@@ -51,7 +51,11 @@ class ArchitectureUnavailable(AppError):
 
 @dataclass(frozen=True)
 class TurnRequest:
-    """One turn asked for: who asks, in which conversation, as which actor and session."""
+    """One turn asked for: who asks, in which conversation, as which actor and session.
+
+    Made only from what the caller was found to own (`conversations.service.turn_request`
+    from an owned conversation, `chat.service.open_turn` from the caller's agent and session
+    lookup): the runtime reads the agent's and the conversation's partitions by these ids."""
 
     user_email: str
     agent_id: str

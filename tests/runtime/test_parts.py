@@ -100,6 +100,18 @@ def test_registering_refuses_what_is_not_an_architecture_or_takes_a_name() -> No
         register(Impostor)
     with pytest.raises(TypeError):
         register(object)  # type: ignore[arg-type]
+
+    class Dreamer(AgentArchitecture):
+        name = "dreamer"
+        description = "Offers a tool nobody wrote."
+        tools = ("core_memory_append", "dream")
+
+        def run(self, turn):  # type: ignore[no-untyped-def]
+            raise NotImplementedError
+
+    with pytest.raises(ValueError, match="dream"):
+        register(Dreamer)
+    assert "dreamer" not in ARCHITECTURES
     assert ARCHITECTURES[KrishnaMemGPT.name] is KrishnaMemGPT
     assert register(KrishnaMemGPT) is KrishnaMemGPT  # again: a no-op
 

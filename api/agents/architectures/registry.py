@@ -8,6 +8,7 @@ from importlib.metadata import entry_points
 
 from api.agents.architectures.base import AgentArchitecture
 from api.agents.architectures.krishna_memgpt import KrishnaMemGPT
+from api.tools.native import NATIVE_MEMORY_TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +21,9 @@ ARCHITECTURES: dict[str, type[AgentArchitecture]] = {}
 def register(architecture: type[AgentArchitecture]) -> type[AgentArchitecture]:
     if not issubclass(architecture, AgentArchitecture):
         raise TypeError(f"{architecture!r} is not an AgentArchitecture")
+    unknown = [name for name in architecture.tools if name not in NATIVE_MEMORY_TOOLS]
+    if unknown:
+        raise ValueError(f"{architecture.name!r} names tools that do not exist: {unknown}")
     existing = ARCHITECTURES.get(architecture.name)
     if existing is not None and existing is not architecture:
         raise ValueError(f"An architecture named {architecture.name!r} is registered already")
