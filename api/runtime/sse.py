@@ -34,6 +34,8 @@ async def _relay(prepared: PreparedTurn) -> AsyncIterator[ServerSentEvent]:
         try:
             async for event in prepared.stream():
                 queue.put_nowait(event)
+                # Let the stream send it now, before this task parses what else arrived.
+                await asyncio.sleep(0)
         finally:
             queue.put_nowait(None)
 
