@@ -1,28 +1,28 @@
 """What a chat turn adds before the model's first token, on SQLite and on DynamoDB Local.
 
 For each engine the app runs under uvicorn on 127.0.0.1 (in a thread), talking to the fake
-OpenAI of the tests, which answers at once. After a warm-up, N turns go through
-`POST /conversations/{id}/messages` one after another; each is timed from sending the
-request to the first `text.delta` event. Between turns, the request the app sent to the
-fake is sent to it directly, timed to its first text chunk. The table shows p50 and p95 of
-both, and the overhead (ours minus direct, at p50 and at p95).
+OpenAI of the tests, which answers at once and runs in a process of its own, as a real
+provider does. After a warm-up, N turns go through `POST /conversations/{id}/messages`
+one after another; each is timed from sending the request to the first `text.delta`
+event. Between turns, the request the app sends the model (seen once by a fake in this
+process during the warm-up) is sent to the fake directly, timed to its first text chunk.
+The table shows p50 and p95 of both, and the overhead (ours minus direct, at p50 and p95).
 
-A second baseline calls the fake through the official OpenAI SDK (as our server does), to
-its first text delta: the difference to it is what our server adds beyond the SDK's own
-cost.
+A second baseline sends that request through the official OpenAI SDK (as our server does),
+to its first text delta: the difference to it is what our server adds beyond the SDK.
 
 It also counts the sequential store round trips a turn makes before the LLM call
-(`api/store/rounds.py` wrapping the app's table): calls that started before the fake
-received the turn's request, reads and writes separately. Every read is awaited before the
-LLM call; the write of the user's message starts with it and is not waited for. Over the
-N turns the most common count is shown, then any other count with its number of turns
-(`2 3:14x`: 2, and 3 in 14 turns). The conversation grows over the run, as it would (the
-continuity hook reads the last 10 turns).
+(`api/store/rounds.py` wrapping the app's table), reads and writes separately: the calls
+that started before the turn's first message write, since the runtime awaits every read
+and then starts the user's message write together with the LLM call (which does not wait
+for it). Over the N turns the most common count is shown, then any other count with its
+number of turns (`2 3:14x`: 2, and 3 in 14 turns). The conversation grows over the run,
+as it would (the continuity hook reads the last 10 turns).
 
     uv run python bench/turn.py [--n 200] [--warmup 10]
 
 Targets: at most 3 ms p50 overhead on SQLite; after the ownership check one concurrent
-round of reads (2 read rounds).
+round of reads (2 read rounds, 0 write rounds).
 
 SQLite runs on a file in a temporary directory; DynamoDB Local is started by this script
 (Java 17 and the npm package in tools/dynamodb-local) and stopped at the end. Exits
@@ -35,6 +35,7 @@ import collections
 import json
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -56,11 +57,12 @@ from api.main import create_app
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
 from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
-from api.store.rounds import READS, RoundCounter, rounds
+from api.store.rounds import READS, Call, RoundCounter, rounds
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
 from tests.fakes.llm_servers import FakeLLM, start_fake_openai
 
+ROOT = Path(__file__).resolve().parent.parent
 TABLE_NAME = "bench-turn"
 ENCRYPTION_KEY = "bench-" + "k" * 40
 OPENAI_KEY = "sk-bench-0000000000000000000000000000"
@@ -208,6 +210,44 @@ def conversation_with(client: httpx2.Client, fake: FakeLLM) -> str:
     return created(client.post("/conversations", json={"agent_id": created(agent)}))
 
 
+@contextmanager
+def fake_in_a_process() -> Iterator[str]:
+    """The fake OpenAI in a process of its own, as a real provider is; its base URL."""
+    script = "import time\nfrom tests.fakes.llm_servers import start_fake_openai\n" + (
+        "with start_fake_openai() as fake:\n    print(fake.base_url, flush=True)\n"
+        "    time.sleep(10**6)\n"
+    )
+    process = subprocess.Popen(  # noqa: S603 (this interpreter, this script)
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        if not base_url:
+            raise RuntimeError("the fake OpenAI process did not start")
+        yield base_url
+    finally:
+        process.kill()
+        process.wait()
+
+
+def use_fake(client: httpx2.Client, base_url: str) -> None:
+    saved = client.put(
+        "/settings/providers/openai", json={"api_key": OPENAI_KEY, "base_url": base_url}
+    )
+    if saved.status_code != 200:
+        raise RuntimeError(f"set-up failed: {saved.status_code} {saved.text}")
+
+
+def calls_before_the_llm(calls: list[Call]) -> list[Call]:
+    """The calls that started before the turn's first message write: the runtime awaits
+    every read first, then starts that write as it starts the LLM call."""
+    writes = [c for c in calls if c.operation == "put" and " MESSAGE#" in c.target]
+    if not writes:
+        raise RuntimeError("the turn stored no message")
+    return [c for c in calls if c.start < writes[0].start]
+
+
 def bench(table: Table, tmp: Path, n: int, warmup: int) -> Result:
     counter = RoundCounter(table)
     settings = Settings(
@@ -219,32 +259,37 @@ def bench(table: Table, tmp: Path, n: int, warmup: int) -> Result:
     read_rounds: list[int] = []
     write_rounds: list[int] = []
     with (
-        start_fake_openai() as fake,
         serve(create_app(settings, table=counter)) as root,
         httpx2.Client(base_url=root, timeout=TIMEOUT) as client,
         httpx2.Client(timeout=TIMEOUT) as llm,
-        openai.OpenAI(base_url=fake.base_url, api_key=OPENAI_KEY, max_retries=0) as sdk_client,
     ):
-        arrivals = Arrivals()
-        fake.requests = arrivals
-        url = f"/conversations/{conversation_with(client, fake)}/messages"
-        turn = {"content": "Hello, how are you?", "stream": True}
-        for _ in range(warmup):
-            time_to_first(client, url, turn, {}, is_text_delta)
-        shape = arrivals[-1]  # what the app sends the model, sent as it is
-        completions = fake.base_url + "/chat/completions"
-        auth = {"authorization": f"Bearer {OPENAI_KEY}"}
-        for _ in range(n):
-            mark, sent = counter.mark(), len(arrivals.times)
-            ours.append(time_to_first(client, url, turn, {}, is_text_delta))
-            if len(arrivals.times) != sent + 1:
-                raise RuntimeError("a turn should call the LLM exactly once")
-            arrived = arrivals.times[sent]
-            before = [c for c in counter.since(mark) if c.start < arrived]
-            read_rounds.append(rounds(c for c in before if c.operation in READS))
-            write_rounds.append(rounds(c for c in before if c.operation not in READS))
-            direct.append(time_to_first(llm, completions, shape, auth, is_openai_text))
-            sdk.append(time_through_sdk(sdk_client, shape))
+        # The request the app sends the model, seen by a fake in this process...
+        with start_fake_openai() as seen:
+            arrivals = Arrivals()
+            seen.requests = arrivals
+            url = f"/conversations/{conversation_with(client, seen)}/messages"
+            turn = {"content": "Hello, how are you?", "stream": True}
+            for _ in range(warmup):
+                time_to_first(client, url, turn, {}, is_text_delta)
+            shape = arrivals[-1]
+        # ... and the timed turns against one in its own process.
+        with (
+            fake_in_a_process() as base_url,
+            openai.OpenAI(base_url=base_url, api_key=OPENAI_KEY, max_retries=0) as sdk_client,
+        ):
+            use_fake(client, base_url)
+            completions = base_url + "/chat/completions"
+            auth = {"authorization": f"Bearer {OPENAI_KEY}"}
+            for _ in range(warmup):
+                time_to_first(client, url, turn, {}, is_text_delta)
+            for _ in range(n):
+                mark = counter.mark()
+                ours.append(time_to_first(client, url, turn, {}, is_text_delta))
+                before = calls_before_the_llm(counter.since(mark))
+                read_rounds.append(rounds(c for c in before if c.operation in READS))
+                write_rounds.append(rounds(c for c in before if c.operation not in READS))
+                direct.append(time_to_first(llm, completions, shape, auth, is_openai_text))
+                sdk.append(time_through_sdk(sdk_client, shape))
     return Result(table.engine, ours, direct, sdk, read_rounds, write_rounds)
 
 
