@@ -1,4 +1,7 @@
-"""Shared dependencies, named once so route signatures read as prose."""
+"""Shared dependencies, named once so route signatures read as prose.
+
+Dependencies are `async def` even when they await nothing: FastAPI runs a plain `def`
+dependency in a worker thread, a hop that costs more than the dependency itself."""
 
 from typing import Annotated
 
@@ -9,17 +12,17 @@ from api.kit.clock import Clock
 from api.store.table import Table
 
 
-def get_table(request: Request) -> Table:
+async def get_table(request: Request) -> Table:
     table: Table = request.state.table
     return table
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.state.settings
     return settings
 
 
-def get_clock(request: Request) -> Clock:
+async def get_clock(request: Request) -> Clock:
     clock: Clock = request.state.clock
     return clock
 

@@ -15,11 +15,15 @@ from api.users.models import User
 from api.users.service import LocalIdentity
 
 
-def get_token_issuer(request: Request) -> TokenIssuer:
+def token_issuer(request: Request) -> TokenIssuer:
     issuer: TokenIssuer | None = request.state.token_issuer
     if issuer is None:
         raise NotAuthenticated("This server does not issue tokens in local mode.")
     return issuer
+
+
+async def get_token_issuer(request: Request) -> TokenIssuer:
+    return token_issuer(request)
 
 
 TokenIssuerDep = Annotated[TokenIssuer, Depends(get_token_issuer)]
@@ -42,7 +46,7 @@ async def current_user(
     if credential.startswith(API_KEY_PREFIX):
         user = await users.get(table, await service.email_for_api_key(table, credential, clock))
     else:
-        claims = get_token_issuer(request).verify(credential)
+        claims = token_issuer(request).verify(credential)
         if claims.session_id is None:
             raise InvalidToken("The access token is not valid.")
         # The user and their session are independent reads: one round, not two.

@@ -31,7 +31,7 @@ class CsrfRejected(AppError):
     code = "csrf_rejected"
 
 
-def same_origin_only(request: Request, settings: SettingsDep) -> None:
+async def same_origin_only(request: Request, settings: SettingsDep) -> None:
     """The refresh cookie authenticates these endpoints, so only the frontend may call them:
     browsers always send Origin on such requests, and a page elsewhere cannot forge it."""
     if request.headers.get("origin") != settings.frontend_origin:

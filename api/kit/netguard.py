@@ -57,6 +57,15 @@ async def check_url(url: str, *, allow_private: bool) -> None:
     if parts.username or parts.password or parts.query:
         # Such parts hold credentials, and a base URL is shown back to its owner.
         raise UrlRefused("Put credentials in their own fields, not in the URL.")
+    try:  # an address needs no lookup (nor the thread hop of one)
+        literal = ipaddress.ip_address(parts.hostname)
+    except ValueError:
+        pass
+    else:
+        why = refusal(str(literal), allow_private)
+        if why is not None:
+            raise UrlRefused(f"The host {parts.hostname} is {why}.")
+        return
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(
             parts.hostname,

@@ -1,5 +1,5 @@
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import Field
 
@@ -32,3 +32,13 @@ class Message(Entity):
 
     def key(self) -> Key:
         return keys.message(self.conversation_id, keys.time_of(self.created_at), self.message_id)
+
+
+class Said(NamedTuple):
+    """Who said what in a message: what the recent conversation shows."""
+
+    message_id: str
+    role: str
+    content: str
+    actor_id: str | None
+    interrupted: bool

@@ -1,7 +1,7 @@
 """Messages in the table: written one at a time as a turn produces them, read in order or
 newest first."""
 
-from api.messages.models import Message
+from api.messages.models import Message, Said
 from api.store import keys
 from api.store.table import ItemAbsent, Table
 
@@ -19,9 +19,20 @@ async def oldest_first(
     return [Message.from_dynamo_item(i) for i in page.items], page.cursor
 
 
-async def newest_first(
+async def newest_said(
     table: Table, conversation_id: str, *, limit: int, cursor: str | None
-) -> tuple[list[Message], str | None]:
+) -> tuple[list[Said], str | None]:
+    """Newest first, only who said what: read on every turn, so not validated as whole
+    messages (the items were written by `add`)."""
     pk, sk = keys.messages_of(conversation_id)
     page = await table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
-    return [Message.from_dynamo_item(i) for i in page.items], page.cursor
+    return [
+        Said(
+            i["message_id"],
+            i["role"],
+            i.get("content", ""),
+            i.get("actor_id"),
+            bool(i.get("interrupted", False)),
+        )
+        for i in page.items
+    ], page.cursor

@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Sequence
 
 from api.messages import repository as messages
-from api.messages.models import Message
+from api.messages.models import Said
 from api.runtime.hooks import AgentInitialized, HookProvider, MessageAdded
 from api.store.table import Table
 
@@ -23,13 +23,13 @@ class TurnCollector:
         self.actor_id = actor_id
         self.k = k
         self.turns = 0
-        self._newest_first: list[Message] = []
+        self._newest_first: list[Said] = []
 
     @property
     def full(self) -> bool:
         return self.turns >= self.k
 
-    def feed(self, page: Sequence[Message]) -> bool:
+    def feed(self, page: Sequence[Said]) -> bool:
         """Take a page; True once `k` turns are complete (the page may hold older ones)."""
         for message in page:
             if message.actor_id != self.actor_id:
@@ -41,7 +41,7 @@ class TurnCollector:
                 self.turns += 1
         return self.full
 
-    def messages(self) -> list[Message]:
+    def messages(self) -> list[Said]:
         """The turns, oldest first; an unfinished oldest turn (its question not reached)
         is left out."""
         kept = list(reversed(self._newest_first))
@@ -50,7 +50,7 @@ class TurnCollector:
         return kept
 
 
-def render(recent: Sequence[Message]) -> str:
+def render(recent: Sequence[Said]) -> str:
     """Seed 001's form: `role: text` per line, what was said only (tool traffic left out)."""
     lines = [
         # Later lines of a message are indented: a message cannot pass for another speaker.
@@ -71,7 +71,7 @@ class ContinuityHook(HookProvider):
         # The first page is read alongside the agent, sized for the default K: most
         # agents keep it, so the turn waits for one round of reads, not two.
         first_page = asyncio.ensure_future(
-            messages.newest_first(
+            messages.newest_said(
                 self.table,
                 state.conversation_id,
                 limit=MESSAGES_PER_TURN * DEFAULT_RECENT_TURNS,
@@ -92,7 +92,7 @@ class ContinuityHook(HookProvider):
         page, cursor = await first_page
         collector = TurnCollector(state.actor_id, k)
         while not collector.feed(page) and cursor is not None:
-            page, cursor = await messages.newest_first(
+            page, cursor = await messages.newest_said(
                 self.table,
                 state.conversation_id,
                 limit=MESSAGES_PER_TURN * (k - collector.turns),

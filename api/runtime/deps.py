@@ -7,7 +7,7 @@ from fastapi import Depends, Request
 from api.runtime.runner import Runtime
 
 
-def get_runtime(request: Request) -> Runtime:
+async def get_runtime(request: Request) -> Runtime:
     runtime: Runtime = request.state.runtime
     return runtime
 

@@ -13,7 +13,7 @@ from api.agents.architectures.base import AgentArchitecture
 from api.agents.architectures.krishna_memgpt import KrishnaMemGPT
 from api.agents.architectures.registry import ARCHITECTURES, load_entry_points, register
 from api.config import Settings
-from api.messages.models import Message, Role
+from api.messages.models import Role, Said
 from api.runtime.continuity import TurnCollector, render
 from api.runtime.responses import wants_stream
 from api.settings import keys
@@ -24,15 +24,9 @@ from api.settings.service import ProviderCache, ProviderNotConfigured
 
 def message(
     n: int, role: Role, actor: str = "ann", content: str | None = None, interrupted: bool = False
-) -> Message:
-    return Message(
-        conversation_id="c",
-        message_id=f"m{n:03d}",
-        role=role,
-        content=f"{role} {n}" if content is None else content,
-        actor_id=actor,
-        interrupted=interrupted,
-        created_at=datetime.fromtimestamp(1_700_000_000 + n, tz=UTC),
+) -> Said:
+    return Said(
+        f"m{n:03d}", role, f"{role} {n}" if content is None else content, actor, interrupted
     )
 
 
