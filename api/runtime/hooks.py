@@ -11,6 +11,8 @@ were registered, for every architecture alike.
 """
 
 import asyncio
+import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -18,6 +20,8 @@ from typing import Literal
 from api.agents.models import Agent
 from api.messages.models import Message
 from api.runtime.state import TurnState
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -98,7 +102,7 @@ class Hooks:
         try:
             await asyncio.shield(done)
         except asyncio.CancelledError:
-            await done
+            await _outlast(done)
             raise
 
     async def settled(self) -> None:
@@ -110,3 +114,13 @@ class Hooks:
         event = TurnFinished(self.state, outcome)
         for provider in self.providers:
             await provider.on_turn_finished(event)
+
+
+async def _outlast(work: "asyncio.Future[None]") -> None:
+    """Wait for `work` through any number of cancellations; its failure is logged, since
+    the cancellation is what the caller goes on with."""
+    while not work.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({work})
+    if not work.cancelled() and work.exception() is not None:
+        log.error("adding a message failed while the turn was cancelled", exc_info=work.exception())

@@ -9,7 +9,7 @@ had produced, and a reply for each tool call that had not answered, so the conve
 reads consistently."""
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from api.llm.types import ChatMessage, ToolCall, ToolCallEvent
 from api.llm.types import TextDelta as LLMText
@@ -26,7 +26,7 @@ class AgentLoop:
         self.system_prompt = turn.system_prompt(system_prompt)
         self.tools = turn.tools if tools is None else tools
 
-    async def stream(self) -> AsyncIterator[events.RunEvent]:
+    async def stream(self) -> AsyncGenerator[events.RunEvent, None]:
         """The turn's events; the runtime has added the user's message already."""
         turn = self.turn
         run_id = turn.state.run_id

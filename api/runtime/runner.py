@@ -7,8 +7,9 @@ provider settings, and what the hooks load, such as the recent conversation), th
 write of the user's message."""
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
@@ -200,7 +201,7 @@ class PreparedTurn:
     tool_context: ToolContext
     failure: AppError | None = field(default=None)  # why the run failed, if it did
 
-    async def stream(self) -> AsyncIterator[events.RunEvent]:
+    async def stream(self) -> AsyncGenerator[events.RunEvent, None]:
         """The whole run: started, what the architecture yields, memory upkeep, and
         completed; or an error and failed. Cancellation (the client left) goes on up."""
         turn = self.turn
@@ -209,10 +210,18 @@ class PreparedTurn:
             state.run_id, state.agent_id, state.conversation_id, state.actor_id, state.session_id
         )
         try:
-            # Stored while the LLM call starts: the model need not wait for our write.
+            # Stored while the LLM call starts: the model need not wait for our write, but
+            # nothing reaches the client before it is stored.
             turn.hooks.add_soon(turn.messages.new("user", turn.prompt))
-            async for event in self.architecture.run(turn):
-                yield event
+            stored = False
+            async with contextlib.aclosing(self.architecture.run(turn)) as produced:
+                async for event in produced:
+                    if not stored:
+                        await turn.hooks.settled()
+                        stored = True
+                    yield event
+                    # Let the client have it before the run parses what else arrived.
+                    await asyncio.sleep(0)
             await turn.hooks.settled()
             for event in await self._memory_upkeep():
                 yield event

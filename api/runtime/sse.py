@@ -5,6 +5,7 @@ sse-starlette stops the stream and the task is cancelled: the LLM request is clo
 what the model had produced is stored, marked interrupted, by the task itself."""
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 
@@ -32,10 +33,9 @@ async def _relay(prepared: PreparedTurn) -> AsyncIterator[ServerSentEvent]:
 
     async def pump() -> None:
         try:
-            async for event in prepared.stream():
-                queue.put_nowait(event)
-                # Let the stream send it now, before this task parses what else arrived.
-                await asyncio.sleep(0)
+            async with contextlib.aclosing(prepared.stream()) as produced:
+                async for event in produced:
+                    queue.put_nowait(event)
         finally:
             queue.put_nowait(None)
 

@@ -11,6 +11,7 @@ interleave inside one.
 """
 
 import asyncio
+import contextlib
 import re
 import sqlite3
 import threading
@@ -53,12 +54,15 @@ _MAX_CHAR = "\U0010ffff"
 
 def _settle(results: list[tuple["asyncio.Future[Any]", Any, Any]]) -> None:
     for future, value, error in results:
-        if future.cancelled():
+        if future.done():  # cancelled by its caller meanwhile
             continue
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(value)
+        try:
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(value)
+        except TypeError:  # StopIteration cannot travel through a future
+            future.set_exception(RuntimeError(repr(error)))
 
 
 class SqliteTable:
@@ -81,7 +85,9 @@ class SqliteTable:
         self._clock = clock or SystemClock()
         self._busy_timeout_ms = busy_timeout_ms
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-store")
-        self._pending: list[tuple[Callable[[], Any], asyncio.Future[Any]]] = []
+        self._pending: dict[
+            asyncio.AbstractEventLoop, list[tuple[Callable[[], Any], asyncio.Future[Any]]]
+        ] = {}
         self._pending_lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
@@ -98,28 +104,31 @@ class SqliteTable:
     # --- plumbing --------------------------------------------------------------------
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run `fn` on the connection's thread. Calls made in the same turn of the event
-        loop (the branches of an asyncio.gather) go to the thread together, in the order
-        they were made: one hop and one wake-up for all of them, not one each."""
+        """Run `fn` on the connection's thread. Calls made in the same pass of an event
+        loop (the branches of an asyncio.gather) go to the thread as one job, in the order
+        they were made: one hop for all of them. Each call is answered as soon as it ends."""
         if self._closed:
             raise StoreError("The store is closed.")
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
         with self._pending_lock:  # event loops in other threads may share this table
-            self._pending.append((partial(self._call, fn, *args), future))
-            first = len(self._pending) == 1
+            pending = self._pending.setdefault(loop, [])
+            pending.append((partial(self._call, fn, *args), future))
+            first = len(pending) == 1
         if first:
-            future.get_loop().call_soon(self._send_pending)
+            loop.call_soon(self._send_pending, loop)
         return await future
 
-    def _send_pending(self) -> None:
+    def _send_pending(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._pending_lock:
-            batch, self._pending = self._pending, []
-        if batch:
+            batch = self._pending.pop(loop, [])
+        try:
             self._executor.submit(self._run_batch, batch)
+        except RuntimeError:  # the executor is shut down: the table was closed
+            _settle([(future, None, StoreError("The store is closed.")) for _, future in batch])
 
     @staticmethod
     def _run_batch(batch: list[tuple[Callable[[], Any], "asyncio.Future[Any]"]]) -> None:
-        settled: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], Any, Any]]] = {}
         for call, future in batch:
             if future.cancelled():  # its caller gave up before it started
                 continue
@@ -127,9 +136,9 @@ class SqliteTable:
                 outcome: tuple[Any, Any] = (call(), None)
             except BaseException as e:  # handed to the caller, whatever it is
                 outcome = (None, e)
-            settled.setdefault(future.get_loop(), []).append((future, *outcome))
-        for loop, results in settled.items():
-            loop.call_soon_threadsafe(_settle, results)
+            # A closed loop has nobody waiting for this call any more.
+            with contextlib.suppress(RuntimeError):
+                future.get_loop().call_soon_threadsafe(_settle, [(future, *outcome)])
 
     def _call(self, fn: Callable[..., T], *args: Any) -> T:
         if self._closed:  # close() was called while this call waited for the thread

@@ -2,7 +2,7 @@
 provider of the test's own sees every message of a turn in order, and an architecture
 written here gets hooks, state and continuity without a line of memory code."""
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any, ClassVar
 
 import pytest
@@ -45,7 +45,7 @@ class Echo(AgentArchitecture):
     description = "Repeats after you; for tests."
     turns: ClassVar[list[Turn]] = []
 
-    def run(self, turn: Turn) -> AsyncIterator[RunEvent]:
+    def run(self, turn: Turn) -> AsyncGenerator[RunEvent, None]:
         Echo.turns.append(turn)
         return AgentLoop(turn, system_prompt="You repeat what you are told.").stream()
 

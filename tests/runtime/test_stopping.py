@@ -2,7 +2,7 @@
 it ended: cancelled while a tool runs, a hook that fails, a provider that fails."""
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +19,20 @@ from api.kit.clock import FrozenClock
 from api.llm.types import ToolSpec
 from api.messages import repository as messages_repository
 from api.runtime.events import RunEvent, ToolCalled
-from api.runtime.hooks import AgentInitialized, HookProvider, TurnFinished
+from api.runtime.hooks import AgentInitialized, HookProvider, Hooks, MessageAdded, TurnFinished
 from api.runtime.loop import TOOL_INTERRUPTED, AgentLoop
 from api.runtime.runner import Runtime
+from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
-from api.runtime.turn import Turn
+from api.runtime.turn import MessageClock, MessageFactory, Turn
 from api.settings import keys
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
+from api.store.table import StoreError
 from api.tools.native import NativeTool
 from api.tools.native.base import Arguments, ToolContext, schema
 from tests.fakes.llm_servers import FakeLLM, Reply
-from tests.runtime.conftest import messages, new_conversation, running, use_openai
+from tests.runtime.conftest import messages, new_conversation, parse_sse, running, use_openai
 
 EMAIL = "ann@example.com"
 
@@ -54,7 +56,7 @@ class Stuck(AgentArchitecture):
     name = "test-stuck"
     description = "Its one tool never answers; for tests."
 
-    def run(self, turn: Turn) -> AsyncIterator[RunEvent]:
+    def run(self, turn: Turn) -> AsyncGenerator[RunEvent, None]:
         spec = ToolSpec("core_memory_append", "Never answers.", schema({}, []))
         tools = Toolbox(turn.tools.context, [NativeTool(spec, never_answer)])
         return AgentLoop(turn, system_prompt="You are stuck.", tools=tools).stream()
@@ -135,3 +137,48 @@ def test_hooks_hear_a_failed_turn(
 def test_the_test_client_raises_server_errors(client: TestClient) -> None:
     """(The failing-hook test relies on it: TestClient re-raises what the app raised.)"""
     assert client.get("/health").status_code == 200
+
+
+class RefusesQuestions(HookProvider):
+    async def on_message_added(self, event: MessageAdded) -> None:
+        if event.message.role == "user":
+            raise StoreError("the store refused the question")
+
+
+def test_nothing_reaches_the_client_before_the_question_is_stored(
+    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM
+) -> None:
+    with running(settings, clock, hook_providers=[RefusesQuestions()]) as client:
+        agent_id = use_openai(client, fake_openai)
+        fake_openai.replies.append(Reply(text="An answer nobody should see"))
+        conversation_id = new_conversation(client, agent_id)
+        found, _ = parse_sse(
+            client.post(f"/conversations/{conversation_id}/messages", json={"content": "hi"}).text
+        )
+    assert [e.name for e in found] == ["run.started", "error", "run.failed"]
+    assert found[1].data["code"] == "store_error"
+
+
+class Slow(HookProvider):
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def on_message_added(self, event: MessageAdded) -> None:
+        await asyncio.sleep(0.05)
+        self.seen.append(event.message.content)
+
+
+async def test_a_message_is_added_whole_through_repeated_cancellation(clock: FrozenClock) -> None:
+    first, second = Slow(), Slow()
+    state = TurnState("ann@example.com", "a", "c", "ann", "s", "r")
+    hooks = Hooks([first, second], state)
+    factory = MessageFactory(MessageClock(clock), state, 0)
+
+    adding = asyncio.ensure_future(hooks.message_added(factory.new("user", "hello")))
+    await asyncio.sleep(0.01)
+    adding.cancel()
+    await asyncio.sleep(0.06)  # the first provider is done, the second under way
+    adding.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await adding
+    assert first.seen == second.seen == ["hello"]

@@ -7,7 +7,7 @@ memory or hooks itself: a new architecture is a new file and one registration li
 """
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import ClassVar
 
 from api.runtime.events import RunEvent
@@ -20,6 +20,6 @@ class AgentArchitecture(ABC):
     tools: ClassVar[tuple[str, ...]] = ()  # native tools, by name, offered to the model
 
     @abstractmethod
-    def run(self, turn: Turn) -> AsyncIterator[RunEvent]:
+    def run(self, turn: Turn) -> AsyncGenerator[RunEvent, None]:
         """One turn, as events: text deltas, tool calls and results, the final message."""
         ...

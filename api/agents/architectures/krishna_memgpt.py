@@ -1,7 +1,7 @@
 """krishna-memgpt (seed 000): core memory blocks in the system prompt, edited by the model
 with five tools, and archival memory it searches with two more."""
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 from api.agents.architectures.base import AgentArchitecture
 from api.memory import blocks
@@ -44,5 +44,5 @@ class KrishnaMemGPT(AgentArchitecture):
         instructions = INSTRUCTIONS.format(name=turn.agent.agent_name)
         return f"{instructions}\n\n{render_memory(turn.core_memory)}"
 
-    def run(self, turn: Turn) -> AsyncIterator[RunEvent]:
+    def run(self, turn: Turn) -> AsyncGenerator[RunEvent, None]:
         return AgentLoop(turn, system_prompt=self.system_prompt(turn)).stream()
