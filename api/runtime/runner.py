@@ -168,10 +168,10 @@ class Runtime:
         """A turn's work as its own task, so that a client leaving cancels it cleanly."""
         task = asyncio.ensure_future(work)
         self.running.add(task)
-        task.add_done_callback(self._finished)
+        task.add_done_callback(self._forget)
         return task
 
-    def _finished(self, task: asyncio.Task[None]) -> None:
+    def _forget(self, task: asyncio.Task[None]) -> None:
         self.running.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("a turn's task failed", exc_info=task.exception())

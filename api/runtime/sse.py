@@ -19,7 +19,7 @@ HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 
 
 def event_stream(prepared: PreparedTurn, *, ping_seconds: float) -> EventSourceResponse:
-    return EventSourceResponse(_relay(prepared), ping=ping_seconds, headers=HEADERS)
+    return EventSourceResponse(relay(prepared), ping=ping_seconds, headers=HEADERS)
 
 
 def encode(number: int, event: RunEvent) -> ServerSentEvent:
@@ -28,7 +28,9 @@ def encode(number: int, event: RunEvent) -> ServerSentEvent:
     )
 
 
-async def _relay(prepared: PreparedTurn) -> AsyncIterator[ServerSentEvent]:
+async def relay(prepared: PreparedTurn) -> AsyncIterator[ServerSentEvent]:
+    """The run's events as they come, numbered; a run that ends without saying how (the
+    server shutting down mid-turn) ends the stream with an error."""
     queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
 
     async def pump() -> None:

@@ -22,6 +22,7 @@ from api.runtime.events import RunEvent, ToolCalled
 from api.runtime.hooks import AgentInitialized, HookProvider, Hooks, MessageAdded, TurnFinished
 from api.runtime.loop import TOOL_INTERRUPTED, AgentLoop
 from api.runtime.runner import Runtime
+from api.runtime.sse import relay
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import MessageClock, MessageFactory, Turn
@@ -182,3 +183,31 @@ async def test_a_message_is_added_whole_through_repeated_cancellation(clock: Fro
     with pytest.raises(asyncio.CancelledError):
         await adding
     assert first.seen == second.seen == ["hello"]
+
+
+async def test_a_server_shutting_down_mid_turn_ends_the_stream_with_an_error(
+    tmp_path: Path, clock: FrozenClock
+) -> None:
+    table = SqliteTable(tmp_path / "s.db", "stuck", load_definition(), clock=clock)
+    await table.create()
+    settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
+    runtime = Runtime(table, clock, keys.keyring(settings), settings)
+    with registered(Stuck):
+        agent, _ = await agents.create(
+            table, EMAIL, AgentCreate(name="Stuck", architecture="test-stuck"), clock
+        )
+        conversation = await conversations.create(table, agent, "", clock)
+        prepared = await runtime.prepare(
+            conversations.turn_request(conversation, "My name is Alice", None)
+        )
+        names: list[str | None] = []
+        async for sent in relay(prepared):
+            names.append(sent.event)
+            if sent.event == "tool.call":
+                await runtime.stop()  # as the lifespan does at shutdown
+    assert names == ["run.started", "tool.call", "error", "run.failed"]
+    stored, _ = await messages_repository.oldest_first(
+        table, conversation.conversation_id, limit=10, cursor=None
+    )
+    assert [m.role for m in stored] == ["user", "assistant", "tool"]
+    await table.close()
