@@ -50,6 +50,17 @@ class ArchitectureUnavailable(AppError):
     code = "architecture_unavailable"
 
 
+class ConversationBusy(AppError):
+    status_code = 409
+    code = "conversation_busy"
+
+
+def _busy() -> ConversationBusy:
+    return ConversationBusy(
+        "A turn is already running in this conversation; send the next message when it ends."
+    )
+
+
 @dataclass(frozen=True)
 class TurnRequest:
     """One turn asked for: who asks, in which conversation, as which actor and session.
@@ -87,10 +98,15 @@ class Runtime:
         self.message_clock = MessageClock(clock)
         self.ranker = LexicalRanker()
         self.running: set[asyncio.Task[None]] = set()
+        # Conversations with a turn under way in this process: a second turn would interleave
+        # its messages with the first's. (Across processes nothing prevents it yet.)
+        self.busy: set[str] = set()
 
     async def prepare(self, request: TurnRequest, *, agent: Agent | None = None) -> "PreparedTurn":
         """Everything the turn needs, read concurrently; errors here (an unconfigured
         provider, say) are the request's and come back as a plain JSON error."""
+        if request.conversation_id in self.busy:
+            raise _busy()
         state = TurnState(
             user_email=request.user_email,
             agent_id=request.agent_id,
@@ -203,7 +219,25 @@ class PreparedTurn:
 
     async def stream(self) -> AsyncGenerator[events.RunEvent, None]:
         """The whole run: started, what the architecture yields, memory upkeep, and
-        completed; or an error and failed. Cancellation (the client left) goes on up."""
+        completed; or an error and failed. Cancellation (the client left) goes on up.
+        One run at a time per conversation: a second that got this far is refused."""
+        busy = self.runtime.busy
+        conversation_id = self.turn.state.conversation_id
+        if conversation_id in busy:
+            self.failure = _busy()
+            run_id = self.turn.state.run_id
+            yield events.RunError(run_id, self.failure.code, self.failure.message)
+            yield events.RunFailed(run_id, self.failure.code)
+            return
+        busy.add(conversation_id)
+        try:
+            async with contextlib.aclosing(self._run()) as run:
+                async for event in run:
+                    yield event
+        finally:
+            busy.discard(conversation_id)
+
+    async def _run(self) -> AsyncGenerator[events.RunEvent, None]:
         turn = self.turn
         state = turn.state
         yield events.RunStarted(

@@ -21,7 +21,7 @@ from api.messages import repository as messages_repository
 from api.runtime.events import RunEvent, ToolCalled
 from api.runtime.hooks import AgentInitialized, HookProvider, Hooks, MessageAdded, TurnFinished
 from api.runtime.loop import TOOL_INTERRUPTED, AgentLoop
-from api.runtime.runner import Runtime
+from api.runtime.runner import ConversationBusy, Runtime
 from api.runtime.sse import relay
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
@@ -210,4 +210,43 @@ async def test_a_server_shutting_down_mid_turn_ends_the_stream_with_an_error(
         table, conversation.conversation_id, limit=10, cursor=None
     )
     assert [m.role for m in stored] == ["user", "assistant", "tool"]
+    await table.close()
+
+
+async def test_one_turn_at_a_time_in_a_conversation(tmp_path: Path, clock: FrozenClock) -> None:
+    table = SqliteTable(tmp_path / "s.db", "stuck", load_definition(), clock=clock)
+    await table.create()
+    settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
+    runtime = Runtime(table, clock, keys.keyring(settings), settings)
+    with registered(Stuck):
+        agent, _ = await agents.create(
+            table, EMAIL, AgentCreate(name="Stuck", architecture="test-stuck"), clock
+        )
+        conversation = await conversations.create(table, agent, "", clock)
+        elsewhere = await conversations.create(table, agent, "", clock)
+        request = conversations.turn_request(conversation, "My name is Alice", None)
+        first = await runtime.prepare(request)
+        raced = await runtime.prepare(request)  # prepared before the first one started
+        called = asyncio.Event()
+
+        async def run() -> None:
+            async for event in first.stream():
+                if isinstance(event, ToolCalled):
+                    called.set()
+
+        task = asyncio.ensure_future(run())
+        await asyncio.wait_for(called.wait(), 10)
+
+        with pytest.raises(ConversationBusy):
+            await runtime.prepare(request)
+        assert [type(e).__name__ for e in await raced.collect()] == ["RunError", "RunFailed"]
+        assert raced.failure is not None
+        assert raced.failure.code == "conversation_busy"
+        # Other conversations go on.
+        await runtime.prepare(conversations.turn_request(elsewhere, "Hello", None))
+
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await runtime.prepare(request)  # free again once the turn ended
     await table.close()
