@@ -7,13 +7,18 @@ from api.agents.deps import OwnedAgent
 from api.agents.schemas import AgentCreate, AgentForm, AgentOut, AgentUpdate
 from api.auth.deps import CurrentUser
 from api.deps import ClockDep, SettingsDep, TableDep
+from api.runtime.deps import RuntimeDep
 
 router = APIRouter(prefix="/agents", tags=["agents"])
 
 
 @router.get("/schema")
 async def agent_form(
-    user: CurrentUser, request: Request, table: TableDep, settings: SettingsDep
+    user: CurrentUser,
+    request: Request,
+    table: TableDep,
+    settings: SettingsDep,
+    runtime: RuntimeDep,
 ) -> AgentForm:
     """The form, driven by the backend: architectures, your providers and their models."""
     return await service.form(
@@ -22,6 +27,7 @@ async def agent_form(
         user.email,
         allow_private_urls=settings.private_provider_urls,
         allow_server_identity=settings.server_identity_for_users,
+        cache=runtime.providers,
     )
 
 

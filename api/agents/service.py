@@ -215,6 +215,7 @@ async def form(
     *,
     allow_private_urls: bool,
     allow_server_identity: bool,
+    cache: settings_service.ProviderCache | None = None,
 ) -> AgentForm:
     """The agents form: architectures, the providers this user can use, and their models."""
     configured = ["offline"] + [
@@ -230,6 +231,7 @@ async def form(
                 provider,
                 allow_private_urls=allow_private_urls,
                 allow_server_identity=allow_server_identity,
+                cache=cache,
             )
             return await asyncio.wait_for(llm.list_models(), MODEL_LISTING_SECONDS)
         except (ProviderError, TimeoutError, AppError) as e:

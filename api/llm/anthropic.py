@@ -164,6 +164,9 @@ class AnthropicProvider:
         yield Usage(input_tokens, output_tokens)
         yield Finish(finish)
 
+    async def aclose(self) -> None:
+        await self._client.close()
+
     async def list_models(self) -> list[str]:
         try:
             return sorted([model.id async for model in self._client.models.list()])

@@ -256,6 +256,13 @@ class BedrockProvider:
                 _shutdown(stream)
         yield Finish(finish)
 
+    async def aclose(self) -> None:
+        def close() -> None:
+            self._runtime.close()
+            self._control.close()
+
+        await asyncio.get_running_loop().run_in_executor(_STREAMS, close)
+
     async def list_models(self) -> list[str]:
         def fetch() -> list[str]:
             summaries = self._control.list_foundation_models()["modelSummaries"]

@@ -163,5 +163,8 @@ class OfflineProvider:
         yield Usage(prompt_words, len(text.split()))
         yield Finish("stop")
 
+    async def aclose(self) -> None:
+        return None
+
     async def list_models(self) -> list[str]:
         return [MODEL]

@@ -209,6 +209,9 @@ class OpenAIProvider:
             yield ToolCallEvent(ToolCall(call["id"], call["name"], arguments))
         yield Finish(finish)
 
+    async def aclose(self) -> None:
+        await self._client.close()
+
     async def list_models(self) -> list[str]:
         try:
             return sorted([model.id async for model in self._client.models.list()])

@@ -193,10 +193,12 @@ class Runtime:
             log.error("a turn's task failed", exc_info=task.exception())
 
     async def stop(self) -> None:
-        """At shutdown: cancel running turns and let them store what they produced."""
+        """At shutdown: cancel running turns and let them store what they produced, then
+        close the provider clients."""
         for task in list(self.running):
             task.cancel()
         await asyncio.gather(*self.running, return_exceptions=True)
+        await self.providers.aclose()
 
 
 async def _ready(agent: Agent) -> Agent:

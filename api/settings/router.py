@@ -10,6 +10,7 @@ from api.auth.deps import CurrentUser
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.kit.crypto import KeyRing
 from api.kit.forms import form_of
+from api.runtime.deps import RuntimeDep
 from api.settings import service
 from api.settings.providers import PROVIDERS, Credentials
 from api.settings.schemas import (
@@ -105,7 +106,12 @@ async def delete_provider(provider: str, user: CurrentUser, table: TableDep) -> 
 
 @router.post("/{provider}/test")
 async def test_provider(
-    provider: str, user: CurrentUser, request: Request, table: TableDep, settings: SettingsDep
+    provider: str,
+    user: CurrentUser,
+    request: Request,
+    table: TableDep,
+    settings: SettingsDep,
+    runtime: RuntimeDep,
 ) -> ProviderTestOut:
     """Lists the provider's models with the stored credentials, or returns its error."""
     llm = await service.provider_for(
@@ -115,6 +121,7 @@ async def test_provider(
         provider,
         allow_private_urls=settings.private_provider_urls,
         allow_server_identity=settings.server_identity_for_users,
+        cache=runtime.providers,
     )
     return ProviderTestOut(ok=True, models=await llm.list_models())
 

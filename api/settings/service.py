@@ -193,6 +193,9 @@ async def delete(table: Table, email: str, provider: str) -> None:
     await repository.delete(table, email, provider)
 
 
+CLOSE_AFTER_SECONDS = 600.0  # longer than any turn's LLM calls
+
+
 class ProviderCache:
     """Adapters already built, by owner, provider and the ciphertext they came from: new
     credentials build a new client, and a turn does not pay for building one (an SDK client
@@ -200,6 +203,7 @@ class ProviderCache:
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
+        self._tasks: set[asyncio.Task[None]] = set()
         self._built: OrderedDict[tuple[str, str, str], tuple[LLMProvider, str | None]] = (
             OrderedDict()
         )
@@ -214,7 +218,20 @@ class ProviderCache:
         self._built[key] = built
         self._built.move_to_end(key)
         while len(self._built) > self.size:
-            self._built.popitem(last=False)
+            _, (dropped, _) = self._built.popitem(last=False)
+            # Closed once the turns still using it have had time to end.
+            asyncio.get_running_loop().call_later(CLOSE_AFTER_SECONDS, self._close, dropped)
+
+    def _close(self, adapter: LLMProvider) -> None:
+        task = asyncio.ensure_future(adapter.aclose())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def aclose(self) -> None:
+        """Close every adapter still cached, at shutdown."""
+        adapters = [adapter for adapter, _ in self._built.values()]
+        self._built.clear()
+        await asyncio.gather(*(a.aclose() for a in adapters), *self._tasks, return_exceptions=True)
 
 
 async def provider_for(

@@ -166,6 +166,9 @@ class ScriptedModel:
     async def list_models(self) -> list[str]:
         return ["scripted-1"]
 
+    async def aclose(self) -> None:
+        return None
+
 
 async def test_the_llm_summarizer_asks_for_half_and_reads_lines() -> None:
     model = ScriptedModel("1: Likes coffee and hiking\n- Lives in London\n\n  \n")

@@ -2,6 +2,7 @@
 stream, how architectures are registered (entry points included), and provider clients
 reused across turns."""
 
+import asyncio
 import logging
 import textwrap
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ from api.agents.architectures.base import AgentArchitecture
 from api.agents.architectures.krishna_memgpt import KrishnaMemGPT
 from api.agents.architectures.registry import ARCHITECTURES, load_entry_points, register
 from api.config import Settings
+from api.llm.openai import OpenAIProvider
 from api.messages.models import Role, Said
 from api.runtime.continuity import TurnCollector, render
 from api.runtime.responses import wants_stream
@@ -144,7 +146,9 @@ def test_architectures_from_installed_packages(
         ARCHITECTURES.pop("parrot", None)
 
 
-async def test_provider_clients_are_reused_until_the_credentials_change() -> None:
+async def test_provider_clients_are_reused_until_the_credentials_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     ring = keys.keyring(Settings(encryption_key="k" * 40))
     cache = ProviderCache(size=2)
 
@@ -168,11 +172,24 @@ async def test_provider_clients_are_reused_until_the_credentials_change() -> Non
             cache=cache,
         )
 
+    monkeypatch.setattr(settings_service, "CLOSE_AFTER_SECONDS", 0.0)
     first = stored("sk-first-000000000000000000")
-    assert await build(first) is await build(first)
+    original = await build(first)
+    assert await build(first) is original
     renewed = await build(stored("sk-second-00000000000000000"))
-    assert renewed is not await build(first)
-    await build(stored("sk-other-000000000000000000", email="bob@example.com"))
-    assert len(cache._built) == 2  # the oldest went
+    assert renewed is not original
+    assert await build(first) is original  # the first is the newest used again
+    other = await build(stored("sk-other-000000000000000000", email="bob@example.com"))
+    # The least recently used went, and its client is closed once turns had time to end.
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert isinstance(renewed, OpenAIProvider)
+    assert renewed._client.is_closed()
+    assert isinstance(original, OpenAIProvider)
+    assert not original._client.is_closed()
+    await cache.aclose()  # at shutdown: every client still cached
+    assert isinstance(other, OpenAIProvider)
+    assert original._client.is_closed()
+    assert other._client.is_closed()
     with pytest.raises(ProviderNotConfigured):
         await build(None)
