@@ -25,9 +25,10 @@ from pathlib import Path
 
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
-from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+from api.store.dynamodb_local import DynamoDBLocal
 from api.store.sqlite import SqliteTable
 from api.store.table import Item, Key, Put, Table
+from bench.report import Report, on_both_engines, p50_p95_ms
 
 TABLE_NAME = "bench"
 QUERY_PARTITION = "bench#query"
@@ -98,14 +99,8 @@ async def measure(operation: Operation, n: int, warmup: int) -> list[float]:
 
 
 def summarise(engine: str, operation: str, latencies: list[float]) -> Result:
-    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
-    return Result(
-        engine=engine,
-        operation=operation,
-        p50_ms=cuts[49] * 1000,
-        p95_ms=cuts[94] * 1000,
-        ops_per_s=1 / statistics.fmean(latencies),
-    )
+    p50, p95 = p50_p95_ms(latencies)
+    return Result(engine, operation, p50, p95, ops_per_s=1 / statistics.fmean(latencies))
 
 
 async def bench(table: Table, n: int, warmup: int) -> list[Result]:
@@ -138,17 +133,11 @@ COLUMNS = ("engine", "operation", "p50 ms", "p95 ms", "ops/s")
 WIDTHS = (10, 26, 9, 9, 9)
 
 
-def row(cells: tuple[str, ...]) -> str:
-    first, second, *numbers = zip(cells, WIDTHS, strict=True)
-    text = [first[0].ljust(first[1]), second[0].ljust(second[1])]
-    text += [cell.rjust(width) for cell, width in numbers]
-    return "  ".join(text)
-
-
-def print_results(results: list[Result]) -> None:
+def print_results(report: Report, results: list[Result]) -> None:
     for r in results:
-        cells = (r.engine, r.operation, f"{r.p50_ms:.2f}", f"{r.p95_ms:.2f}", f"{r.ops_per_s:.0f}")
-        print(row(cells), flush=True)
+        report.print(
+            (r.engine, r.operation, f"{r.p50_ms:.2f}", f"{r.p95_ms:.2f}", f"{r.ops_per_s:.0f}")
+        )
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -166,19 +155,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     print(f"{args.n} sequential calls per operation after {args.warmup} warm-up calls\n")
-    print(row(COLUMNS))
-    print(row(tuple("-" * w for w in WIDTHS)))
-    print_results(asyncio.run(bench_sqlite(args.n, args.warmup)))
-    try:
-        server = DynamoDBLocal().start()
-    except DynamoDBLocalUnavailable as e:
-        print(f"\nDynamoDB Local could not start, so it was not measured: {e}", file=sys.stderr)
-        return 1
-    try:
-        print_results(asyncio.run(bench_dynamodb_local(server, args.n, args.warmup)))
-    finally:
-        server.stop()
-    return 0
+    report = Report(COLUMNS, WIDTHS, text=2)
+    return on_both_engines(
+        lambda: print_results(report, asyncio.run(bench_sqlite(args.n, args.warmup))),
+        lambda server: print_results(
+            report, asyncio.run(bench_dynamodb_local(server, args.n, args.warmup))
+        ),
+    )
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ import asyncio
 import collections
 import json
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,10 +55,11 @@ from api.config import Settings
 from api.main import create_app
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
-from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+from api.store.dynamodb_local import DynamoDBLocal
 from api.store.rounds import READS, Call, RoundCounter, rounds
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
+from bench.report import Report, on_both_engines, p50_p95_ms
 from tests.fakes.llm_servers import FakeLLM, start_fake_openai
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,18 +80,6 @@ class Result:
     sdk: list[float]  # seconds to the first text delta through the OpenAI SDK
     read_rounds: list[int]  # per turn, before the LLM call
     write_rounds: list[int]
-
-
-class Arrivals(list[dict[str, Any]]):
-    """The fake's `requests`, also noting when each request arrived (time.perf_counter)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.times: list[float] = []
-
-    def append(self, body: dict[str, Any]) -> None:
-        self.times.append(time.perf_counter())
-        super().append(body)
 
 
 @contextmanager
@@ -265,13 +253,11 @@ def bench(table: Table, tmp: Path, n: int, warmup: int) -> Result:
     ):
         # The request the app sends the model, seen by a fake in this process...
         with start_fake_openai() as seen:
-            arrivals = Arrivals()
-            seen.requests = arrivals
             url = f"/conversations/{conversation_with(client, seen)}/messages"
             turn = {"content": "Hello, how are you?", "stream": True}
             for _ in range(warmup):
                 time_to_first(client, url, turn, {}, is_text_delta)
-            shape = arrivals[-1]
+            shape = seen.requests[-1]
         # ... and the timed turns against one in its own process.
         with (
             fake_in_a_process() as base_url,
@@ -312,12 +298,6 @@ def bench_dynamodb_local(server: DynamoDBLocal, n: int, warmup: int) -> Result:
             asyncio.run(table.close())
 
 
-def ms(values: list[float]) -> tuple[float, float]:
-    """p50 and p95 in milliseconds."""
-    cuts = statistics.quantiles(values, n=100, method="inclusive")
-    return cuts[49] * 1000, cuts[94] * 1000
-
-
 def counted(values: list[int]) -> str:
     """The most common count, then how many turns had each other count."""
     (mode, _), *others = collections.Counter(values).most_common()
@@ -340,17 +320,12 @@ COLUMNS = (
 WIDTHS = (8, 9, 9, 10, 10, 9, 9, 8, 12, 12, 12)
 
 
-def row(cells: tuple[str, ...]) -> str:
-    first, *numbers = zip(cells, WIDTHS, strict=True)
-    return "  ".join([first[0].ljust(first[1]), *(cell.rjust(width) for cell, width in numbers)])
-
-
-def print_result(r: Result) -> None:
-    ours, direct, sdk = ms(r.ours), ms(r.direct), ms(r.sdk)
+def print_result(report: Report, r: Result) -> None:
+    ours, direct, sdk = p50_p95_ms(r.ours), p50_p95_ms(r.direct), p50_p95_ms(r.sdk)
     overhead = (ours[0] - direct[0], ours[1] - direct[1])
     times = (*ours, *direct, *overhead, sdk[0], ours[0] - sdk[0])
     cells = (r.engine, *(f"{t:.2f}" for t in times), counted(r.read_rounds))
-    print(row((*cells, counted(r.write_rounds))), flush=True)
+    report.print((*cells, counted(r.write_rounds)))
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -368,19 +343,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     print(f"{args.n} sequential turns per engine after {args.warmup} warm-up turns; ms\n")
-    print(row(COLUMNS))
-    print(row(tuple("-" * w for w in WIDTHS)))
-    print_result(bench_sqlite(args.n, args.warmup))
-    try:
-        server = DynamoDBLocal().start()
-    except DynamoDBLocalUnavailable as e:
-        print(f"\nDynamoDB Local could not start, so it was not measured: {e}", file=sys.stderr)
-        return 1
-    try:
-        print_result(bench_dynamodb_local(server, args.n, args.warmup))
-    finally:
-        server.stop()
-    return 0
+    report = Report(COLUMNS, WIDTHS)
+    return on_both_engines(
+        lambda: print_result(report, bench_sqlite(args.n, args.warmup)),
+        lambda server: print_result(report, bench_dynamodb_local(server, args.n, args.warmup)),
+    )
 
 
 if __name__ == "__main__":

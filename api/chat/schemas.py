@@ -1,6 +1,6 @@
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from api.messages.models import ID_PATTERN, MAX_PROMPT_CHARS
+from api.messages.schemas import ID_PATTERN, ActorId, Prompt, Streamed
 
 # A session id ends up in a sort key, and DynamoDB takes at most 1024 bytes there.
 MAX_SESSION_ID_BYTES = 512
@@ -13,14 +13,8 @@ class ChatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_id: str = Field(min_length=1, max_length=64)
-    prompt: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
-    actor_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=256,
-        pattern=ID_PATTERN,
-        description="Who is speaking; the signed-in user when left out.",
-    )
+    prompt: Prompt
+    actor_id: ActorId = None
     session_id: str | None = Field(
         default=None,
         min_length=1,
@@ -29,7 +23,7 @@ class ChatIn(BaseModel):
         description="The conversation; `{user_id}_{agent_id}_default` when left out.",
     )
     user_id: str | None = Field(default=None, description="Optional; must be the caller.")
-    stream: bool = Field(default=True, description="false: one JSON answer instead of SSE.")
+    stream: Streamed = True
 
     @field_validator("session_id")
     @classmethod

@@ -4,7 +4,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.conversations.models import Conversation
-from api.messages.models import ID_PATTERN, MAX_PROMPT_CHARS, Message
+from api.messages.models import Message
+from api.messages.schemas import ActorId, Prompt, Streamed
 
 
 class ConversationCreate(BaseModel):
@@ -17,15 +18,9 @@ class ConversationCreate(BaseModel):
 class TurnIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(min_length=1, max_length=MAX_PROMPT_CHARS)
-    actor_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=256,
-        pattern=ID_PATTERN,
-        description="Who is speaking; the signed-in user when left out.",
-    )
-    stream: bool = Field(default=True, description="false: one JSON answer instead of SSE.")
+    content: Prompt
+    actor_id: ActorId = None
+    stream: Streamed = True
 
 
 class ConversationUpdate(BaseModel):

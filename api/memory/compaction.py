@@ -58,17 +58,20 @@ async def note_turn(
     """Call once at the end of every turn of the agent. Counts a warned turn for each block
     at or above 80%, clears the count of blocks below it, and compacts the blocks whose
     warning has now been ignored for COMPACT_AFTER_TURNS turns."""
-    views = await service.list_blocks(table, agent_id)
-    counted = await repository.warning_turns(table, agent_id, [v.name for v in views])
+    # A turn's upkeep: the blocks and their counts in one round, the counts in another.
+    views, counted = await asyncio.gather(
+        service.list_blocks(table, agent_id), repository.warning_turns(table, agent_id)
+    )
+    relieved = [b.name for b in views if not b.needs_warning and b.name in counted]
+    full = [b for b in views if b.needs_warning]
+    _, turns_of = await asyncio.gather(
+        asyncio.gather(*(repository.reset_warning(table, agent_id, b) for b in relieved)),
+        asyncio.gather(*(repository.add_warning_turn(table, agent_id, b.name) for b in full)),
+    )
     warnings: dict[str, int] = {}
     warned: dict[str, service.BlockView] = {}
     compactions: list[Compaction] = []
-    for block in views:
-        if not block.needs_warning:
-            if block.name in counted:
-                await repository.reset_warning(table, agent_id, block.name)
-            continue
-        turns = await repository.add_warning_turn(table, agent_id, block.name)
+    for block, turns in zip(full, turns_of, strict=True):
         if turns < COMPACT_AFTER_TURNS:
             warnings[block.name] = turns
             warned[block.name] = block

@@ -10,7 +10,6 @@ the id alone finds the item (`Archival#{timestamp}#{memory_id}`) without a looku
 import asyncio
 import re
 import uuid
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from api.memory.models import (
@@ -150,9 +149,9 @@ async def add_warning_turn(table: Table, agent_id: str, block: str) -> int:
     return CapacityWarning.from_dynamo_item(item).warning_turns
 
 
-async def warning_turns(table: Table, agent_id: str, blocks: Sequence[str]) -> dict[str, int]:
+async def warning_turns(table: Table, agent_id: str) -> dict[str, int]:
     """Warned turns per block; blocks without a warning are left out."""
-    found = await table.batch_get([keys.capacity_warning(agent_id, b) for b in blocks])
+    found = await _query_all(table, keys.capacity_warnings_of(agent_id))
     warnings = (CapacityWarning.from_dynamo_item(item) for item in found)
     return {w.block_name: w.warning_turns for w in warnings}
 

@@ -8,10 +8,6 @@ from api.store.entity import Entity
 from api.store.table import Key
 
 Role = Literal["user", "assistant", "tool", "system"]
-# Actor and session ids as clients may send them: printable text, as they end up in keys,
-# logs and prompts, where control characters do harm.
-ID_PATTERN = r"^[^\x00-\x1f\x7f]+$"
-MAX_PROMPT_CHARS = 32_000
 
 
 class Message(Entity):

@@ -249,3 +249,7 @@ def archival_hash_guard(agent_id: str, content_hash: str) -> Key:
 
 def capacity_warning(agent_id: str, block: str) -> Key:
     return Key(agent_partition(agent_id), f"CapacityWarning#{_part('block name', block)}")
+
+
+def capacity_warnings_of(agent_id: str) -> Query:
+    return agent_partition(agent_id), Sk.begins_with("CapacityWarning#")

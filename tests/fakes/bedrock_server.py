@@ -58,7 +58,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tests.fakes.llm_servers import ToolCallScript
+from tests.fakes.llm_servers import ToolCallScript, argument_fragments, text_deltas
 from tests.fakes.serving import serve_in_thread
 
 REGION = "us-east-1"
@@ -235,25 +235,6 @@ def exception_message(exception_type: str, message: str) -> bytes:
 
 
 # --- Replies as Converse stream events --------------------------------------------------
-
-
-def text_deltas(text: str) -> list[str]:
-    """Split text on word boundaries, each piece keeping the whitespace before it."""
-    pieces: list[str] = re.findall(r"\s*\S+(?:\s+\Z)?", text)
-    return pieces or ([text] if text else [])
-
-
-def argument_fragments(arguments: str, fragments: int) -> list[str]:
-    """Split a string into `fragments` nearly equal pieces, fewer if it is shorter."""
-    count = max(1, min(fragments, len(arguments)))
-    size, extra = divmod(len(arguments), count)
-    pieces: list[str] = []
-    start = 0
-    for i in range(count):
-        end = start + size + (1 if i < extra else 0)
-        pieces.append(arguments[start:end])
-        start = end
-    return pieces
 
 
 def converse_events(reply: Reply) -> list[tuple[str, dict[str, Any]]]:

@@ -110,6 +110,8 @@ class FakeLLM:
     replies: list[Reply] = field(default_factory=list)
     # Every JSON body received by the completion endpoint, in order, rejected ones too.
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # When each of those requests arrived (time.perf_counter, comparable within the process).
+    request_times: list[float] = field(default_factory=list)
     # The headers of those same requests, lower-cased names, in the same order.
     request_headers: list[dict[str, str]] = field(default_factory=list)
     # How many responses ended because the client went away.
@@ -216,6 +218,7 @@ async def _read_json(request: Request) -> dict[str, Any] | None:
 
 
 def _record(fake: FakeLLM, request: Request, body: dict[str, Any]) -> None:
+    fake.request_times.append(time.perf_counter())
     fake.requests.append(body)
     fake.request_headers.append({name.lower(): value for name, value in request.headers.items()})
 

@@ -23,7 +23,7 @@ from api.store.dynamodb import DynamoTable
 from api.store.dynamodb_local import DynamoDBLocal
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
-from tests.fakes.llm_servers import FakeLLM, start_fake_openai
+from tests.fakes.llm_servers import FakeLLM, ToolCallScript, start_fake_openai
 
 LOCAL = "http://127.0.0.1"
 OPENAI_KEY = "sk-test-0000000000000000000000000000"
@@ -114,6 +114,11 @@ def new_conversation(client: httpx2.Client, agent_id: str) -> str:
     assert created.status_code == 201, created.text
     conversation_id: str = created.json()["id"]
     return conversation_id
+
+
+def append(content: str) -> ToolCallScript:
+    """A scripted model's call that stores a line in the human block."""
+    return ToolCallScript("core_memory_append", json.dumps({"block": "human", "content": content}))
 
 
 @dataclass(frozen=True)

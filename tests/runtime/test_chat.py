@@ -247,6 +247,8 @@ def test_bad_chat_requests_are_refused_and_store_nothing(client: TestClient) -> 
         ({"agent_id": agent_id, "prompt": ""}, 422, "validation_error"),
         ({"agent_id": agent_id, "prompt": "hi", "session_id": "a\x00b"}, 422, "validation_error"),
         ({"agent_id": agent_id, "prompt": "hi", "memory_id": "m-1"}, 422, "validation_error"),
+        # 200 characters, 800 bytes: more than a DynamoDB sort key can hold with its prefix.
+        ({"agent_id": agent_id, "prompt": "hi", "session_id": "𝄞" * 200}, 422, "validation_error"),
     ]
     for body, status, code in cases:
         refused = client.post("/chat", json=body)
@@ -283,3 +285,16 @@ def test_a_prompt_too_long_is_refused(client: TestClient, prompt: str) -> None:
     agent_id = new_agent(client)
     refused = client.post("/chat", json={"agent_id": agent_id, "prompt": prompt})
     assert refused.status_code == 422
+
+
+def test_a_long_session_id_names_its_conversation_as_far_as_a_title_goes(
+    client: TestClient, clock: FrozenClock
+) -> None:
+    agent_id = new_agent(client)
+    session_id = "s" * 250
+    answer = chat(client, clock, agent_id=agent_id, prompt="Hello", session_id=session_id)
+    assert answer["session_id"] == session_id
+    title = client.get(f"/conversations/{answer['conversation_id']}").json()["title"]
+    assert title == "s" * 200
+    again = chat(client, clock, agent_id=agent_id, prompt="Again", session_id=session_id)
+    assert again["conversation_id"] == answer["conversation_id"]

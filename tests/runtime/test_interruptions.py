@@ -19,6 +19,7 @@ from api.main import create_app
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
 from tests.fakes.serving import serve_in_thread
 from tests.runtime.conftest import (
+    append,
     messages,
     names,
     new_conversation,
@@ -96,11 +97,7 @@ def test_a_provider_breaking_off_mid_stream(
     agent_id = use_openai(client, fake_openai)
     conversation_id = new_conversation(client, agent_id)
     fake_openai.replies += [
-        Reply(
-            tool_calls=[
-                ToolCallScript("core_memory_append", '{"block": "human", "content": "Likes: tea"}')
-            ]
-        ),
+        Reply(tool_calls=[append("Likes: tea")]),
         Reply(text="You like tea and also", drop_after_chunks=3),
     ]
 

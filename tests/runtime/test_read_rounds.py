@@ -7,9 +7,7 @@ The calls before the LLM are those that started before the fake OpenAI received 
 completion request; the app awaits every read before sending it, so the split follows from
 causality, not timing."""
 
-import time
 from pathlib import Path
-from typing import Any
 
 from api.config import Settings
 from api.kit.clock import FrozenClock
@@ -18,18 +16,6 @@ from api.store.rounds import READS, Call, RoundCounter, rounds
 from api.store.sqlite import SqliteTable
 from tests.fakes.llm_servers import FakeLLM
 from tests.runtime.conftest import new_conversation, running, send, use_openai
-
-
-class Arrivals(list[dict[str, Any]]):
-    """The fake's `requests`, also noting when each request arrived (time.perf_counter)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.times: list[float] = []
-
-    def append(self, body: dict[str, Any]) -> None:
-        self.times.append(time.perf_counter())
-        super().append(body)
 
 
 def what(call: Call) -> tuple[str, str]:
@@ -45,18 +31,16 @@ def calls_before_the_llm(
     counter = RoundCounter(
         SqliteTable(tmp_path / "rounds.db", settings.dynamodb_table, load_definition(), clock=clock)
     )
-    arrivals = Arrivals()
-    fake.requests = arrivals
     with running(settings, clock, table=counter) as client:
         conversation_id = new_conversation(client, use_openai(client, fake))
         send(client, conversation_id, "Hello")  # warm-up: the local user, the provider
         clock.advance(1)
-        mark, sent = counter.mark(), len(arrivals.times)
+        mark, sent = counter.mark(), len(fake.request_times)
         found = send(client, conversation_id, "Hello again")
         calls = counter.since(mark)
     assert [e.name for e in found][-2:] == ["message", "run.completed"]
-    assert len(arrivals.times) == sent + 1, "the turn should call the LLM once"
-    arrived = arrivals.times[-1]
+    assert len(fake.request_times) == sent + 1, "the turn should call the LLM once"
+    arrived = fake.request_times[-1]
     before = sorted((c for c in calls if c.start < arrived), key=lambda c: c.start)
     assert all(c.end <= arrived for c in before if c.operation in READS), "reads are done"
     return before

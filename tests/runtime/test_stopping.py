@@ -2,26 +2,29 @@
 it ended: cancelled while a tool runs, a hook that fails, a provider that fails."""
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
 from api.agents import service as agents
 from api.agents.architectures.base import AgentArchitecture
 from api.agents.architectures.registry import registered
+from api.agents.models import Agent
 from api.agents.schemas import AgentCreate
 from api.config import Settings
 from api.conversations import service as conversations
+from api.conversations.models import Conversation
 from api.kit.clock import FrozenClock
 from api.llm.types import ToolSpec
 from api.messages import repository as messages_repository
+from api.messages.models import Message
 from api.runtime.events import RunEvent, ToolCalled
 from api.runtime.hooks import AgentInitialized, HookProvider, Hooks, MessageAdded, TurnFinished
 from api.runtime.loop import TOOL_INTERRUPTED, AgentLoop
-from api.runtime.runner import ConversationBusy, Runtime
+from api.runtime.runner import ConversationBusy, PreparedTurn, Runtime
 from api.runtime.sse import relay
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
@@ -63,37 +66,61 @@ class Stuck(AgentArchitecture):
         return AgentLoop(turn, system_prompt="You are stuck.", tools=tools).stream()
 
 
-async def test_cancelled_while_a_tool_runs(tmp_path: Path, clock: FrozenClock) -> None:
+@dataclass
+class Stopped:
+    """A runtime on SQLite with an agent on the Stuck architecture, and its conversation."""
+
+    table: SqliteTable
+    runtime: Runtime
+    outcomes: Outcomes
+    agent: Agent
+    conversation: Conversation
+
+    async def stored(self) -> list[Message]:
+        found, _ = await messages_repository.oldest_first(
+            self.table, self.conversation.conversation_id, limit=10, cursor=None
+        )
+        return found
+
+
+@pytest.fixture
+async def stuck(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Stopped]:
     table = SqliteTable(tmp_path / "s.db", "stuck", load_definition(), clock=clock)
     await table.create()
     settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
     outcomes = Outcomes()
     runtime = Runtime(table, clock, keys.keyring(settings), settings, [outcomes])
     with registered(Stuck):
-        agent, _ = await agents.create(
-            table, EMAIL, AgentCreate(name="Stuck", architecture="test-stuck"), clock
-        )
+        create = AgentCreate(name="Stuck", architecture="test-stuck")
+        agent, _ = await agents.create(table, EMAIL, create, clock)
         conversation = await conversations.create(table, agent, "", clock)
-        prepared = await runtime.prepare(
-            conversations.turn_request(conversation, "My name is Alice", None)
-        )
-        called = asyncio.Event()
+        yield Stopped(table, runtime, outcomes, agent, conversation)
+    await table.close()
 
-        async def run() -> None:
-            async for event in prepared.stream():
-                if isinstance(event, ToolCalled):
-                    called.set()
 
-        task = asyncio.ensure_future(run())
-        await asyncio.wait_for(called.wait(), 10)
-        await asyncio.sleep(0)  # the tool is running now
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+async def until_a_tool_runs(prepared: PreparedTurn) -> "asyncio.Task[None]":
+    """The run in a task of its own, once its tool call has come."""
+    called = asyncio.Event()
 
-    stored, _ = await messages_repository.oldest_first(
-        table, conversation.conversation_id, limit=10, cursor=None
-    )
+    async def run() -> None:
+        async for event in prepared.stream():
+            if isinstance(event, ToolCalled):
+                called.set()
+
+    task = asyncio.ensure_future(run())
+    await asyncio.wait_for(called.wait(), 10)
+    await asyncio.sleep(0)  # the tool is running now
+    return task
+
+
+async def test_cancelled_while_a_tool_runs(stuck: Stopped) -> None:
+    request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
+    task = await until_a_tool_runs(await stuck.runtime.prepare(request))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    stored = await stuck.stored()
     assert [(m.role, m.interrupted) for m in stored] == [
         ("user", False),
         ("assistant", False),
@@ -101,8 +128,7 @@ async def test_cancelled_while_a_tool_runs(tmp_path: Path, clock: FrozenClock) -
     ]
     assert stored[2].content == TOOL_INTERRUPTED
     assert stored[2].tool_call_id == stored[1].tool_calls[0]["id"]
-    assert outcomes.outcomes == ["interrupted"]
-    await table.close()
+    assert stuck.outcomes.outcomes == ["interrupted"]
 
 
 class Broken(HookProvider):
@@ -133,11 +159,6 @@ def test_hooks_hear_a_failed_turn(
         clock.advance(1)
         assert client.post("/chat", json=body).status_code == 400
     assert outcomes.outcomes == ["completed", "failed"]
-
-
-def test_the_test_client_raises_server_errors(client: TestClient) -> None:
-    """(The failing-hook test relies on it: TestClient re-raises what the app raised.)"""
-    assert client.get("/health").status_code == 200
 
 
 class RefusesQuestions(HookProvider):
@@ -186,67 +207,35 @@ async def test_a_message_is_added_whole_through_repeated_cancellation(clock: Fro
 
 
 async def test_a_server_shutting_down_mid_turn_ends_the_stream_with_an_error(
-    tmp_path: Path, clock: FrozenClock
+    stuck: Stopped,
 ) -> None:
-    table = SqliteTable(tmp_path / "s.db", "stuck", load_definition(), clock=clock)
-    await table.create()
-    settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
-    runtime = Runtime(table, clock, keys.keyring(settings), settings)
-    with registered(Stuck):
-        agent, _ = await agents.create(
-            table, EMAIL, AgentCreate(name="Stuck", architecture="test-stuck"), clock
-        )
-        conversation = await conversations.create(table, agent, "", clock)
-        prepared = await runtime.prepare(
-            conversations.turn_request(conversation, "My name is Alice", None)
-        )
-        names: list[str | None] = []
-        async for sent in relay(prepared):
-            names.append(sent.event)
-            if sent.event == "tool.call":
-                await runtime.stop()  # as the lifespan does at shutdown
+    request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
+    names: list[str | None] = []
+    async for sent in relay(await stuck.runtime.prepare(request)):
+        names.append(sent.event)
+        if sent.event == "tool.call":
+            await stuck.runtime.stop()  # as the lifespan does at shutdown
     assert names == ["run.started", "tool.call", "error", "run.failed"]
-    stored, _ = await messages_repository.oldest_first(
-        table, conversation.conversation_id, limit=10, cursor=None
-    )
-    assert [m.role for m in stored] == ["user", "assistant", "tool"]
-    await table.close()
+    assert [m.role for m in await stuck.stored()] == ["user", "assistant", "tool"]
 
 
-async def test_one_turn_at_a_time_in_a_conversation(tmp_path: Path, clock: FrozenClock) -> None:
-    table = SqliteTable(tmp_path / "s.db", "stuck", load_definition(), clock=clock)
-    await table.create()
-    settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
-    runtime = Runtime(table, clock, keys.keyring(settings), settings)
-    with registered(Stuck):
-        agent, _ = await agents.create(
-            table, EMAIL, AgentCreate(name="Stuck", architecture="test-stuck"), clock
-        )
-        conversation = await conversations.create(table, agent, "", clock)
-        elsewhere = await conversations.create(table, agent, "", clock)
-        request = conversations.turn_request(conversation, "My name is Alice", None)
-        first = await runtime.prepare(request)
-        raced = await runtime.prepare(request)  # prepared before the first one started
-        called = asyncio.Event()
+async def test_one_turn_at_a_time_in_a_conversation(stuck: Stopped, clock: FrozenClock) -> None:
+    runtime = stuck.runtime
+    elsewhere = await conversations.create(stuck.table, stuck.agent, "", clock)
+    request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
+    first = await runtime.prepare(request)
+    raced = await runtime.prepare(request)  # prepared before the first one started
+    task = await until_a_tool_runs(first)
 
-        async def run() -> None:
-            async for event in first.stream():
-                if isinstance(event, ToolCalled):
-                    called.set()
+    with pytest.raises(ConversationBusy):
+        await runtime.prepare(request)
+    assert [type(e).__name__ for e in await raced.collect()] == ["RunError", "RunFailed"]
+    assert raced.failure is not None
+    assert raced.failure.code == "conversation_busy"
+    # Other conversations go on.
+    await runtime.prepare(conversations.turn_request(elsewhere, "Hello", None))
 
-        task = asyncio.ensure_future(run())
-        await asyncio.wait_for(called.wait(), 10)
-
-        with pytest.raises(ConversationBusy):
-            await runtime.prepare(request)
-        assert [type(e).__name__ for e in await raced.collect()] == ["RunError", "RunFailed"]
-        assert raced.failure is not None
-        assert raced.failure.code == "conversation_busy"
-        # Other conversations go on.
-        await runtime.prepare(conversations.turn_request(elsewhere, "Hello", None))
-
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert await runtime.prepare(request)  # free again once the turn ended
-    await table.close()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await runtime.prepare(request)  # free again once the turn ended

@@ -2,15 +2,16 @@
 the OpenAI adapter against the fake OpenAI, every message stored in order, and the memory
 the tools wrote in the next turn's system prompt."""
 
-import json
 from datetime import datetime
 
 from fastapi.testclient import TestClient
 
 from api.config import Settings
 from api.kit.clock import FrozenClock
+from api.tools.native import NATIVE_MEMORY_TOOLS
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
 from tests.runtime.conftest import (
+    append,
     lines_of,
     messages,
     names,
@@ -24,10 +25,6 @@ from tests.runtime.conftest import (
 ALICE = "My name is Alice and I work at Google"
 FIRST_REPLY = 'Appended to [human] at line 1: "Name: Alice" (2/5000 words)'
 SECOND_REPLY = 'Appended to [human] at line 2: "Works at: Google" (5/5000 words)'
-
-
-def append(content: str) -> ToolCallScript:
-    return ToolCallScript("core_memory_append", json.dumps({"block": "human", "content": content}))
 
 
 def test_alice_with_the_offline_model(client: TestClient, clock: FrozenClock) -> None:
@@ -86,15 +83,7 @@ def test_alice_with_the_openai_adapter(
     assert lines_of(client, agent_id) == ["Name: Alice", "Works at: Google"]
     # The model was offered the seven tools and got each result back under its call id.
     first, second, third = fake_openai.requests
-    assert {t["function"]["name"] for t in first["tools"]} == {
-        "core_memory_read",
-        "core_memory_append",
-        "core_memory_replace",
-        "core_memory_delete",
-        "core_memory_list_blocks",
-        "archival_memory_insert",
-        "archival_memory_search",
-    }
+    assert [t["function"]["name"] for t in first["tools"]] == list(NATIVE_MEMORY_TOOLS)
     call_id = second["messages"][2]["tool_calls"][0]["id"]
     assert second["messages"][3] == {
         "role": "tool",

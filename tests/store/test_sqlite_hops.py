@@ -6,9 +6,11 @@ import asyncio
 import threading
 from pathlib import Path
 
+import pytest
+
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
-from api.store.table import Key
+from api.store.table import Key, StoreError
 
 KEY = Key("hops#1", "item")
 
@@ -75,3 +77,12 @@ def test_a_loop_that_stops_with_a_call_queued_does_not_stall_others(tmp_path: Pa
         await table.close()
 
     asyncio.run(read())
+
+
+async def test_a_call_that_finds_the_thread_gone_is_told_so(tmp_path: Path) -> None:
+    table = table_at(tmp_path)
+    await table.create()
+    table._executor.shutdown()  # as a close() from another event loop would leave it
+
+    with pytest.raises(StoreError, match="closed"):
+        await asyncio.wait_for(table.get(KEY), 5)

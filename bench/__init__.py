@@ -1,0 +1,1 @@
+"""Benchmark scripts: each prints a table; none is a test."""
