@@ -59,6 +59,22 @@ class Settings(BaseSettings):
     max_turn_steps: int = Field(default=8, ge=2, le=50)
     # Seconds between SSE keep-alive comments while a turn streams.
     sse_ping_seconds: float = Field(default=15.0, gt=0, le=300)
+    # Memory the per-agent search indexes of this process may take before the least
+    # recently used are dropped (they reload from the table when next searched).
+    search_index_memory_mb: int = Field(default=1024, ge=16)
+
+    # --- Embeddings (seed 002), see api/embeddings/factory.py ---------------------------
+    # static: the shipped model, no dependencies; local: sentence-transformers (the extra
+    # agent-memory[local]); ollama, openai: a server; none: lexical search only.
+    memory_embedding_backend: Literal["static", "local", "ollama", "openai", "none"] = "static"
+    # The backend's model (a name, or for static and local a path); unset: its default.
+    memory_embedding_model: str | None = None
+    ollama_base_url: AnyHttpUrl = AnyHttpUrl("http://localhost:11434")
+    openai_api_key: SecretStr | None = None
+    # Any OpenAI-compatible server; unset: OpenAI itself.
+    openai_base_url: AnyHttpUrl | None = None
+    # Whether the local backend may fetch a model from Hugging Face; never, unless true.
+    memory_embedding_allow_download: bool = False
 
     @property
     def private_provider_urls(self) -> bool:
@@ -124,6 +140,8 @@ def check_settings(settings: Settings) -> None:
         problems.append("ENCRYPTION_KEY: needs at least 32 characters")
     if any(len(k) < 32 for k in settings.old_encryption_keys):
         problems.append("ENCRYPTION_OLD_KEYS: every key needs at least 32 characters")
+    if settings.memory_embedding_backend == "openai" and not settings.openai_api_key:
+        problems.append("OPENAI_API_KEY: required when MEMORY_EMBEDDING_BACKEND=openai")
     if problems:
         raise ConfigError("Invalid configuration: " + "; ".join(problems))
 

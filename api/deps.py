@@ -9,6 +9,7 @@ from fastapi import Depends, Request
 
 from api.config import Settings
 from api.kit.clock import Clock
+from api.search.engine import SearchEngine
 from api.store.table import Table
 
 
@@ -27,6 +28,12 @@ async def get_clock(request: Request) -> Clock:
     return clock
 
 
+async def get_search(request: Request) -> SearchEngine:
+    search: SearchEngine = request.state.search
+    return search
+
+
 TableDep = Annotated[Table, Depends(get_table)]
 ClockDep = Annotated[Clock, Depends(get_clock)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+SearchDep = Annotated[SearchEngine, Depends(get_search)]

@@ -21,6 +21,7 @@ from api.auth.tokens import TokenIssuer, issuer_for
 from api.chat import router as chat
 from api.config import Settings, check_settings, load_settings
 from api.conversations import router as conversations
+from api.embeddings.factory import start_embedder
 from api.health import router as health
 from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
@@ -28,6 +29,7 @@ from api.kit.secrets import derived_key
 from api.memory import router as agent_memory
 from api.runtime.hooks import HookProvider
 from api.runtime.runner import Runtime
+from api.search.engine import SearchEngine
 from api.settings import keys as encryption_keys
 from api.settings import router as provider_settings
 from api.store import build_table
@@ -50,6 +52,7 @@ class State(TypedDict):
     google: StarletteOAuth2App | None  # AUTH_MODE=google
     keyring: KeyRing
     runtime: Runtime
+    search: SearchEngine
 
 
 async def sweep_expired(table: Table, every_seconds: float = SWEEP_SECONDS) -> None:
@@ -87,7 +90,12 @@ def create_app(
         store = table or build_table(settings, clock)
         sweeper: asyncio.Task[None] | None = None
         runtime: Runtime | None = None
+        search: SearchEngine | None = None
         try:
+            embedder = await start_embedder(settings)
+            search = SearchEngine(
+                store, embedder, clock, memory_budget=settings.search_index_memory_mb * 2**20
+            )
             if settings.create_table:
                 await store.create()
             log.info("store ready: %s table %s", store.engine, store.name)
@@ -95,7 +103,7 @@ def create_app(
             loaded = architectures.load_entry_points()
             if loaded:
                 log.info("architectures from installed packages: %s", ", ".join(loaded))
-            runtime = Runtime(store, clock, keyring, settings, hook_providers)
+            runtime = Runtime(store, clock, keyring, settings, hook_providers, search=search)
             yield State(
                 settings=settings,
                 table=store,
@@ -105,10 +113,13 @@ def create_app(
                 google=oauth.google_client(settings) if google_mode else None,
                 keyring=keyring,
                 runtime=runtime,
+                search=search,
             )
         finally:
             if runtime is not None:
                 await runtime.stop()
+            if search is not None:
+                await search.aclose()
             if sweeper is not None:
                 sweeper.cancel()
                 await asyncio.gather(sweeper, return_exceptions=True)

@@ -6,7 +6,7 @@ from api.agents import service
 from api.agents.deps import OwnedAgent
 from api.agents.schemas import AgentCreate, AgentForm, AgentOut, AgentUpdate
 from api.auth.deps import CurrentUser
-from api.deps import ClockDep, SettingsDep, TableDep
+from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
 from api.runtime.deps import RuntimeDep
 
 router = APIRouter(prefix="/agents", tags=["agents"])
@@ -60,6 +60,7 @@ async def update_agent(
 
 
 @router.delete("/{agent_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_agent(agent: OwnedAgent, table: TableDep) -> None:
+async def delete_agent(agent: OwnedAgent, table: TableDep, search: SearchDep) -> None:
     """Deletes the agent with its memory and its conversations."""
     await service.delete(table, agent)
+    search.forget(agent.agent_id)

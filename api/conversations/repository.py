@@ -1,8 +1,10 @@
 """Conversations and their messages in the table."""
 
 from api.conversations.models import Conversation, SessionLookup
+from api.search import repository as search_repository
+from api.search.engine import SearchEngine
 from api.store import keys
-from api.store.table import ItemAbsent, ItemExists, Key, Put, SkCondition, Table
+from api.store.table import Delete, ItemAbsent, ItemExists, Key, Put, SkCondition, Table
 
 
 async def _keys_of(
@@ -74,10 +76,26 @@ async def rename(table: Table, conversation: Conversation) -> None:
     )
 
 
-async def delete(table: Table, conversation: Conversation) -> None:
-    """The conversation, its messages, and the session ids that lead to it."""
-    doomed = [conversation.key()]
-    doomed += await _keys_of(table, *keys.messages_of(conversation.conversation_id))
+def _recall_key(agent_id: str, message_key: Key) -> Key:
+    """The searchable copy of a message: same time and id, in the agent's partition."""
+    _, ts, message_id = message_key.sk.split("#", 2)
+    return keys.message_recall(agent_id, ts, message_id)
+
+
+async def delete(search: SearchEngine, conversation: Conversation) -> None:
+    """The conversation, its messages, and the session ids that lead to it. The messages'
+    searchable copies go first, so that no search finds a message of a deleted conversation
+    (an interrupted delete leaves messages nobody finds, and can be repeated)."""
+    table = search.table
+    messages = await _keys_of(table, *keys.messages_of(conversation.conversation_id))
+    recalls = [_recall_key(conversation.agent_id, k) for k in messages]
+    step = search_repository.MAX_CHANGE_KEYS
+    for start in range(0, len(recalls), step):
+        chunk = recalls[start : start + step]
+        await search.commit(
+            conversation.agent_id, [Delete(k) for k in chunk], removed=[k.sk for k in chunk]
+        )
+    doomed = [conversation.key(), *messages]
     lookups_pk, lookups_sk = keys.session_lookups_of(conversation.created_by, conversation.agent_id)
     page = await table.query(lookups_pk, sk=lookups_sk)
     doomed += [

@@ -18,7 +18,7 @@ from api.conversations.schemas import (
     MessagePage,
     TurnIn,
 )
-from api.deps import ClockDep, SettingsDep, TableDep
+from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
 from api.messages import repository as messages
 from api.runtime.deps import RuntimeDep
 from api.runtime.responses import TURN_RESPONSES, respond
@@ -69,9 +69,9 @@ async def rename_conversation(
 
 
 @router.delete("/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_conversation(conversation: OwnedConversation, table: TableDep) -> None:
+async def delete_conversation(conversation: OwnedConversation, search: SearchDep) -> None:
     """The conversation and its messages."""
-    await repository.delete(table, conversation)
+    await repository.delete(search, conversation)
 
 
 @router.get("/{conversation_id}/messages")

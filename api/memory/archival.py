@@ -10,7 +10,6 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from api.kit.clock import Clock
 from api.memory import repository
 from api.memory.errors import (
     ArchivalMemoryNotFound,
@@ -20,8 +19,11 @@ from api.memory.errors import (
     MemoryBusy,
 )
 from api.memory.models import ArchivalMemory
-from api.memory.ranking import Ranker
 from api.memory.retry import backoff
+from api.search import vectors
+from api.search.documents import Doc
+from api.search.engine import SearchEngine
+from api.search.index import Filters, Hit, Mode
 from api.store.table import AttrEquals, ConditionFailed, Table, TransactionCancelled
 
 PAGE_SIZE = 5
@@ -38,12 +40,24 @@ class ArchivalInsert:
 
 
 @dataclass(frozen=True)
+class Match:
+    memory: ArchivalMemory
+    score: float
+    similarity: float | None
+
+
+@dataclass(frozen=True)
 class SearchPage:
     query: str
     page: int
     total: int
-    memories: list[ArchivalMemory] = field(default_factory=list)
+    matches: list[Match] = field(default_factory=list)
     page_size: int = PAGE_SIZE
+    mode: Mode = "lexical"
+
+    @property
+    def memories(self) -> list[ArchivalMemory]:
+        return [m.memory for m in self.matches]
 
     @property
     def pages(self) -> int:
@@ -57,11 +71,6 @@ class SearchPage:
     def first_rank(self) -> int:
         """The rank of the page's first memory: numbering runs on across pages."""
         return (self.page - 1) * self.page_size + 1
-
-
-# Lexical search scores memories one by one: it looks at the newest ones only, until an
-# index (semantic search) can find matches among any number.
-SEARCH_CANDIDATES = 5000
 
 
 def content_hash(content: str) -> str:
@@ -81,11 +90,15 @@ def _content(text: str) -> str:
     return content
 
 
-async def insert(table: Table, clock: Clock, agent_id: str, content: str) -> ArchivalInsert:
+async def insert(engine: SearchEngine, agent_id: str, content: str) -> ArchivalInsert:
+    """Stored, embedded and searchable (on every replica) when this returns."""
     text = _content(content)
     digest = content_hash(text)
+    table = engine.table
+    (vector,) = await engine.vectors([text])
+    vector_attributes = vectors.attributes(vector, engine.model_id)
     for attempt in range(INSERT_ATTEMPTS):
-        created_at = datetime.fromtimestamp(clock.now(), UTC)
+        created_at = datetime.fromtimestamp(engine.clock.now(), UTC)
         memory = ArchivalMemory(
             agent_id=agent_id,
             memory_id=repository.new_memory_id(created_at),
@@ -94,7 +107,7 @@ async def insert(table: Table, clock: Clock, agent_id: str, content: str) -> Arc
             created_at=created_at,
         )
         try:
-            if await repository.insert_archival(table, memory):
+            if await repository.insert_archival(engine, memory, vector_attributes):
                 return ArchivalInsert(memory, created=True)
         except TransactionCancelled:  # a conflicting transaction, not a verdict: again
             await backoff(attempt)
@@ -114,31 +127,52 @@ async def insert(table: Table, clock: Clock, agent_id: str, content: str) -> Arc
     raise MemoryBusy("Archival memory is being written by too many callers at once; try again.")
 
 
+def _memory(agent_id: str, doc: Doc) -> ArchivalMemory:
+    return ArchivalMemory(
+        agent_id=agent_id,
+        memory_id=doc.item_id,
+        content=doc.text,
+        content_hash=doc.content_hash or content_hash(doc.text),
+        created_at=repository.created_at_of(doc.item_id)
+        or datetime.fromtimestamp(doc.created_at, UTC),
+    )
+
+
+def _match(agent_id: str, hit: Hit) -> Match:
+    return Match(_memory(agent_id, hit.doc), hit.score, hit.similarity)
+
+
 async def search(
-    table: Table,
+    engine: SearchEngine,
     agent_id: str,
     query: str,
     *,
-    ranker: Ranker,
     page: int = 1,
     page_size: int = PAGE_SIZE,
+    mode: Mode | None = None,
 ) -> SearchPage:
-    """One page of the matches, best first. A page past the end comes back empty, with the
-    total, so the caller can say how many pages there are."""
+    """One page of the matches among all the agent's memories, best first. A page past the
+    end comes back empty, with the total, so the caller can say how many pages there are."""
     text = " ".join(query.split())
     if not text:
         raise EmptyContent("Search query is empty; give words to search for.")
     if page < 1:
         raise InvalidPage(page)
-    candidates = await repository.newest_archival(table, agent_id, SEARCH_CANDIDATES)
-    matches = await ranker.rank(text, candidates)
-    start = (page - 1) * page_size
+    found = await engine.search(
+        agent_id,
+        text,
+        mode=mode,
+        filters=Filters(kinds=frozenset({"archival"})),
+        offset=(page - 1) * page_size,
+        limit=page_size,
+    )
     return SearchPage(
         query=text,
         page=page,
-        total=len(matches),
-        memories=matches[start : start + page_size],
+        total=found.total,
+        matches=[_match(agent_id, hit) for hit in found.hits],
         page_size=page_size,
+        mode=found.mode,
     )
 
 
@@ -156,6 +190,7 @@ async def get_memory(table: Table, agent_id: str, memory_id: str) -> ArchivalMem
     return memory
 
 
-async def delete_memory(table: Table, agent_id: str, memory_id: str) -> None:
+async def delete_memory(engine: SearchEngine, agent_id: str, memory_id: str) -> None:
     """The memory and its hash guard: the same text can be inserted again afterwards."""
-    await repository.delete_archival(table, await get_memory(table, agent_id, memory_id))
+    memory = await get_memory(engine.table, agent_id, memory_id)
+    await repository.delete_archival(engine, memory)

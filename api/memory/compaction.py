@@ -11,14 +11,14 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
-from api.kit.clock import Clock
 from api.llm.errors import ProviderError
 from api.memory import archival, blocks, repository, service
 from api.memory.errors import MemoryBusy
 from api.memory.models import CoreMemory
 from api.memory.retry import MAX_ATTEMPTS, backoff
 from api.memory.summarizer import Summarizer, TruncatingSummarizer
-from api.store.table import ConditionFailed, Table
+from api.search.engine import SearchEngine
+from api.store.table import ConditionFailed
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +52,11 @@ def archived_line(block: str, line: str) -> str:
     return f"[{block}] {line}"
 
 
-async def note_turn(
-    table: Table, clock: Clock, agent_id: str, summarizer: Summarizer
-) -> TurnReport:
+async def note_turn(search: SearchEngine, agent_id: str, summarizer: Summarizer) -> TurnReport:
     """Call once at the end of every turn of the agent. Counts a warned turn for each block
     at or above 80%, clears the count of blocks below it, and compacts the blocks whose
     warning has now been ignored for COMPACT_AFTER_TURNS turns."""
+    table = search.table
     # A turn's upkeep: the blocks and their counts in one round, the counts in another.
     views, counted = await asyncio.gather(
         service.list_blocks(table, agent_id), repository.warning_turns(table, agent_id)
@@ -78,7 +77,7 @@ async def note_turn(
         elif turns == COMPACT_AFTER_TURNS:
             # Only the turn that reaches the count compacts: a concurrent turn that counts
             # past it finds the work claimed (and the count reset once it is done).
-            compactions.append(await compact_block(table, clock, agent_id, block.name, summarizer))
+            compactions.append(await compact_block(search, agent_id, block.name, summarizer))
     return TurnReport(warnings, compactions, warned)
 
 
@@ -100,8 +99,9 @@ async def _shorter(
 
 
 async def compact_block(
-    table: Table, clock: Clock, agent_id: str, block: str, summarizer: Summarizer
+    search: SearchEngine, agent_id: str, block: str, summarizer: Summarizer
 ) -> Compaction:
+    table = search.table
     for attempt in range(MAX_ATTEMPTS):
         definition, core = await repository.get_block(table, agent_id, block)
         if definition is None or core is None:  # deleted meanwhile: nothing left to do
@@ -119,7 +119,7 @@ async def compact_block(
         for start in range(0, len(removed), ARCHIVE_BATCH):
             await asyncio.gather(
                 *(
-                    archival.insert(table, clock, agent_id, archived_line(block, x))
+                    archival.insert(search, agent_id, archived_line(block, x))
                     for x in removed[start : start + ARCHIVE_BATCH]
                 )
             )

@@ -19,6 +19,7 @@ from api.memory.models import (
     CoreMemory,
     MemoryBlockDef,
 )
+from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.table import (
     PK,
@@ -182,18 +183,24 @@ def _archival_key(agent_id: str, memory_id: str) -> Key | None:
     return keys.archival(agent_id, keys.timestamp(created_at.timestamp()), memory_id)
 
 
-async def insert_archival(table: Table, memory: ArchivalMemory) -> bool:
-    """The memory and its hash guard in one transaction; False when the content is already
-    stored (the guard exists). A transient conflict propagates for the caller to retry."""
+async def insert_archival(
+    search: SearchEngine, memory: ArchivalMemory, vector_attributes: Item
+) -> bool:
+    """The memory (with its vector) and its hash guard in one transaction, searchable once
+    it returns; False when the content is already stored (the guard exists). A transient
+    conflict propagates for the caller to retry."""
     guard = ArchivalHashGuard(
         agent_id=memory.agent_id, content_hash=memory.content_hash, memory_id=memory.memory_id
     )
+    item = {**memory.to_dynamo_item(), **vector_attributes}
     try:
-        await table.transact_write(
+        await search.commit(
+            memory.agent_id,
             [
                 Put(guard.to_dynamo_item(), condition=ItemAbsent()),
-                Put(memory.to_dynamo_item(), condition=ItemAbsent()),
-            ]
+                Put(item, condition=ItemAbsent()),
+            ],
+            upserts=[item],
         )
     except TransactionCancelled as e:
         if failed_on_condition(e, 0):
@@ -230,43 +237,30 @@ async def archival_page(
     return [ArchivalMemory.from_dynamo_item(item) for item in page.items], page.cursor
 
 
-async def newest_archival(table: Table, agent_id: str, limit: int) -> list[ArchivalMemory]:
-    """The newest `limit` archival memories, newest first."""
-    pk, sk = keys.archival_of(agent_id)
-    items: list[Item] = []
-    cursor: str | None = None
-    while len(items) < limit:
-        page = await table.query(
-            pk, sk=sk, forward=False, limit=min(500, limit - len(items)), cursor=cursor
-        )
-        items += page.items
-        if page.cursor is None:
-            break
-        cursor = page.cursor
-    return [ArchivalMemory.from_dynamo_item(item) for item in items]
-
-
 async def all_archival(table: Table, agent_id: str) -> list[ArchivalMemory]:
     """Every archival memory, newest first."""
     items = await _query_all(table, keys.archival_of(agent_id), forward=False)
     return [ArchivalMemory.from_dynamo_item(item) for item in items]
 
 
-async def delete_archival(table: Table, memory: ArchivalMemory) -> None:
+async def delete_archival(search: SearchEngine, memory: ArchivalMemory) -> None:
     """The memory and its guard, so the same text can be stored again later. The guard goes
-    only while it still names this memory."""
+    only while it still names this memory. Never found by a search once this returns."""
     guard_key = keys.archival_hash_guard(memory.agent_id, memory.content_hash)
+    removed = [memory.key().sk]
     try:
-        await table.transact_write(
+        await search.commit(
+            memory.agent_id,
             [
                 Delete(memory.key()),
                 Delete(guard_key, condition=AttrEquals("memory_id", memory.memory_id)),
-            ]
+            ],
+            removed=removed,
         )
     except TransactionCancelled as e:
         if not failed_on_condition(e, 1):
             raise
-        await table.delete(memory.key())
+        await search.commit(memory.agent_id, [Delete(memory.key())], removed=removed)
 
 
 # --- the whole agent -------------------------------------------------------------------

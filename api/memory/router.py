@@ -6,13 +6,14 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from api.agents.deps import OwnedAgent
-from api.deps import ClockDep, TableDep
+from api.deps import SearchDep, TableDep
 from api.memory import archival, blocks
 from api.memory import service as memory
 from api.memory.errors import BlockFull
-from api.memory.ranking import LexicalRanker
 from api.memory.schemas import (
+    MAX_QUERY_CHARS,
     ArchivalCreate,
+    ArchivalHitOut,
     ArchivalOut,
     ArchivalPage,
     ArchivalSearchOut,
@@ -20,6 +21,7 @@ from api.memory.schemas import (
     BlockOut,
     BlockUpdate,
 )
+from api.search.index import Mode as SearchMode
 
 router = APIRouter(prefix="/agents/{agent_id}/memory", tags=["memory"])
 
@@ -89,18 +91,25 @@ async def list_archival(
 @router.get("/archival/search")
 async def search_archival(
     agent: OwnedAgent,
-    table: TableDep,
-    query: Annotated[str, Query(min_length=1)],
+    search: SearchDep,
+    query: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
     page: Annotated[int, Query(ge=1)] = 1,
+    limit: Annotated[int, Query(ge=1, le=100)] = archival.PAGE_SIZE,
+    mode: SearchMode | None = None,
 ) -> ArchivalSearchOut:
-    """Pages of 5, best match first."""
-    found = await archival.search(table, agent.agent_id, query, ranker=LexicalRanker(), page=page)
+    """Pages of `limit` (5 by default), best match first, each memory with its score (and
+    its cosine similarity to the query when semantic ranking took part). `mode`: hybrid (the
+    default with an embedding backend), lexical (BM25, words in common) or semantic."""
+    found = await archival.search(
+        search, agent.agent_id, query, page=page, page_size=limit, mode=mode
+    )
     return ArchivalSearchOut(
         query=found.query,
         page=found.page,
         pages=found.pages,
         total=found.total,
-        memories=[ArchivalOut.of(m) for m in found.memories],
+        mode=found.mode,
+        memories=[ArchivalHitOut.of_match(m) for m in found.matches],
     )
 
 
@@ -109,11 +118,11 @@ async def insert_archival(
     agent: OwnedAgent,
     body: ArchivalCreate,
     response: Response,
-    table: TableDep,
-    clock: ClockDep,
+    search: SearchDep,
 ) -> ArchivalOut:
-    """Idempotent: the same text again returns the stored memory (200)."""
-    inserted = await archival.insert(table, clock, agent.agent_id, body.content)
+    """Idempotent: the same text again returns the stored memory (200). Searchable on every
+    server as soon as this answers."""
+    inserted = await archival.insert(search, agent.agent_id, body.content)
     if not inserted.created:
         response.status_code = status.HTTP_200_OK
     return ArchivalOut.of(inserted.memory)
@@ -125,5 +134,5 @@ async def get_archival(agent: OwnedAgent, memory_id: str, table: TableDep) -> Ar
 
 
 @router.delete("/archival/{memory_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_archival(agent: OwnedAgent, memory_id: str, table: TableDep) -> None:
-    await archival.delete_memory(table, agent.agent_id, memory_id)
+async def delete_archival(agent: OwnedAgent, memory_id: str, search: SearchDep) -> None:
+    await archival.delete_memory(search, agent.agent_id, memory_id)

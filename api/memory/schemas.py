@@ -2,9 +2,13 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from api.memory.archival import Match
 from api.memory.blocks import MAX_BLOCK_NAME, MAX_WORD_LIMIT
 from api.memory.models import DEFAULT_WORD_LIMIT, ArchivalMemory
 from api.memory.service import BlockView
+from api.search.index import Mode as SearchMode
+
+MAX_QUERY_CHARS = 2000
 
 
 class BlockOut(BaseModel):
@@ -75,9 +79,26 @@ class ArchivalPage(BaseModel):
     cursor: str | None
 
 
+class ArchivalHitOut(ArchivalOut):
+    score: float = Field(description="What the mode ranks by: fused (hybrid), BM25 or cosine.")
+    similarity: float | None = Field(
+        description="Cosine similarity to the query; null when the memory has no vector of "
+        "the server's embedding model or the search was lexical."
+    )
+
+    @classmethod
+    def of_match(cls, match: Match) -> "ArchivalHitOut":
+        return cls(
+            **ArchivalOut.of(match.memory).model_dump(),
+            score=match.score,
+            similarity=match.similarity,
+        )
+
+
 class ArchivalSearchOut(BaseModel):
     query: str
     page: int
     pages: int
     total: int
-    memories: list[ArchivalOut]
+    mode: SearchMode
+    memories: list[ArchivalHitOut]

@@ -2,13 +2,25 @@
 newest first."""
 
 from api.messages.models import Message, Said
+from api.search.engine import SearchEngine
 from api.store import keys
-from api.store.table import ItemAbsent, Table
+from api.store.table import Item, ItemAbsent, Put, Table
 
 
 async def add(table: Table, message: Message) -> None:
     # A message is written once; its id is new, so the condition only guards a replay.
     await table.put(message.to_dynamo_item(), condition=ItemAbsent())
+
+
+async def add_searchable(
+    search: SearchEngine, agent_id: str, message: Message, recall: Item
+) -> None:
+    """The message and its searchable copy (`recall`, in the agent's partition), together."""
+    await search.commit(
+        agent_id,
+        [Put(message.to_dynamo_item(), condition=ItemAbsent()), Put(recall)],
+        upserts=[recall],
+    )
 
 
 async def oldest_first(

@@ -8,9 +8,10 @@ import asyncio
 from collections.abc import Sequence
 
 from api.messages import repository as messages
+from api.messages import service as message_service
 from api.messages.models import Said
 from api.runtime.hooks import AgentInitialized, HookProvider, MessageAdded
-from api.store.table import Table
+from api.search.engine import SearchEngine
 
 DEFAULT_RECENT_TURNS = 10
 MESSAGES_PER_TURN = 4  # a question, a tool call, its result and the answer: a first guess
@@ -63,8 +64,9 @@ def render(recent: Sequence[Said]) -> str:
 
 
 class ContinuityHook(HookProvider):
-    def __init__(self, table: Table) -> None:
-        self.table = table
+    def __init__(self, search: SearchEngine) -> None:
+        self.search = search
+        self.table = search.table
 
     async def on_agent_initialized(self, event: AgentInitialized) -> None:
         state = event.state
@@ -103,4 +105,4 @@ class ContinuityHook(HookProvider):
             event.sections.append(section)
 
     async def on_message_added(self, event: MessageAdded) -> None:
-        await messages.add(self.table, event.message)
+        await message_service.record(self.search, event.state.agent_id, event.message)

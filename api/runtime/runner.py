@@ -25,7 +25,6 @@ from api.kit.crypto import KeyRing
 from api.kit.secrets import new_id
 from api.memory import compaction
 from api.memory import service as memory
-from api.memory.ranking import LexicalRanker
 from api.memory.service import BlockView
 from api.memory.summarizer import summarizer_for
 from api.runtime import events
@@ -34,6 +33,7 @@ from api.runtime.hooks import HookProvider, Hooks
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import MessageClock, MessageFactory, Turn, TurnLLM
+from api.search.engine import SearchEngine
 from api.settings import repository as provider_settings
 from api.settings import service as settings_service
 from api.settings.models import ProviderSettings
@@ -88,15 +88,17 @@ class Runtime:
         keyring: KeyRing,
         settings: Settings,
         hook_providers: Sequence[HookProvider] = (),
+        *,
+        search: SearchEngine,
     ) -> None:
         self.table = table
+        self.search = search
         self.clock = clock
         self.keyring = keyring
         self.settings = settings
-        self.hook_providers: tuple[HookProvider, ...] = (ContinuityHook(table), *hook_providers)
+        self.hook_providers: tuple[HookProvider, ...] = (ContinuityHook(search), *hook_providers)
         self.providers = settings_service.ProviderCache()
         self.message_clock = MessageClock(clock)
-        self.ranker = LexicalRanker()
         self.running: set[asyncio.Task[None]] = set()
         # Conversations with a turn under way in this process: a second turn would interleave
         # its messages with the first's. (Across processes nothing prevents it yet.)
@@ -152,7 +154,7 @@ class Runtime:
             cache=self.providers,
         )
         summarizer = summarizer_for(provider, agent.agent_model)
-        context = ToolContext(self.table, agent.agent_id, self.clock, summarizer, self.ranker)
+        context = ToolContext(self.search, agent.agent_id, summarizer)
         turn = Turn(
             agent=agent,
             prompt=request.prompt,
@@ -295,8 +297,7 @@ class PreparedTurn:
             return []
         try:
             report = await compaction.note_turn(
-                self.runtime.table,
-                self.runtime.clock,
+                self.runtime.search,
                 turn.agent.agent_id,
                 self.tool_context.summarizer,
             )

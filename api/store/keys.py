@@ -18,6 +18,9 @@ CoreMemory         Agent#{agent_id} / CoreMemory#{block}            read/update 
 ArchivalMemory     Agent#{agent_id} / Archival#{timestamp}#{memory_id} chronological archival
 ArchivalHashGuard  Agent#{agent_id} / ArchivalHash#{sha256}         idempotent archival insert
 CapacityWarning    Agent#{agent_id} / CapacityWarning#{block}       warning turns per block
+MessageRecall      Agent#{agent_id} / Recall#{timestamp}#{message_id} searchable messages
+SearchVersion      Agent#{agent_id} / SearchVersion                 changes to what search covers
+SearchChange       Agent#{agent_id} / SearchChange#{version}        what change `version` touched
 GoogleSubject      GoogleSub#{sub} / GoogleSub#Metadata             Google account -> user email
 ApiKey             ApiKey#{sha256} / ApiKey#Metadata                authenticate a machine client
 RefreshToken       RefreshToken#{sha256} / RefreshToken#Metadata    rotate a session's refresh token
@@ -48,6 +51,9 @@ CORE_MEMORY = "CoreMemory"
 ARCHIVAL_MEMORY = "ArchivalMemory"
 ARCHIVAL_HASH_GUARD = "ArchivalHashGuard"
 CAPACITY_WARNING = "CapacityWarning"
+MESSAGE_RECALL = "MessageRecall"
+SEARCH_VERSION = "SearchVersion"
+SEARCH_CHANGE = "SearchChange"
 GOOGLE_SUBJECT = "GoogleSubject"
 API_KEY = "ApiKey"
 REFRESH_TOKEN = "RefreshToken"  # noqa: S105 (an entity name)
@@ -253,3 +259,34 @@ def capacity_warning(agent_id: str, block: str) -> Key:
 
 def capacity_warnings_of(agent_id: str) -> Query:
     return agent_partition(agent_id), Sk.begins_with("CapacityWarning#")
+
+
+# --- search --------------------------------------------------------------------------------
+
+_VERSION_DIGITS = 12  # zero-padded, so text order is number order
+
+
+def message_recall(agent_id: str, ts: str, message_id: str) -> Key:
+    return Key(
+        agent_partition(agent_id),
+        f"Recall#{_part('timestamp', ts)}#{_part('message id', message_id)}",
+    )
+
+
+def message_recalls_of(agent_id: str) -> Query:
+    return agent_partition(agent_id), Sk.begins_with("Recall#")
+
+
+def search_version(agent_id: str) -> Key:
+    return Key(agent_partition(agent_id), "SearchVersion")
+
+
+def search_change(agent_id: str, version: int) -> Key:
+    return Key(agent_partition(agent_id), f"SearchChange#{version:0{_VERSION_DIGITS}d}")
+
+
+def search_changes_between(agent_id: str, first: int, last: int) -> Query:
+    """Changes `first` to `last`, both included."""
+    low = search_change(agent_id, first).sk
+    high = search_change(agent_id, last).sk
+    return agent_partition(agent_id), Sk.between(low, high)

@@ -7,8 +7,8 @@ import pytest
 
 from api.kit.clock import FrozenClock
 from api.memory import service as memory_service
-from api.memory.ranking import LexicalRanker
 from api.memory.summarizer import TruncatingSummarizer
+from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
@@ -29,6 +29,11 @@ async def store(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Table]:
 
 
 @pytest.fixture
-async def ctx(store: Table, clock: FrozenClock) -> ToolContext:
-    await memory_service.ensure_default_blocks(store, AGENT)
-    return ToolContext(store, AGENT, clock, TruncatingSummarizer(), LexicalRanker())
+def search(store: Table, clock: FrozenClock) -> SearchEngine:
+    return SearchEngine(store, None, clock)
+
+
+@pytest.fixture
+async def ctx(search: SearchEngine) -> ToolContext:
+    await memory_service.ensure_default_blocks(search.table, AGENT)
+    return ToolContext(search, AGENT, TruncatingSummarizer())

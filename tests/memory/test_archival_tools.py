@@ -30,7 +30,7 @@ OTHER = [
 async def remember(ctx: ToolContext, clock: FrozenClock, memories: list[tuple[str, str]]) -> None:
     for day, text in memories:
         at(clock, day)
-        await archival.insert(ctx.table, clock, ctx.agent_id, text)
+        await archival.insert(ctx.search, ctx.agent_id, text)
 
 
 async def test_search_page_1_as_in_the_seed(ctx: ToolContext, clock: FrozenClock) -> None:

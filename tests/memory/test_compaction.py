@@ -40,12 +40,12 @@ async def archived_texts(table: Table, agent_id: str) -> set[str]:
 
 async def test_compaction_after_three_warned_turns(ctx: ToolContext, clock: FrozenClock) -> None:
     lines = await full_block(ctx)
-    first = await note_turn(ctx.table, clock, ctx.agent_id, ctx.summarizer)
-    second = await note_turn(ctx.table, clock, ctx.agent_id, ctx.summarizer)
+    first = await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
+    second = await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
     assert (first.warnings, first.compactions) == ({"notes": 1}, [])
     assert (second.warnings, second.compactions) == ({"notes": 2}, [])
 
-    third = await note_turn(ctx.table, clock, ctx.agent_id, ctx.summarizer)
+    third = await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
     assert third.warnings == {}
     [done] = third.compactions
     block = await memory_service.read_block(ctx.table, ctx.agent_id, "notes")
@@ -59,9 +59,7 @@ async def test_compaction_after_three_warned_turns(ctx: ToolContext, clock: Froz
     assert list(done.archived) == removed
     stored = await archived_texts(ctx.table, ctx.agent_id)
     assert {archived_line("notes", line) for line in removed} <= stored
-    found = await archival.search(
-        ctx.table, ctx.agent_id, "Fact number 1", ranker=ctx.ranker, page_size=50
-    )
+    found = await archival.search(ctx.search, ctx.agent_id, "Fact number 1", page_size=50)
     assert archived_line("notes", fact(1)) in [m.content for m in found.memories]
 
     # The newest lines stay, behind a note of what moved.
@@ -69,7 +67,7 @@ async def test_compaction_after_three_warned_turns(ctx: ToolContext, clock: Froz
     assert list(block.lines[1:]) == lines[len(removed) :]
 
     # The count starts over: the next turn neither warns nor compacts.
-    fourth = await note_turn(ctx.table, clock, ctx.agent_id, ctx.summarizer)
+    fourth = await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
     assert (fourth.warnings, fourth.compactions) == ({}, [])
 
 
@@ -77,14 +75,14 @@ async def test_a_block_brought_under_80_percent_starts_counting_again(
     ctx: ToolContext, clock: FrozenClock
 ) -> None:
     await full_block(ctx)
-    await note_turn(ctx.table, clock, ctx.agent_id, ctx.summarizer)
-    await note_turn(ctx.table, clock, ctx.agent_id, ctx.summarizer)
+    await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
+    await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
     for _ in range(2):  # the model heeded the warning: 75 words
         await memory_service.delete_line(ctx.table, ctx.agent_id, "notes", 1)
-    assert (await note_turn(ctx.table, clock, ctx.agent_id, ctx.summarizer)).warnings == {}
+    assert (await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)).warnings == {}
     assert await repository.warning_turns(ctx.table, ctx.agent_id) == {}
     await memory_service.append_line(ctx.table, ctx.agent_id, "notes", fact(99))
-    report = await note_turn(ctx.table, clock, ctx.agent_id, ctx.summarizer)
+    report = await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
     assert (report.warnings, report.compactions) == ({"notes": 1}, [])
 
 
@@ -109,7 +107,7 @@ class Down:
 
 async def test_a_rewrite_archives_every_original_line(ctx: ToolContext, clock: FrozenClock) -> None:
     lines = await full_block(ctx)
-    done = await compaction.compact_block(ctx.table, clock, ctx.agent_id, "notes", Rewriter())
+    done = await compaction.compact_block(ctx.search, ctx.agent_id, "notes", Rewriter())
     block = await memory_service.read_block(ctx.table, ctx.agent_id, "notes")
     assert block.lines == ("Many facts about things, numbered 1 to 17",)
     assert list(done.archived) == lines
@@ -124,7 +122,7 @@ async def test_a_useless_or_failed_summary_falls_back_to_the_rule(
     expected = await TruncatingSummarizer().summarize("notes", lines, LIMIT)
     for summarizer in (Verbose(), Down()):
         await memory_service.write_lines(ctx.table, ctx.agent_id, "notes", lines)
-        await compaction.compact_block(ctx.table, clock, ctx.agent_id, "notes", summarizer)
+        await compaction.compact_block(ctx.search, ctx.agent_id, "notes", summarizer)
         block = await memory_service.read_block(ctx.table, ctx.agent_id, "notes")
         assert list(block.lines) == expected
 
@@ -133,9 +131,9 @@ async def test_compacting_twice_archives_each_line_once(
     ctx: ToolContext, clock: FrozenClock
 ) -> None:
     lines = await full_block(ctx)
-    await compaction.compact_block(ctx.table, clock, ctx.agent_id, "notes", ctx.summarizer)
+    await compaction.compact_block(ctx.search, ctx.agent_id, "notes", ctx.summarizer)
     await memory_service.write_lines(ctx.table, ctx.agent_id, "notes", lines)
-    await compaction.compact_block(ctx.table, clock, ctx.agent_id, "notes", ctx.summarizer)
+    await compaction.compact_block(ctx.search, ctx.agent_id, "notes", ctx.summarizer)
     contents = [m.content for m in await repository.all_archival(ctx.table, ctx.agent_id)]
     assert len(contents) == len(set(contents))
 
@@ -203,8 +201,6 @@ async def test_a_block_relieved_before_compaction_is_left_alone(ctx: ToolContext
 
     await memory_service.write_lines(ctx.table, ctx.agent_id, "notes", ["short"])
     calls.clear()
-    untouched = await compaction.compact_block(
-        ctx.table, ctx.clock, ctx.agent_id, "notes", Recording()
-    )
+    untouched = await compaction.compact_block(ctx.search, ctx.agent_id, "notes", Recording())
     assert untouched.archived == ()
     assert calls == []  # no summarizer call for a block that no longer needs one

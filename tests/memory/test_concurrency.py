@@ -5,6 +5,7 @@ import asyncio
 from api.kit.clock import FrozenClock
 from api.memory import archival, repository
 from api.memory import service as memory_service
+from api.search.engine import SearchEngine
 from api.store.table import Table
 from tests.contract.conftest import skip_on_moto
 
@@ -45,7 +46,9 @@ async def test_ten_parallel_inserts_of_the_same_text_make_one_memory(
 ) -> None:
     skip_on_moto(engine, "its in-process tables are not thread-safe; transactions race")
     text = "John drinks 3 cups of coffee daily, prefers dark roast."
-    results = await asyncio.gather(*(archival.insert(table, clock, AGENT, text) for _ in range(10)))
+    results = await asyncio.gather(
+        *(archival.insert(SearchEngine(table, None, clock), AGENT, text) for _ in range(10))
+    )
     assert sum(r.created for r in results) == 1
     assert len({r.memory.memory_id for r in results}) == 1
     stored = await repository.all_archival(table, AGENT)
@@ -67,10 +70,13 @@ async def test_deleting_an_agents_memory_removes_every_item(
     await memory_service.create_block(table, AGENT, "notes", word_limit=5)
     await memory_service.append_line(table, AGENT, "notes", "one two three four")
     await repository.add_warning_turn(table, AGENT, "notes")
+    search = SearchEngine(table, None, clock)
     for i in range(120):  # more than a page
-        await archival.insert(table, clock, AGENT, f"memory {i}")
+        await archival.insert(search, AGENT, f"memory {i}")
     deleted = await memory_service.delete_all(table, AGENT)
-    assert deleted == 3 * 2 + 1 + 2 * 120
+    # blocks (definition, lines), a warning, memories with their guards, and search's
+    # version with one change per insert
+    assert deleted == 3 * 2 + 1 + 2 * 120 + 1 + 120
     assert (await table.query(f"Agent#{AGENT}")).items == []
     assert [b.name for b in await memory_service.list_blocks(table, "other-agent")] == [
         "human",

@@ -15,7 +15,7 @@ from api.memory.errors import (
     InvalidBlockName,
     InvalidWordLimit,
 )
-from api.memory.ranking import LexicalRanker
+from api.search.engine import SearchEngine
 from api.store.table import Table
 from tests.memory.conftest import AGENT
 
@@ -93,10 +93,12 @@ async def test_a_lowered_limit_lets_the_block_shrink(store: Table) -> None:
     assert change.block.word_count == 4  # still over, but smaller: allowed
 
 
-async def test_archival_list_get_delete_and_insert_again(store: Table, clock: FrozenClock) -> None:
-    first = await archival.insert(store, clock, AGENT, "Older memory")
+async def test_archival_list_get_delete_and_insert_again(
+    store: Table, search: SearchEngine, clock: FrozenClock
+) -> None:
+    first = await archival.insert(search, AGENT, "Older memory")
     clock.advance(60)
-    second = await archival.insert(store, clock, AGENT, "Newer memory")
+    second = await archival.insert(search, AGENT, "Newer memory")
     memories, cursor = await archival.list_memories(store, AGENT, limit=1)
     assert [m.content for m in memories] == ["Newer memory"]
     more, end = await archival.list_memories(store, AGENT, limit=1, cursor=cursor)
@@ -105,32 +107,32 @@ async def test_archival_list_get_delete_and_insert_again(store: Table, clock: Fr
 
     fetched = await archival.get_memory(store, AGENT, first.memory.memory_id)
     assert fetched == first.memory
-    await archival.delete_memory(store, AGENT, first.memory.memory_id)
+    await archival.delete_memory(search, AGENT, first.memory.memory_id)
     with pytest.raises(ArchivalMemoryNotFound):
         await archival.get_memory(store, AGENT, first.memory.memory_id)
     with pytest.raises(ArchivalMemoryNotFound):
         await archival.get_memory(store, AGENT, "not-an-id")
 
     # Deleting freed the text: it can be stored again.
-    again = await archival.insert(store, clock, AGENT, "Older memory")
+    again = await archival.insert(search, AGENT, "Older memory")
     assert again.created
     assert again.memory.memory_id != first.memory.memory_id
     assert second.created
 
 
-async def test_memory_ids_carry_their_time(store: Table, clock: FrozenClock) -> None:
+async def test_memory_ids_carry_their_time(search: SearchEngine, clock: FrozenClock) -> None:
     clock.set(datetime(2024, 1, 15, 10, 30, 0, 123456, tzinfo=UTC).timestamp())
-    made = await archival.insert(store, clock, AGENT, "A memory")
+    made = await archival.insert(search, AGENT, "A memory")
     assert repository.created_at_of(made.memory.memory_id) == made.memory.created_at
     assert made.memory.created_at == datetime(2024, 1, 15, 10, 30, 0, 123456, tzinfo=UTC)
     assert repository.created_at_of("zz" * 16) is None
 
 
-async def test_memories_of_another_agent_stay_apart(store: Table, clock: FrozenClock) -> None:
-    made = await archival.insert(store, clock, AGENT, "Private")
+async def test_memories_of_another_agent_stay_apart(store: Table, search: SearchEngine) -> None:
+    made = await archival.insert(search, AGENT, "Private")
     with pytest.raises(ArchivalMemoryNotFound):
         await archival.get_memory(store, "other-agent", made.memory.memory_id)
-    found = await archival.search(store, "other-agent", "private", ranker=LexicalRanker())
+    found = await archival.search(search, "other-agent", "private")
     assert found.total == 0
-    other = await archival.insert(store, clock, "other-agent", "Private")
+    other = await archival.insert(search, "other-agent", "Private")
     assert other.created

@@ -52,9 +52,7 @@ def day(memory: ArchivalMemory) -> str:
 
 
 async def archival_memory_insert(context: ToolContext, arguments: Arguments) -> str:
-    result = await archival.insert(
-        context.table, context.clock, context.agent_id, text_arg(arguments, "content")
-    )
+    result = await archival.insert(context.search, context.agent_id, text_arg(arguments, "content"))
     memory = result.memory
     if result.created:
         return f'Inserted into archival memory ({day(memory)}): "{preview(memory.content)}"'
@@ -102,10 +100,9 @@ def render_search(result: SearchPage) -> str:
 
 async def archival_memory_search(context: ToolContext, arguments: Arguments) -> str:
     result = await archival.search(
-        context.table,
+        context.search,
         context.agent_id,
         text_arg(arguments, "query"),
-        ranker=context.ranker,
         page=int_arg(arguments, "page", default=1),
     )
     return render_search(result)

@@ -10,8 +10,8 @@ from typing import Any
 from api.kit.clock import Clock
 from api.llm.types import ToolSpec
 from api.memory.errors import MemoryRefused
-from api.memory.ranking import Ranker
 from api.memory.summarizer import Summarizer
+from api.search.engine import SearchEngine
 from api.store.table import Table
 
 Arguments = Mapping[str, Any]
@@ -21,11 +21,17 @@ Arguments = Mapping[str, Any]
 class ToolContext:
     """Everything a tool needs, for one agent the runtime has already authorized."""
 
-    table: Table
+    search: SearchEngine  # archival memory is written and searched through it
     agent_id: str
-    clock: Clock
     summarizer: Summarizer
-    ranker: Ranker
+
+    @property
+    def table(self) -> Table:
+        return self.search.table
+
+    @property
+    def clock(self) -> Clock:
+        return self.search.clock
 
 
 Executor = Callable[[ToolContext, Arguments], Awaitable[str]]

@@ -1,0 +1,98 @@
+"""What the index holds of each searchable item, read straight from the table's items.
+
+Two kinds share one index per agent: archival memories (`Archival#...`) and the agent's
+messages (`Recall#...`, a searchable copy of each user, assistant or system message that
+has text, written in the same transaction as the message). Items are parsed by hand, not
+validated as models: an index load reads every one of them.
+"""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from api.search import vectors
+from api.search.vectors import Vector
+from api.store import keys
+from api.store.entity import Entity
+from api.store.table import SK, Item, Key
+
+Kind = Literal["archival", "message"]
+KINDS: tuple[Kind, ...] = ("archival", "message")
+SEARCHED_ROLES = ("user", "assistant", "system")  # tool plumbing is never searched
+
+
+class MessageRecall(Entity):
+    """A message as search finds it, in its agent's partition: one query loads them all."""
+
+    ENTITY = keys.MESSAGE_RECALL
+
+    agent_id: str
+    conversation_id: str
+    message_id: str
+    role: str
+    content: str
+    actor_id: str | None = None
+    interrupted: bool = False
+    created_at: datetime
+    ttl: int | None = None
+
+    def key(self) -> Key:
+        return keys.message_recall(self.agent_id, keys.time_of(self.created_at), self.message_id)
+
+
+@dataclass(slots=True)
+class Doc:
+    sk: str
+    kind: Kind
+    text: str
+    created_at: float  # epoch seconds
+    item_id: str  # memory_id or message_id
+    vector: Vector | None = None  # only a vector of the engine's model
+    content_hash: str | None = None  # archival
+    conversation_id: str | None = None  # message
+    role: str | None = None
+    actor_id: str | None = None
+    interrupted: bool = False
+    ttl: float | None = None
+
+    def live(self, now: float) -> bool:
+        return self.ttl is None or self.ttl > now
+
+
+def _epoch(value: Any) -> float:
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def of_item(item: Item, model_id: str | None) -> Doc | None:
+    """The doc of an archival or message item; None for any other item."""
+    entity = item.get(keys.ENTITY)
+    vector = vectors.of_item(item, model_id)
+    if entity == keys.ARCHIVAL_MEMORY:
+        return Doc(
+            sk=item[SK],
+            kind="archival",
+            text=item["content"],
+            created_at=_epoch(item["created_at"]),
+            item_id=item["memory_id"],
+            vector=vector,
+            content_hash=item.get("content_hash"),
+        )
+    if entity == keys.MESSAGE_RECALL:
+        ttl = item.get("ttl")
+        return Doc(
+            sk=item[SK],
+            kind="message",
+            text=item["content"],
+            created_at=_epoch(item["created_at"]),
+            item_id=item["message_id"],
+            vector=vector,
+            conversation_id=item["conversation_id"],
+            role=item["role"],
+            actor_id=item.get("actor_id"),
+            interrupted=bool(item.get("interrupted", False)),
+            ttl=float(ttl) if ttl is not None else None,
+        )
+    return None

@@ -1,0 +1,261 @@
+"""The one search engine every caller uses: archival search (tools and REST), message search,
+and the seed 002 and 004 surfaces built on them.
+
+It keeps one index per agent in this process, loaded lazily from the table and refreshed
+before every search from the agent's change log (`repository`), so a search sees every
+write that returned before it began, on any replica, and never a deleted item. This
+process's own writes go through `commit` and reach its index without a read. Indexes are
+evicted least recently used first once their estimated size passes the memory budget.
+"""
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from api.embeddings.base import Embedder
+from api.errors import AppError
+from api.kit.clock import Clock
+from api.memory.retry import MAX_ATTEMPTS, backoff
+from api.search import documents, repository, tokens
+from api.search.documents import Doc
+from api.search.index import AgentIndex, Filters, Found, Mode, Query
+from api.search.vectors import Vector
+from api.store.table import SK, Item, Table, TxOp
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MEMORY_BUDGET = 1024 * 1024 * 1024
+MAX_CATCH_UP = 2000  # changes read one by one; past this a full reload is cheaper
+INLINE_DOCS = 5000  # indexes this small are searched on the event loop (under a millisecond)
+# Cosine below which a document is not a semantic match. Static models give related texts
+# lower cosines than transformers do, so their floor is lower.
+MIN_SIMILARITY = {"static": 0.3, "local": 0.35, "ollama": 0.35, "openai": 0.3}
+DEFAULT_MIN_SIMILARITY = 0.3
+
+
+class SemanticSearchUnavailable(AppError):
+    status_code = 400
+    code = "semantic_search_unavailable"
+
+
+class SearchBusy(AppError):
+    status_code = 503
+    code = "search_busy"
+
+
+@dataclass
+class _Pending:
+    """This process's own committed write, waiting for the next search to apply it."""
+
+    version: int
+    upserts: list[Item]
+    removed: list[str]
+
+
+class SearchEngine:
+    def __init__(
+        self,
+        table: Table,
+        embedder: Embedder | None,
+        clock: Clock,
+        *,
+        memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    ) -> None:
+        self.table = table
+        self.embedder = embedder
+        self.clock = clock
+        self.memory_budget = memory_budget
+        self._indexes: OrderedDict[str, AgentIndex] = OrderedDict()
+        self._sizes: dict[str, int] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._pending: dict[str, list[_Pending]] = {}
+        self._versions: dict[str, int] = {}  # the last version this process saw, per agent
+
+    @property
+    def model_id(self) -> str | None:
+        return self.embedder.model_id if self.embedder else None
+
+    @property
+    def default_mode(self) -> Mode:
+        return "hybrid" if self.embedder else "lexical"
+
+    @property
+    def min_similarity(self) -> float:
+        kind = (self.model_id or "").split(":", 1)[0]
+        return MIN_SIMILARITY.get(kind, DEFAULT_MIN_SIMILARITY)
+
+    # --- writing -----------------------------------------------------------------------
+
+    async def vectors(self, texts: Sequence[str]) -> list[Vector | None]:
+        """One vector per text from the configured model; None for every text without one."""
+        if self.embedder is None or not texts:
+            return [None] * len(texts)
+        return list(await self.embedder.embed_async(list(texts)))
+
+    async def commit(
+        self,
+        agent_id: str,
+        ops: Sequence[TxOp],
+        *,
+        upserts: Sequence[Item] = (),
+        removed: Sequence[str] = (),
+    ) -> None:
+        """Write `ops` together with the change naming the searchable items they put
+        (`upserts`, also among `ops`) and delete (`removed` sort keys). A refused condition
+        of `ops` raises TransactionCancelled with the reasons indexed as in `ops`."""
+        touched = [item[SK] for item in upserts] + list(removed)
+        for attempt in range(MAX_ATTEMPTS):
+            expected = self._versions.get(agent_id)
+            if expected is None:
+                expected = await repository.version(self.table, agent_id)
+            try:
+                written = await repository.commit(
+                    self.table, agent_id, ops, touched, expected=expected, now=self.clock.now()
+                )
+            except repository.VersionMoved:
+                self._versions.pop(agent_id, None)
+                if attempt:
+                    await backoff(attempt)
+                continue
+            self._versions[agent_id] = written
+            if agent_id in self._indexes:
+                self._pending.setdefault(agent_id, []).append(
+                    _Pending(written, list(upserts), list(removed))
+                )
+            return
+        raise SearchBusy("Too many writers changed this agent's memory at once; try again.")
+
+    async def aclose(self) -> None:
+        if self.embedder is not None:
+            await self.embedder.aclose()
+
+    def forget(self, agent_id: str) -> None:
+        """Drop what this process holds of an agent (it was deleted)."""
+        self._indexes.pop(agent_id, None)
+        self._sizes.pop(agent_id, None)
+        self._pending.pop(agent_id, None)
+        self._versions.pop(agent_id, None)
+
+    # --- searching ---------------------------------------------------------------------
+
+    async def search(
+        self,
+        agent_id: str,
+        text: str,
+        *,
+        mode: Mode | None = None,
+        filters: Filters | None = None,
+        offset: int = 0,
+        limit: int = 10,
+    ) -> Found:
+        """Matches for `text`, best first. `mode` defaults to hybrid with an embedder and
+        lexical without; hybrid without an embedder is lexical."""
+        chosen: Mode = mode or self.default_mode
+        if self.embedder is None:
+            if chosen == "semantic":
+                raise SemanticSearchUnavailable(
+                    "Semantic search needs an embedding backend; this server runs with "
+                    "MEMORY_EMBEDDING_BACKEND=none. Use mode=lexical."
+                )
+            chosen = "lexical"
+        vector_work = None
+        if chosen != "lexical":
+            assert self.embedder is not None
+            vector_work = asyncio.ensure_future(self.embedder.embed_async([text]))
+        try:
+            current = await repository.version(self.table, agent_id)
+            vector = (await vector_work)[0] if vector_work is not None else None
+        except BaseException:
+            if vector_work is not None:
+                vector_work.cancel()
+            raise
+        query = Query(
+            terms=tokens.tokenize(text),
+            vector=vector,
+            mode=chosen,
+            min_similarity=self.min_similarity,
+        )
+        async with self._lock(agent_id):
+            index = await self._fresh(agent_id, current)
+            now = self.clock.now()
+            if len(index) <= INLINE_DOCS:
+                return index.search(
+                    query, filters or Filters(), now=now, offset=offset, limit=limit
+                )
+            return await asyncio.to_thread(
+                index.search, query, filters or Filters(), now=now, offset=offset, limit=limit
+            )
+
+    def _lock(self, agent_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(agent_id, asyncio.Lock())
+
+    async def _fresh(self, agent_id: str, current: int) -> AgentIndex:
+        """The agent's index with every change up to version `current`, read after the
+        search began (the caller holds the agent's lock)."""
+        index = self._indexes.get(agent_id)
+        if index is None or current < index.version:
+            index = await self._load(agent_id, current)
+        else:
+            self._apply_pending(agent_id, index)
+            if index.version < current and not await self._catch_up(agent_id, index, current):
+                index = await self._load(agent_id, current)
+        self._pending.pop(agent_id, None)
+        if index.needs_rebuild():
+            await asyncio.to_thread(index.rebuild)
+        self._versions[agent_id] = max(self._versions.get(agent_id, 0), index.version)
+        self._keep(agent_id, index)
+        return index
+
+    async def _load(self, agent_id: str, version: int) -> AgentIndex:
+        items = await repository.searchable(self.table, agent_id)
+        model_id = self.model_id
+        dimension = self.embedder.dimension if self.embedder else None
+
+        def build() -> AgentIndex:
+            docs = [d for d in (documents.of_item(i, model_id) for i in items) if d is not None]
+            return AgentIndex(docs, version=version, dimension=dimension)
+
+        self._pending.pop(agent_id, None)
+        return await asyncio.to_thread(build)
+
+    def _apply_pending(self, agent_id: str, index: AgentIndex) -> None:
+        for pending in sorted(self._pending.get(agent_id, []), key=lambda p: p.version):
+            if pending.version != index.version + 1:
+                continue  # older than the index, or after a gap the change log will fill
+            self._apply(index, {i[SK]: i for i in pending.upserts}, pending.removed)
+            index.version = pending.version
+
+    async def _catch_up(self, agent_id: str, index: AgentIndex, current: int) -> bool:
+        """Apply changes index.version+1..current from the log; False when a full reload is
+        needed instead."""
+        if current - index.version > MAX_CATCH_UP:
+            return False
+        refs = await repository.changes(self.table, agent_id, index.version + 1, current)
+        if refs is None:
+            return False
+        touched = [sk for change in refs for sk in change]
+        found = await repository.items(self.table, agent_id, touched)
+        # Re-read, not replayed: an item's state now is what its changes add up to.
+        self._apply(index, found, [sk for sk in touched if sk not in found])
+        index.version = current
+        return True
+
+    def _apply(self, index: AgentIndex, upserts: dict[str, Item], removed: Sequence[str]) -> None:
+        for sk in removed:
+            index.remove(sk)
+        for item in upserts.values():
+            doc: Doc | None = documents.of_item(item, self.model_id)
+            if doc is not None:
+                index.upsert(doc)
+
+    def _keep(self, agent_id: str, index: AgentIndex) -> None:
+        self._indexes[agent_id] = index
+        self._indexes.move_to_end(agent_id)
+        self._sizes[agent_id] = index.nbytes()
+        while sum(self._sizes.values()) > self.memory_budget and len(self._indexes) > 1:
+            evicted, _ = self._indexes.popitem(last=False)
+            self._sizes.pop(evicted, None)
+            self._pending.pop(evicted, None)
+            log.info("search index of agent %s evicted (memory budget)", evicted)

@@ -1,0 +1,332 @@
+"""One agent's index in memory: pure computation, no I/O, not thread-safe (the engine holds
+the agent's lock around every call).
+
+Most documents sit in a *main* segment built in one go: a bm25s index over their terms and
+one float32 matrix of their vectors. bm25s cannot add documents to an index, so documents
+written since then sit in a small *delta* scored directly with the same BM25 formula (and
+the main segment's document frequencies); a removed main document is only masked. Past a
+threshold the whole index is rebuilt from its live documents.
+"""
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import bm25s
+import numpy as np
+import numpy.typing as npt
+
+from api.search import tokens
+from api.search.documents import KINDS, Doc, Kind
+from api.search.vectors import Vector
+
+Mode = Literal["hybrid", "lexical", "semantic"]
+MODES: tuple[Mode, ...] = ("hybrid", "lexical", "semantic")
+
+K1 = 1.5  # bm25s's defaults, used for the delta as for the main segment
+B = 0.75
+RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al.)
+DELTA_MIN = 256  # documents the delta may hold before a rebuild...
+DELTA_SHARE = 0.05  # ...or this share of the main segment, whichever is larger
+DEAD_SHARE = 0.25  # masked documents in the main segment that trigger a rebuild
+DOC_OVERHEAD_BYTES = 400  # a Doc, its strings and the bookkeeping around it, roughly
+
+Floats = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class Filters:
+    kinds: frozenset[Kind] = frozenset(KINDS)
+    roles: frozenset[str] | None = None
+    actor_id: str | None = None
+    conversation_id: str | None = None
+    after: float | None = None  # created at or after
+    before: float | None = None  # created before
+
+    def admits(self, doc: Doc) -> bool:
+        return (
+            doc.kind in self.kinds
+            and (self.roles is None or doc.role in self.roles)
+            and (self.actor_id is None or doc.actor_id == self.actor_id)
+            and (self.conversation_id is None or doc.conversation_id == self.conversation_id)
+            and (self.after is None or doc.created_at >= self.after)
+            and (self.before is None or doc.created_at < self.before)
+        )
+
+
+@dataclass(frozen=True)
+class Hit:
+    doc: Doc
+    score: float  # what the mode ranks by: fused (hybrid), BM25 (lexical) or cosine
+    similarity: float | None  # cosine with the query, when the document has a vector
+    lexical: float | None  # BM25, when the document shares a term with the query
+
+
+@dataclass(frozen=True)
+class Found:
+    total: int  # every match, not only this page
+    hits: list[Hit] = field(default_factory=list)
+    mode: Mode = "lexical"  # the mode that ranked them
+
+
+@dataclass(frozen=True)
+class Query:
+    terms: list[str]
+    vector: Vector | None  # None: no embedder, or lexical mode
+    mode: Mode
+    min_similarity: float
+    boost_window: tuple[float, float] | None = None  # a time the question names
+
+
+def _codes(values: Iterable[str | None]) -> tuple[npt.NDArray[np.int32], dict[str, int]]:
+    table: dict[str, int] = {}
+    codes = [-1 if v is None else table.setdefault(v, len(table)) for v in values]
+    return np.asarray(codes, dtype=np.int32), table
+
+
+class _Main:
+    """The documents of the last build, as arrays."""
+
+    def __init__(self, docs: Sequence[Doc], dimension: int | None) -> None:
+        self.docs = list(docs)
+        n = len(self.docs)
+        self.position = {d.sk: i for i, d in enumerate(self.docs)}
+        self.alive = np.ones(n, dtype=np.bool_)
+        self.kind = np.asarray([KINDS.index(d.kind) for d in self.docs], dtype=np.int8)
+        self.created = np.asarray([d.created_at for d in self.docs], dtype=np.float64)
+        self.ttl = np.asarray(
+            [math.inf if d.ttl is None else d.ttl for d in self.docs], dtype=np.float64
+        )
+        self.role, self.roles = _codes(d.role for d in self.docs)
+        self.actor, self.actors = _codes(d.actor_id for d in self.docs)
+        self.conversation, self.conversations = _codes(d.conversation_id for d in self.docs)
+        self.has_vector = np.asarray([d.vector is not None for d in self.docs], dtype=np.bool_)
+        self.matrix: npt.NDArray[np.float32] | None = None
+        if dimension and self.has_vector.any():
+            self.matrix = np.zeros((n, dimension), dtype=np.float32)
+            for i, d in enumerate(self.docs):
+                if d.vector is not None:
+                    self.matrix[i] = d.vector
+        terms = [tokens.tokenize(d.text) for d in self.docs]
+        self.lengths = np.asarray([len(t) for t in terms], dtype=np.float64)
+        self.avgdl = float(self.lengths.mean()) if n else 1.0
+        self.df: Counter[str] = Counter()
+        for t in terms:
+            self.df.update(set(t))
+        self.retriever: bm25s.BM25 | None = None
+        if n:
+            self.retriever = bm25s.BM25(k1=K1, b=B)
+            self.retriever.index(terms, show_progress=False)
+        self.nbytes = self._nbytes()
+
+    @property
+    def dead(self) -> int:
+        return int(len(self.docs) - self.alive.sum())
+
+    def mask(self, filters: Filters, now: float) -> Mask:
+        mask = self.alive & (self.ttl > now)
+        if set(filters.kinds) != set(KINDS):
+            mask &= np.isin(self.kind, [KINDS.index(k) for k in filters.kinds])
+        if filters.roles is not None:
+            mask &= np.isin(self.role, [self.roles.get(r, -2) for r in filters.roles])
+        if filters.actor_id is not None:
+            mask &= self.actor == self.actors.get(filters.actor_id, -2)
+        if filters.conversation_id is not None:
+            mask &= self.conversation == self.conversations.get(filters.conversation_id, -2)
+        if filters.after is not None:
+            mask &= self.created >= filters.after
+        if filters.before is not None:
+            mask &= self.created < filters.before
+        return mask
+
+    def bm25(self, terms: list[str]) -> Floats:
+        if self.retriever is None:
+            return np.zeros(0, dtype=np.float64)
+        known = [t for t in terms if t in self.retriever.vocab_dict]
+        if not known:
+            return np.zeros(len(self.docs), dtype=np.float64)
+        return np.asarray(self.retriever.get_scores(known), dtype=np.float64)
+
+    def _nbytes(self) -> int:
+        matrix = self.matrix.nbytes if self.matrix is not None else 0
+        postings = 0
+        if self.retriever is not None:
+            postings = sum(a.nbytes for a in self.retriever.scores.values() if hasattr(a, "nbytes"))
+        return matrix + postings + sum(DOC_OVERHEAD_BYTES + 2 * len(d.text) for d in self.docs)
+
+
+@dataclass(slots=True)
+class _Fresh:
+    """A document of the delta, with its terms counted once."""
+
+    doc: Doc
+    terms: Counter[str]
+    length: int
+
+
+class AgentIndex:
+    def __init__(self, docs: Iterable[Doc], *, version: int, dimension: int | None) -> None:
+        self.version = version
+        self.dimension = dimension
+        self._main = _Main(list(docs), dimension)
+        self._delta: dict[str, _Fresh] = {}
+
+    def __len__(self) -> int:
+        return int(self._main.alive.sum()) + len(self._delta)
+
+    def docs(self) -> list[Doc]:
+        """Every live document."""
+        main = self._main
+        return [d for i, d in enumerate(main.docs) if main.alive[i]] + [
+            f.doc for f in self._delta.values()
+        ]
+
+    # --- changes ---------------------------------------------------------------------
+
+    def upsert(self, doc: Doc) -> None:
+        self._mask(doc.sk)
+        terms = tokens.tokenize(doc.text)
+        self._delta[doc.sk] = _Fresh(doc, Counter(terms), len(terms))
+
+    def remove(self, sk: str) -> None:
+        self._mask(sk)
+        self._delta.pop(sk, None)
+
+    def _mask(self, sk: str) -> None:
+        i = self._main.position.get(sk)
+        if i is not None:
+            self._main.alive[i] = False
+
+    def needs_rebuild(self) -> bool:
+        n = len(self._main.docs)
+        return len(self._delta) > max(DELTA_MIN, DELTA_SHARE * n) or self._main.dead > max(
+            DELTA_MIN, DEAD_SHARE * n
+        )
+
+    def rebuild(self) -> None:
+        self._main = _Main(self.docs(), self.dimension)
+        self._delta = {}
+
+    def nbytes(self) -> int:
+        per_fresh = 2 * DOC_OVERHEAD_BYTES + 4 * (self.dimension or 0)
+        return self._main.nbytes + per_fresh * len(self._delta)
+
+    # --- search ----------------------------------------------------------------------
+
+    def search(
+        self, query: Query, filters: Filters, *, now: float, offset: int, limit: int
+    ) -> Found:
+        main = self._main
+        fresh = [f for f in self._delta.values() if f.doc.live(now) and filters.admits(f.doc)]
+        in_main = np.flatnonzero(main.mask(filters, now))
+        docs = [main.docs[i] for i in in_main] + [f.doc for f in fresh]
+        if not docs:
+            return Found(0, mode=query.mode)
+        created = np.concatenate([main.created[in_main], [f.doc.created_at for f in fresh]])
+
+        lexical = np.zeros(len(docs), dtype=np.float64)
+        if query.mode != "semantic" and query.terms:
+            if len(in_main):
+                lexical[: len(in_main)] = main.bm25(query.terms)[in_main]
+            lexical[len(in_main) :] = self._delta_bm25(query.terms, fresh)
+
+        similarity: Floats | None = None
+        has_vector = np.zeros(len(docs), dtype=np.bool_)
+        if query.mode != "lexical" and query.vector is not None:
+            similarity = np.zeros(len(docs), dtype=np.float64)
+            if len(in_main) and main.matrix is not None:
+                similarity[: len(in_main)] = main.matrix[in_main] @ query.vector
+                has_vector[: len(in_main)] = main.has_vector[in_main]
+            for j, f in enumerate(fresh, len(in_main)):
+                if f.doc.vector is not None:
+                    similarity[j] = float(f.doc.vector @ query.vector)
+                    has_vector[j] = True
+
+        lexical_match = lexical > 0
+        dense_match = has_vector & (
+            similarity >= query.min_similarity if similarity is not None else False
+        )
+        match query.mode:
+            case "lexical":
+                matched, score = lexical_match, lexical
+            case "semantic":
+                assert similarity is not None
+                matched, score = dense_match, similarity
+            case "hybrid":
+                matched = lexical_match | dense_match
+                score = _fused(lexical, lexical_match, similarity, dense_match)
+        if query.boost_window is not None:
+            start, end = query.boost_window
+            inside = matched & (created >= start) & (created < end)
+            score = score + inside * _window_bonus(query.mode, score, inside)
+        chosen = np.flatnonzero(matched)
+        # Best first; among equals the newest first, as a person expects of their notes.
+        order = chosen[np.lexsort((-created[chosen], -score[chosen]))]
+        page = order[offset : offset + limit]
+        return Found(
+            mode=query.mode,
+            total=len(chosen),
+            hits=[
+                Hit(
+                    doc=docs[i],
+                    score=float(score[i]),
+                    similarity=float(similarity[i])
+                    if similarity is not None and has_vector[i]
+                    else None,
+                    lexical=float(lexical[i]) if lexical[i] > 0 else None,
+                )
+                for i in page
+            ],
+        )
+
+    def _delta_bm25(self, terms: list[str], fresh: Sequence[_Fresh]) -> Floats:
+        if not fresh:
+            return np.zeros(0, dtype=np.float64)
+        main = self._main
+        n = len(main.docs) + len(self._delta)
+        delta_df: Counter[str] = Counter()
+        for f in self._delta.values():
+            delta_df.update(t for t in set(terms) if t in f.terms)
+        lengths = [f.length for f in self._delta.values()]
+        avgdl = (float(main.lengths.sum()) + sum(lengths)) / max(1, n)
+        scores = np.zeros(len(fresh), dtype=np.float64)
+        for term in set(terms):
+            df = main.df.get(term, 0) + delta_df.get(term, 0)
+            if df == 0:
+                continue
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))  # bm25s's "lucene" idf
+            for j, f in enumerate(fresh):
+                tf = f.terms.get(term, 0)
+                if tf:
+                    norm = K1 * (1 - B + B * f.length / max(avgdl, 1e-9))
+                    scores[j] += idf * tf / (tf + norm)
+        return scores
+
+
+def _ranks(score: Floats, matched: Mask) -> Floats:
+    """1 for the best of the matched, 2 for the next...; infinity for the unmatched."""
+    ranks = np.full(len(score), np.inf)
+    chosen = np.flatnonzero(matched)
+    order = chosen[np.argsort(-score[chosen], kind="stable")]
+    ranks[order] = np.arange(1, len(order) + 1)
+    return ranks
+
+
+def _fused(
+    lexical: Floats, lexical_match: Mask, similarity: Floats | None, dense_match: Mask
+) -> Floats:
+    fused = 1.0 / (RRF_K + _ranks(lexical, lexical_match))
+    if similarity is not None:
+        fused += 1.0 / (RRF_K + _ranks(similarity, dense_match))
+    return fused
+
+
+def _window_bonus(mode: Mode, score: Floats, inside: Mask) -> float:
+    """What a document inside the time a question names gains: in fused scores, as much as
+    a first place in one more list; in raw scores, enough to come before those outside."""
+    if mode == "hybrid":
+        return 1.0 / (RRF_K + 1)
+    return float(score.max()) + 1.0 if inside.any() else 0.0

@@ -1,0 +1,143 @@
+"""How indexes stay in step with the table, across every process that shares it.
+
+Each agent has a version item (`SearchVersion`) and a change log (`SearchChange#{n}`).
+Every write of something searchable is one transaction that also moves the version from
+n to n+1 (conditioned on it still being n) and puts change n+1, naming the sort keys of the
+items it wrote or deleted. So:
+
+- a process that last saw version n reads the version item (one small read per search)
+  and, if it moved to m, reads changes n+1..m and re-reads the items they name: exactly
+  what changed, whichever process wrote it;
+- a change the log no longer holds (they expire after CHANGE_DAYS) or a version that went
+  backwards (the agent was deleted) means a full reload;
+- versions are dense, so a gap cannot hide: m - n changes must be found.
+
+The version's condition makes concurrent writers of one agent take turns: the loser reads
+the version and tries again, which a process avoids for its own consecutive writes by
+remembering the version it wrote.
+"""
+
+import asyncio
+from collections.abc import Sequence
+
+from api.search.documents import MessageRecall
+from api.store import keys
+from api.store.table import (
+    SK,
+    AttrEquals,
+    Condition,
+    Item,
+    ItemAbsent,
+    Key,
+    Put,
+    Table,
+    TransactionCancelled,
+    TxOp,
+    Update,
+)
+
+CHANGE_DAYS = 7
+CHANGE_TTL_SECONDS = CHANGE_DAYS * 86400
+MAX_CHANGE_KEYS = 90  # a change and its writes fit in one transaction (100 operations)
+CONDITION_FAILED = "ConditionalCheckFailed"
+
+
+class VersionMoved(Exception):
+    """Another writer changed the agent's searchable items first: read the version again."""
+
+
+async def version(table: Table, agent_id: str) -> int:
+    item = await table.get(keys.search_version(agent_id))
+    return int(item["version"]) if item else 0
+
+
+async def changes(table: Table, agent_id: str, first: int, last: int) -> list[list[str]] | None:
+    """The sort keys each change from `first` to `last` touched; None when the log no longer
+    holds all of them."""
+    pk, sk = keys.search_changes_between(agent_id, first, last)
+    found: list[Item] = []
+    cursor: str | None = None
+    while True:
+        page = await table.query(pk, sk=sk, cursor=cursor)
+        found += page.items
+        cursor = page.cursor
+        if cursor is None:
+            break
+    if len(found) != last - first + 1:
+        return None
+    return [list(item.get("refs", [])) for item in found]
+
+
+async def items(table: Table, agent_id: str, sks: Sequence[str]) -> dict[str, Item]:
+    """The live items among these sort keys of the agent's partition."""
+    pk = keys.agent_partition(agent_id)
+    found = await table.batch_get([Key(pk, sk) for sk in dict.fromkeys(sks)])
+    return {item[SK]: item for item in found}
+
+
+async def _all(table: Table, query: keys.Query) -> list[Item]:
+    pk, sk = query
+    found: list[Item] = []
+    cursor: str | None = None
+    while True:
+        page = await table.query(pk, sk=sk, cursor=cursor)
+        found += page.items
+        cursor = page.cursor
+        if cursor is None:
+            return found
+
+
+async def searchable(table: Table, agent_id: str) -> list[Item]:
+    """Every archival memory and message copy of the agent (one round: two queries of its
+    partition at once)."""
+    archival, messages = await asyncio.gather(
+        _all(table, keys.archival_of(agent_id)), _all(table, keys.message_recalls_of(agent_id))
+    )
+    return archival + messages
+
+
+def _moved(error: TransactionCancelled, index: int) -> bool:
+    return index < len(error.reasons) and error.reasons[index] == CONDITION_FAILED
+
+
+async def commit(
+    table: Table,
+    agent_id: str,
+    ops: Sequence[TxOp],
+    touched: Sequence[str],
+    *,
+    expected: int,
+    now: float,
+) -> int:
+    """`ops` and change expected+1 naming `touched`, all or nothing; the new version.
+
+    VersionMoved when another writer got there first; TransactionCancelled when one of
+    `ops` was refused (its condition), for the caller to read as before."""
+    condition: Condition = ItemAbsent() if expected == 0 else AttrEquals("version", expected)
+    after = expected + 1
+    bookkeeping: list[TxOp] = [
+        Update(
+            keys.search_version(agent_id),
+            set={"version": after, keys.ENTITY: keys.SEARCH_VERSION},
+            condition=condition,
+        ),
+        Put(
+            {
+                **keys.search_change(agent_id, after).as_item(),
+                keys.ENTITY: keys.SEARCH_CHANGE,
+                "refs": list(touched),
+                "ttl": int(now) + CHANGE_TTL_SECONDS,
+            }
+        ),
+    ]
+    try:
+        await table.transact_write([*ops, *bookkeeping])
+    except TransactionCancelled as e:
+        if not any(_moved(e, i) for i in range(len(ops))) and _moved(e, len(ops)):
+            raise VersionMoved from e
+        raise
+    return after
+
+
+def recall_item(recall: MessageRecall, vector_attributes: dict[str, object]) -> Item:
+    return {**recall.to_dynamo_item(), **vector_attributes}
