@@ -27,6 +27,7 @@ from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import derived_key
 from api.memory import router as agent_memory
+from api.messages import router as messages
 from api.runtime.hooks import HookProvider
 from api.runtime.runner import Runtime
 from api.search.engine import SearchEngine
@@ -145,6 +146,7 @@ def create_app(
     app.include_router(provider_settings.router)
     app.include_router(agents.router)
     app.include_router(agent_memory.router)
+    app.include_router(messages.router)
     app.include_router(conversations.router)
     app.include_router(chat.router)
     if not google_mode:

@@ -1,8 +1,12 @@
 """What a client sends to start a turn, shared by the routes that run one."""
 
+from datetime import datetime
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import BaseModel, Field
+
+from api.messages.service import MessageHit
+from api.search.index import Mode
 
 # Actor and session ids as clients may send them: printable text, as they end up in keys,
 # logs and prompts, where control characters do harm.
@@ -19,3 +23,38 @@ ActorId = Annotated[
     ),
 ]
 Streamed = Annotated[bool, Field(description="false: one JSON answer instead of SSE.")]
+
+
+class MessageHitOut(BaseModel):
+    id: str
+    conversation_id: str
+    role: str
+    content: str
+    actor_id: str | None
+    interrupted: bool
+    created_at: datetime
+    score: float = Field(description="What the mode ranks by: fused (hybrid), BM25 or cosine.")
+    similarity: float | None = Field(
+        description="Cosine similarity to the query; null when lexical or without a vector."
+    )
+
+    @classmethod
+    def of(cls, hit: MessageHit) -> "MessageHitOut":
+        return cls(
+            id=hit.message_id,
+            conversation_id=hit.conversation_id,
+            role=hit.role,
+            content=hit.content,
+            actor_id=hit.actor_id,
+            interrupted=hit.interrupted,
+            created_at=hit.created_at,
+            score=hit.score,
+            similarity=hit.similarity,
+        )
+
+
+class MessageSearchOut(BaseModel):
+    query: str
+    total: int = Field(description="Every match, not only those returned.")
+    mode: Mode
+    messages: list[MessageHitOut] = Field(default_factory=list)

@@ -2,11 +2,15 @@
 search for, its searchable copy (with its vector) in the agent's partition, in one
 transaction, so search finds it on every replica as soon as this returns."""
 
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
 from api.messages import repository
 from api.messages.models import Message
 from api.search import vectors
 from api.search.documents import SEARCHED_ROLES, MessageRecall
 from api.search.engine import SearchEngine
+from api.search.index import Filters, Hit, Mode
 
 
 def searchable(message: Message) -> bool:
@@ -36,3 +40,71 @@ async def record(search: SearchEngine, agent_id: str, message: Message) -> None:
         message,
         {**recall.to_dynamo_item(), **vectors.attributes(vector, search.model_id)},
     )
+
+
+@dataclass(frozen=True)
+class MessageHit:
+    conversation_id: str
+    message_id: str
+    role: str
+    content: str
+    actor_id: str | None
+    interrupted: bool
+    created_at: datetime
+    score: float
+    similarity: float | None
+
+
+@dataclass(frozen=True)
+class MessageSearch:
+    total: int
+    mode: Mode
+    hits: list[MessageHit]
+
+
+def _hit(hit: Hit) -> MessageHit:
+    doc = hit.doc
+    return MessageHit(
+        conversation_id=doc.conversation_id or "",
+        message_id=doc.item_id,
+        role=doc.role or "",
+        content=doc.text,
+        actor_id=doc.actor_id,
+        interrupted=doc.interrupted,
+        created_at=datetime.fromtimestamp(doc.created_at, UTC),
+        score=hit.score,
+        similarity=hit.similarity,
+    )
+
+
+async def search(
+    search: SearchEngine,
+    agent_id: str,
+    query: str,
+    *,
+    mode: Mode | None = None,
+    limit: int = 10,
+    offset: int = 0,
+    roles: frozenset[str] | None = None,
+    actor_id: str | None = None,
+    conversation_id: str | None = None,
+    after: datetime | None = None,
+    before: datetime | None = None,
+) -> MessageSearch:
+    """An agent's messages across all its conversations (or one), best first."""
+    found = await search.search(
+        agent_id,
+        query,
+        mode=mode,
+        filters=Filters(
+            kinds=frozenset({"message"}),
+            roles=roles,
+            actor_id=actor_id,
+            conversation_id=conversation_id,
+            after=after.timestamp() if after else None,
+            before=before.timestamp() if before else None,
+        ),
+        offset=offset,
+        limit=limit,
+    )
+    return MessageSearch(found.total, found.mode, [_hit(h) for h in found.hits])

@@ -29,6 +29,7 @@ from api.runtime.sse import relay
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import MessageClock, MessageFactory, Turn
+from api.search.engine import SearchEngine
 from api.settings import keys
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
@@ -89,7 +90,8 @@ async def stuck(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Stopped]:
     await table.create()
     settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
     outcomes = Outcomes()
-    runtime = Runtime(table, clock, keys.keyring(settings), settings, [outcomes])
+    search = SearchEngine(table, None, clock)
+    runtime = Runtime(table, clock, keys.keyring(settings), settings, [outcomes], search=search)
     with registered(Stuck):
         create = AgentCreate(name="Stuck", architecture="test-stuck")
         agent, _ = await agents.create(table, EMAIL, create, clock)

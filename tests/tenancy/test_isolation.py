@@ -125,6 +125,7 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("POST", "/agents/{agent_id}/memory/archival"): Probe(agent, body={"content": "planted"}),
     ("GET", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
     ("DELETE", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
+    ("GET", "/agents/{agent_id}/messages/search"): Probe(agent, query="?q=secret"),
     ("POST", "/conversations"): Probe(agent, body={"agent_id": "{agent_id}"}, body_names_ids=True),
     ("GET", "/conversations"): Probe(agent, query="?agent_id={agent_id}"),
     ("GET", "/conversations/{conversation_id}"): Probe(conversation),

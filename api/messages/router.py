@@ -1,0 +1,73 @@
+"""/agents/{agent_id}/messages/search: an agent's messages found by what they say, across all
+its conversations or within one, through the one search engine."""
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+
+from api.agents.deps import OwnedAgent
+from api.conversations import service as conversations
+from api.deps import SearchDep
+from api.errors import AppError
+from api.messages import service
+from api.messages.schemas import ID_PATTERN, MessageHitOut, MessageSearchOut
+from api.search.index import Mode
+
+router = APIRouter(prefix="/agents/{agent_id}/messages", tags=["messages"])
+
+SearchedRole = Literal["user", "assistant", "system"]
+
+
+class InvalidTimeRange(AppError):
+    status_code = 400
+    code = "invalid_time_range"
+
+
+@router.get("/search")
+async def search_messages(
+    agent: OwnedAgent,
+    search: SearchDep,
+    q: Annotated[str, Query(min_length=1, max_length=2000, description="What to look for.")],
+    mode: Mode | None = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 10,
+    offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
+    role: Annotated[list[SearchedRole] | None, Query(description="Only these roles.")] = None,
+    actor_id: Annotated[str | None, Query(max_length=256, pattern=ID_PATTERN)] = None,
+    session_id: Annotated[str | None, Query(max_length=512, pattern=ID_PATTERN)] = None,
+    conversation_id: Annotated[str | None, Query(max_length=64)] = None,
+    after: Annotated[datetime | None, Query(description="Said at or after this time.")] = None,
+    before: Annotated[datetime | None, Query(description="Said before this time.")] = None,
+) -> MessageSearchOut:
+    """Best first, each with its score and (when semantic ranking took part) its cosine
+    similarity to the query. `mode`: hybrid (the default with an embedding backend),
+    lexical or semantic. A session id names a conversation as `POST /chat` does; one that
+    does not exist finds nothing."""
+    if after is not None and before is not None and after >= before:
+        raise InvalidTimeRange("`after` must be earlier than `before`.")
+    if session_id is not None:
+        found = await conversations.find_session(
+            search.table, agent.created_by, agent.agent_id, session_id
+        )
+        if found is None or (conversation_id and found.conversation_id != conversation_id):
+            return MessageSearchOut(query=q, total=0, mode=mode or search.default_mode)
+        conversation_id = found.conversation_id
+    result = await service.search(
+        search,
+        agent.agent_id,
+        q,
+        mode=mode,
+        limit=limit,
+        offset=offset,
+        roles=frozenset(role) if role else None,
+        actor_id=actor_id,
+        conversation_id=conversation_id,
+        after=after,
+        before=before,
+    )
+    return MessageSearchOut(
+        query=q,
+        total=result.total,
+        mode=result.mode,
+        messages=[MessageHitOut.of(h) for h in result.hits],
+    )

@@ -1,0 +1,196 @@
+"""The engine over the table: what is written is found, what is deleted is not, in every
+mode, whichever way the index learned of it."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from api.embeddings.base import Embedder
+from api.kit.clock import FrozenClock
+from api.memory import archival
+from api.messages import service as messages
+from api.messages.models import Message
+from api.search import repository
+from api.search.engine import SearchEngine, SemanticSearchUnavailable
+from api.store.table import Table
+from tests.search.conftest import AGENT
+
+FACTS = [
+    "I love pizza, especially with mushrooms.",
+    "My sister Maya lives in Porto.",
+    "The quarterly report is due on Friday.",
+    "I started running three times a week.",
+    "Our cat Miso sleeps on the radiator.",
+]
+
+
+async def remember(engine: SearchEngine, facts: list[str], clock: FrozenClock) -> None:
+    for fact in facts:
+        clock.advance(60)
+        await archival.insert(engine, AGENT, fact)
+
+
+async def texts(engine: SearchEngine, query: str, **kwargs: object) -> list[str]:
+    found = await archival.search(engine, AGENT, query, page_size=10, **kwargs)  # type: ignore[arg-type]
+    return [m.content for m in found.memories]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic"])
+async def test_a_paraphrase_is_found(engine: SearchEngine, clock: FrozenClock, mode: str) -> None:
+    await remember(engine, FACTS, clock)
+    found = await texts(engine, "what food do I like?", mode=mode)
+    assert found[0] == FACTS[0]
+
+
+async def test_lexical_needs_a_shared_word(engine: SearchEngine, clock: FrozenClock) -> None:
+    await remember(engine, FACTS, clock)
+    assert FACTS[0] not in await texts(engine, "what food do I like?", mode="lexical")
+    assert await texts(engine, "pizza", mode="lexical") == [FACTS[0]]
+
+
+async def test_scores_come_with_the_mode(engine: SearchEngine, clock: FrozenClock) -> None:
+    await remember(engine, FACTS, clock)
+    hybrid = await archival.search(engine, AGENT, "pizza with mushrooms", mode="hybrid")
+    assert hybrid.mode == "hybrid"
+    best = hybrid.matches[0]
+    assert best.memory.content == FACTS[0]
+    assert best.similarity is not None
+    assert 0 < best.similarity <= 1
+    lexical = await archival.search(engine, AGENT, "pizza with mushrooms", mode="lexical")
+    assert lexical.matches[0].similarity is None
+    assert lexical.matches[0].score > 0
+
+
+async def test_a_deleted_memory_is_never_found(engine: SearchEngine, clock: FrozenClock) -> None:
+    await remember(engine, FACTS, clock)
+    assert FACTS[1] in await texts(engine, "sister Maya")  # the index is loaded now
+    found = await archival.search(engine, AGENT, "sister Maya")
+    await archival.delete_memory(engine, AGENT, found.memories[0].memory_id)
+    for mode in ("hybrid", "lexical", "semantic"):
+        assert FACTS[1] not in await texts(engine, "sister Maya", mode=mode)
+
+
+async def test_another_engine_on_the_same_table_catches_up(
+    engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
+) -> None:
+    other = SearchEngine(store, static, clock)
+    await remember(engine, FACTS[:2], clock)
+    assert await texts(other, "pizza") == [FACTS[0]]  # loaded whole
+    await remember(engine, FACTS[2:], clock)
+    found = await archival.search(engine, AGENT, "pizza")
+    await archival.delete_memory(engine, AGENT, found.memories[0].memory_id)
+    # Caught up from the change log: three inserts and a delete.
+    assert await texts(other, "cat on the radiator") == [FACTS[4]]
+    assert await texts(other, "pizza", mode="lexical") == []
+    assert await repository.version(store, AGENT) == 6
+
+
+async def test_a_change_log_that_expired_means_a_full_reload(
+    engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
+) -> None:
+    other = SearchEngine(store, static, clock)
+    await remember(engine, FACTS[:1], clock)
+    assert await texts(other, "pizza") == [FACTS[0]]
+    await remember(engine, FACTS[1:], clock)
+    clock.advance(repository.CHANGE_TTL_SECONDS + 1)  # every change has expired
+    assert await texts(other, "Maya in Porto", mode="lexical") == [FACTS[1]]
+
+
+async def test_writes_from_two_engines_at_once_all_land(
+    engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
+) -> None:
+    import asyncio
+
+    other = SearchEngine(store, static, clock)
+    await asyncio.gather(
+        *(archival.insert(engine, AGENT, f"alpha note {i}") for i in range(10)),
+        *(archival.insert(other, AGENT, f"alpha memo {i}") for i in range(10)),
+    )
+    assert await repository.version(store, AGENT) == 20
+    for e in (engine, other):
+        found = await archival.search(e, AGENT, "alpha", mode="lexical")
+        assert found.total == 20
+
+
+async def test_the_index_rebuilds_past_its_delta(engine: SearchEngine, clock: FrozenClock) -> None:
+    from api.search import index as index_module
+
+    await remember(engine, ["seed memory"], clock)
+    await texts(engine, "seed")  # loaded: one document in the main segment
+    many = [f"note number {i} about gardening" for i in range(index_module.DELTA_MIN + 20)]
+    await remember(engine, many, clock)
+    found = await archival.search(engine, AGENT, "gardening", mode="lexical")
+    assert found.total == len(many)
+    loaded = engine._indexes[AGENT]
+    assert not loaded.needs_rebuild()
+    assert len(loaded) == len(many) + 1
+
+
+async def test_vectors_of_another_model_are_never_used(
+    engine: SearchEngine, store: Table, clock: FrozenClock
+) -> None:
+    await remember(engine, FACTS, clock)
+    lexical_only = SearchEngine(store, None, clock)
+    with pytest.raises(SemanticSearchUnavailable):
+        await lexical_only.search(AGENT, "food", mode="semantic")
+    # Hybrid without a model is lexical: found by the word, with no similarity.
+    found = await archival.search(lexical_only, AGENT, "pizza", mode="hybrid")
+    assert found.mode == "lexical"
+    assert [m.similarity for m in found.matches] == [None]
+
+
+def said(
+    conversation: str, i: int, role: str, content: str, day: int, actor: str = "alice"
+) -> Message:
+    return Message(
+        conversation_id=conversation,
+        message_id=f"{conversation}-{i}",
+        role=role,  # type: ignore[arg-type]
+        content=content,
+        actor_id=actor,
+        created_at=datetime(2025, 5, day, 12, 0, i, tzinfo=UTC),
+    )
+
+
+async def test_messages_are_found_across_conversations_with_filters(engine: SearchEngine) -> None:
+    history = [
+        said("c1", 1, "user", "We adopted a puppy called Biscuit.", 1),
+        said("c1", 2, "assistant", "Congratulations on Biscuit!", 1),
+        said("c2", 1, "user", "Biscuit chewed my shoes again.", 20, actor="bob"),
+        said("c2", 2, "tool", "Biscuit tool output", 20),
+        said("c2", 3, "assistant", "", 20),  # a tool call only: nothing to search
+    ]
+    for message in history:
+        await messages.record(engine, AGENT, message)
+    every = await messages.search(engine, AGENT, "Biscuit", mode="lexical")
+    assert {h.message_id for h in every.hits} == {"c1-1", "c1-2", "c2-1"}
+    users = await messages.search(engine, AGENT, "Biscuit", roles=frozenset({"user"}))
+    assert {h.message_id for h in users.hits} == {"c1-1", "c2-1"}
+    bob = await messages.search(engine, AGENT, "Biscuit", actor_id="bob")
+    assert [h.message_id for h in bob.hits] == ["c2-1"]
+    one = await messages.search(engine, AGENT, "Biscuit", conversation_id="c1", mode="lexical")
+    assert {h.message_id for h in one.hits} == {"c1-1", "c1-2"}
+    later = await messages.search(
+        engine, AGENT, "Biscuit", after=datetime(2025, 5, 10, tzinfo=UTC), mode="lexical"
+    )
+    assert [h.message_id for h in later.hits] == ["c2-1"]
+    earlier = await messages.search(
+        engine, AGENT, "Biscuit", before=datetime(2025, 5, 10, tzinfo=UTC), mode="lexical"
+    )
+    assert {h.message_id for h in earlier.hits} == {"c1-1", "c1-2"}
+    # Archival search never returns messages, nor message search memories.
+    await archival.insert(engine, AGENT, "Biscuit is a golden retriever.")
+    assert await texts(engine, "Biscuit", mode="lexical") == ["Biscuit is a golden retriever."]
+    again = await messages.search(engine, AGENT, "Biscuit", mode="lexical")
+    assert again.total == 3
+
+
+async def test_expired_messages_are_not_found(engine: SearchEngine, clock: FrozenClock) -> None:
+    message = said("c1", 1, "user", "My locker code is 4512.", 1)
+    message = message.model_copy(update={"ttl": int(clock.now()) + 3600})
+    await messages.record(engine, AGENT, message)
+    found = await messages.search(engine, AGENT, "locker code", mode="lexical")
+    assert found.total == 1
+    clock.advance(3601)
+    gone = await messages.search(engine, AGENT, "locker code", mode="lexical")
+    assert gone.total == 0
