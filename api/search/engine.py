@@ -18,7 +18,7 @@ from api.embeddings.base import Embedder
 from api.errors import AppError
 from api.kit.clock import Clock
 from api.memory.retry import MAX_ATTEMPTS, backoff
-from api.search import documents, repository, tokens
+from api.search import documents, repository, tokens, when
 from api.search.documents import Doc
 from api.search.index import AgentIndex, Filters, Found, Mode, Query
 from api.search.vectors import Vector
@@ -33,6 +33,7 @@ INLINE_DOCS = 5000  # indexes this small are searched on the event loop (under a
 # lower cosines than transformers do, so their floor is lower.
 MIN_SIMILARITY = {"static": 0.3, "local": 0.35, "ollama": 0.35, "openai": 0.3}
 DEFAULT_MIN_SIMILARITY = 0.3
+TIME_AWARE = True
 
 
 class SemanticSearchUnavailable(AppError):
@@ -171,15 +172,17 @@ class SearchEngine:
             if vector_work is not None:
                 vector_work.cancel()
             raise
+        now = self.clock.now()
         query = Query(
             terms=tokens.tokenize(text),
             vector=vector,
             mode=chosen,
             min_similarity=self.min_similarity,
+            window=when.span(text, now) if TIME_AWARE else None,
+            recent=when.asks_about_now(text) if TIME_AWARE else False,
         )
         async with self._lock(agent_id):
             index = await self._fresh(agent_id, current)
-            now = self.clock.now()
             if len(index) <= INLINE_DOCS:
                 return index.search(
                     query, filters or Filters(), now=now, offset=offset, limit=limit

@@ -8,6 +8,8 @@ the main segment's document frequencies); a removed main document is only masked
 threshold the whole index is rebuilt from its live documents.
 """
 
+import bisect
+import itertools
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -25,9 +27,19 @@ from api.search.vectors import Vector
 Mode = Literal["hybrid", "lexical", "semantic"]
 MODES: tuple[Mode, ...] = ("hybrid", "lexical", "semantic")
 
-K1 = 1.5  # bm25s's defaults, used for the delta as for the main segment
-B = 0.75
+K1 = 1.5  # bm25s's default saturation, used for the delta as for the main segment
+# No length normalisation: a longer message is usually the one with the details, and with
+# it a one-word search ranks every match alike, newest first, as seed 000 shows. On our
+# evaluation (bench/recall.py) b=0 beats bm25s's 0.75 in every mode.
+B = 0.0
 RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al.)
+LEXICAL_WEIGHT = 1.0
+DENSE_WEIGHT = 1.0
+CONTEXT_MAX = True
+CONTEXT_WEIGHT = 0.5  # how much of the preceding message's score a message takes
+WINDOW_WEIGHT = 2.0  # the weight of "within the time the question names" in the fusion
+RECENT_WEIGHT = 1.0  # the weight of recency, for questions about how things are now
+RECENT_POOL = 20  # ...among this many of the best matches
 DELTA_MIN = 256  # documents the delta may hold before a rebuild...
 DELTA_SHARE = 0.05  # ...or this share of the main segment, whichever is larger
 DEAD_SHARE = 0.25  # masked documents in the main segment that trigger a rebuild
@@ -78,7 +90,8 @@ class Query:
     vector: Vector | None  # None: no embedder, or lexical mode
     mode: Mode
     min_similarity: float
-    boost_window: tuple[float, float] | None = None  # a time the question names
+    window: tuple[float, float] | None = None  # a time the question names, [start, end)
+    recent: bool = False  # the question asks how things are now
 
 
 def _codes(values: Iterable[str | None]) -> tuple[npt.NDArray[np.int32], dict[str, int]]:
@@ -104,6 +117,15 @@ class _Main:
         self.actor, self.actors = _codes(d.actor_id for d in self.docs)
         self.conversation, self.conversations = _codes(d.conversation_id for d in self.docs)
         self.has_vector = np.asarray([d.vector is not None for d in self.docs], dtype=np.bool_)
+        self.previous = np.full(n, -1, dtype=np.int64)
+        threads = sorted(
+            (d.conversation_id, d.created_at, d.sk, i)
+            for i, d in enumerate(self.docs)
+            if d.conversation_id is not None
+        )
+        for before, after in itertools.pairwise(threads):
+            if before[0] == after[0]:
+                self.previous[after[3]] = before[3]
         self.matrix: npt.NDArray[np.float32] | None = None
         if dimension and self.has_vector.any():
             self.matrix = np.zeros((n, dimension), dtype=np.float32)
@@ -173,6 +195,13 @@ class AgentIndex:
         self.dimension = dimension
         self._main = _Main(list(docs), dimension)
         self._delta: dict[str, _Fresh] = {}
+        # Each conversation's messages in time order, to find the one before a new message.
+        self._threads: dict[str, list[tuple[float, str]]] = {}
+        for doc in self._main.docs:
+            if doc.conversation_id is not None:
+                self._threads.setdefault(doc.conversation_id, []).append((doc.created_at, doc.sk))
+        for thread in self._threads.values():
+            thread.sort()
 
     def __len__(self) -> int:
         return int(self._main.alive.sum()) + len(self._delta)
@@ -187,18 +216,29 @@ class AgentIndex:
     # --- changes ---------------------------------------------------------------------
 
     def upsert(self, doc: Doc) -> None:
-        self._mask(doc.sk)
+        self.remove(doc.sk)
         terms = tokens.tokenize(doc.text)
         self._delta[doc.sk] = _Fresh(doc, Counter(terms), len(terms))
+        if doc.conversation_id is not None:
+            bisect.insort(
+                self._threads.setdefault(doc.conversation_id, []), (doc.created_at, doc.sk)
+            )
 
     def remove(self, sk: str) -> None:
-        self._mask(sk)
-        self._delta.pop(sk, None)
-
-    def _mask(self, sk: str) -> None:
         i = self._main.position.get(sk)
+        gone = self._delta.pop(sk, None)
+        doc = (
+            gone.doc
+            if gone
+            else (self._main.docs[i] if i is not None and self._main.alive[i] else None)
+        )
         if i is not None:
             self._main.alive[i] = False
+        if doc is not None and doc.conversation_id is not None:
+            thread = self._threads.get(doc.conversation_id, [])
+            at = bisect.bisect_left(thread, (doc.created_at, doc.sk))
+            if at < len(thread) and thread[at] == (doc.created_at, doc.sk):
+                del thread[at]
 
     def needs_rebuild(self) -> bool:
         n = len(self._main.docs)
@@ -208,7 +248,7 @@ class AgentIndex:
 
     def rebuild(self) -> None:
         self._main = _Main(self.docs(), self.dimension)
-        self._delta = {}
+        self._delta = {}  # the threads hold the same documents as before
 
     def nbytes(self) -> int:
         per_fresh = 2 * DOC_OVERHEAD_BYTES + 4 * (self.dimension or 0)
@@ -219,49 +259,71 @@ class AgentIndex:
     def search(
         self, query: Query, filters: Filters, *, now: float, offset: int, limit: int
     ) -> Found:
-        main = self._main
-        fresh = [f for f in self._delta.values() if f.doc.live(now) and filters.admits(f.doc)]
-        in_main = np.flatnonzero(main.mask(filters, now))
-        docs = [main.docs[i] for i in in_main] + [f.doc for f in fresh]
-        if not docs:
+        """Scores every document, then keeps those the filters admit: a message's score
+        takes some of the message before it (its context), whatever the filters say."""
+        main, fresh = self._main, list(self._delta.values())
+        docs = main.docs + [f.doc for f in fresh]
+        live = np.concatenate(
+            [
+                main.mask(filters, now),
+                np.fromiter(
+                    (f.doc.live(now) and filters.admits(f.doc) for f in fresh), np.bool_, len(fresh)
+                ),
+            ]
+        )
+        if not live.any():
             return Found(0, mode=query.mode)
-        created = np.concatenate([main.created[in_main], [f.doc.created_at for f in fresh]])
+        created = np.concatenate([main.created, [f.doc.created_at for f in fresh]])
+        previous = np.concatenate([main.previous, self._fresh_previous(fresh)])
 
         lexical = np.zeros(len(docs), dtype=np.float64)
         if query.mode != "semantic" and query.terms:
-            if len(in_main):
-                lexical[: len(in_main)] = main.bm25(query.terms)[in_main]
-            lexical[len(in_main) :] = self._delta_bm25(query.terms, fresh)
+            lexical[: len(main.docs)] = main.bm25(query.terms)
+            lexical[len(main.docs) :] = self._delta_bm25(query.terms, fresh)
 
         similarity: Floats | None = None
         has_vector = np.zeros(len(docs), dtype=np.bool_)
         if query.mode != "lexical" and query.vector is not None:
             similarity = np.zeros(len(docs), dtype=np.float64)
-            if len(in_main) and main.matrix is not None:
-                similarity[: len(in_main)] = main.matrix[in_main] @ query.vector
-                has_vector[: len(in_main)] = main.has_vector[in_main]
-            for j, f in enumerate(fresh, len(in_main)):
+            if main.matrix is not None:
+                similarity[: len(main.docs)] = main.matrix @ query.vector
+                has_vector[: len(main.docs)] = main.has_vector
+            for j, f in enumerate(fresh, len(main.docs)):
                 if f.doc.vector is not None:
                     similarity[j] = float(f.doc.vector @ query.vector)
                     has_vector[j] = True
 
-        lexical_match = lexical > 0
-        dense_match = has_vector & (
-            similarity >= query.min_similarity if similarity is not None else False
-        )
+        lexical_score = _with_context(lexical, previous)
+        lexical_match = live & (lexical_score > 0)
+        dense_match = np.zeros(len(docs), dtype=np.bool_)
+        dense_score = np.zeros(len(docs), dtype=np.float64)
+        if similarity is not None:
+            dense_score = _with_context(np.where(has_vector, similarity, 0.0), previous)
+            dense_match = live & has_vector & (dense_score >= query.min_similarity)
+
+        inside = np.zeros(len(docs), dtype=np.bool_)
+        if query.window is not None:
+            start, end = query.window
+            inside = live & (created >= start) & (created < end)
         match query.mode:
             case "lexical":
-                matched, score = lexical_match, lexical
+                matched, score = lexical_match, lexical_score
             case "semantic":
-                assert similarity is not None
-                matched, score = dense_match, similarity
+                matched, score = dense_match, dense_score
             case "hybrid":
-                matched = lexical_match | dense_match
-                score = _fused(lexical, lexical_match, similarity, dense_match)
-        if query.boost_window is not None:
-            start, end = query.boost_window
-            inside = matched & (created >= start) & (created < end)
-            score = score + inside * _window_bonus(query.mode, score, inside)
+                matched = lexical_match | dense_match | inside
+                lists = [(lexical_score, lexical_match, LEXICAL_WEIGHT)]
+                if similarity is not None:
+                    lists.append((dense_score, dense_match, DENSE_WEIGHT))
+                if inside.any():
+                    # Within the time the question names, ranked by what it asks about.
+                    relevance = dense_score if similarity is not None else lexical_score
+                    lists.append((relevance + created * 1e-12, inside, WINDOW_WEIGHT))
+                if query.recent:
+                    lists.append((created, matched & _top(lists, RECENT_POOL), RECENT_WEIGHT))
+                score = _fused(lists)
+        if query.mode != "hybrid" and inside.any():
+            score = score + (matched & inside) * (float(score.max()) + 1.0)
         chosen = np.flatnonzero(matched)
         # Best first; among equals the newest first, as a person expects of their notes.
         order = chosen[np.lexsort((-created[chosen], -score[chosen]))]
@@ -281,6 +343,28 @@ class AgentIndex:
                 for i in page
             ],
         )
+
+    def _fresh_previous(self, fresh: Sequence[_Fresh]) -> npt.NDArray[np.int64]:
+        """For each delta document, the position of the message before it in its
+        conversation (-1: none)."""
+        main = self._main
+        where = {f.doc.sk: j for j, f in enumerate(fresh, len(main.docs))}
+        found = np.full(len(fresh), -1, dtype=np.int64)
+        for j, f in enumerate(fresh):
+            conversation = f.doc.conversation_id
+            if conversation is None:
+                continue
+            thread = self._threads.get(conversation, [])
+            at = bisect.bisect_left(thread, (f.doc.created_at, f.doc.sk))
+            if at == 0:
+                continue
+            before = thread[at - 1][1]
+            i = main.position.get(before)
+            if before in where:
+                found[j] = where[before]
+            elif i is not None:
+                found[j] = i
+        return found
 
     def _delta_bm25(self, terms: list[str], fresh: Sequence[_Fresh]) -> Floats:
         if not fresh:
@@ -315,18 +399,27 @@ def _ranks(score: Floats, matched: Mask) -> Floats:
     return ranks
 
 
-def _fused(
-    lexical: Floats, lexical_match: Mask, similarity: Floats | None, dense_match: Mask
-) -> Floats:
-    fused = 1.0 / (RRF_K + _ranks(lexical, lexical_match))
-    if similarity is not None:
-        fused += 1.0 / (RRF_K + _ranks(similarity, dense_match))
+def _fused(lists: Sequence[tuple[Floats, Mask, float]]) -> Floats:
+    """Reciprocal rank fusion: each list adds weight / (RRF_K + rank) to its documents."""
+    fused = np.zeros(len(lists[0][0]), dtype=np.float64)
+    for score, matched, weight in lists:
+        fused += weight / (RRF_K + _ranks(score, matched))
     return fused
 
 
-def _window_bonus(mode: Mode, score: Floats, inside: Mask) -> float:
-    """What a document inside the time a question names gains: in fused scores, as much as
-    a first place in one more list; in raw scores, enough to come before those outside."""
-    if mode == "hybrid":
-        return 1.0 / (RRF_K + 1)
-    return float(score.max()) + 1.0 if inside.any() else 0.0
+def _top(lists: Sequence[tuple[Floats, Mask, float]], count: int) -> Mask:
+    """The documents among the first `count` of the fusion so far."""
+    fused = _fused(lists)
+    top = np.zeros(len(fused), dtype=np.bool_)
+    top[np.argsort(-fused, kind="stable")[:count]] = True
+    return top & (fused > 0)
+
+
+def _with_context(score: Floats, previous: npt.NDArray[np.int64]) -> Floats:
+    """A message's score plus a share of the one before it: an answer often shares no
+    word with the question that its preceding message does ("How was the race?" "We
+    celebrated with a curry")."""
+    before = np.where(previous >= 0, score[np.maximum(previous, 0)], 0.0)
+    if CONTEXT_MAX:
+        return np.maximum(score, CONTEXT_WEIGHT * before)
+    return score + CONTEXT_WEIGHT * before

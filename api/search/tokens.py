@@ -17,7 +17,11 @@ just me more most my myself nor now off once only other ought our
 ours ourselves out over own same she should so some than thats them themselves
 those through too under until up very we were what whats when where which
 while who whom why would you your yours yourself yourselves"""
-STOP_WORDS = frozenset(STOPWORDS_EN) | frozenset(_CHAT_WORDS.split())
+# What contractions leave once split at the apostrophe ("what's", "don't", "I'll").
+_CONTRACTIONS = "s t d ll re ve m"
+STOP_WORDS = (
+    frozenset(STOPWORDS_EN) | frozenset(_CHAT_WORDS.split()) | frozenset(_CONTRACTIONS.split())
+)
 _stemmer = Stemmer.Stemmer("english")
 
 

@@ -23,6 +23,7 @@ from api.kit.clock import Clock, SystemClock
 from api.store import codec, rules
 from api.store.conditions import is_live
 from api.store.definition import IndexDefinition, TableDefinition
+from api.store.keys import ENTITY
 from api.store.table import (
     BATCH_GET_CHUNK,
     BATCH_WRITE_CHUNK,
@@ -447,6 +448,52 @@ class DynamoTable:
             items = items[:limit]
             return Page(items, rules.encode_cursor(items[-1], idx, shape))
         return Page(items, None)
+
+    async def scan(
+        self, *, entity: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> Page:
+        rules.check_scan(entity, limit)
+        shape = rules.scan_shape(entity)
+        position = rules.decode_scan_cursor(cursor, shape) if cursor is not None else None
+        expr = _Expression()
+        live = _live(expr, self._clock.now())
+        params: dict[str, Any] = {
+            "TableName": self._name,
+            "FilterExpression": live
+            if entity is None
+            else f"{live} AND {expr.name(ENTITY)} = {expr.value(entity)}",
+            "ConsistentRead": True,
+            **expr.params(),
+        }
+        start = {n: {"S": v} for n, v in position.items()} if position else None
+        return await self._run(self._scan_page, params, start, limit, shape)
+
+    def _scan_page(
+        self, params: dict[str, Any], start: dict[str, Any] | None, limit: int | None, shape: str
+    ) -> Page:
+        # With a limit, a page is one request for `limit + 1` items, so it reads a bounded
+        # share of the table however few items the filters keep (DynamoDB's Limit counts
+        # items read, not kept). When the extra item is kept, the cursor stops before it;
+        # when the response reaches the table's end, there is no cursor. Without a limit,
+        # the page is every response up to the end.
+        items: list[Item] = []
+        while True:
+            request = dict(params)
+            if start:
+                request["ExclusiveStartKey"] = start
+            if limit is not None:
+                request["Limit"] = limit + 1
+            response = self._client.scan(**request)
+            items += [codec.from_wire(raw) for raw in response.get("Items", [])]
+            start = response.get("LastEvaluatedKey")
+            if not start or limit is not None:
+                break
+        if limit is not None and len(items) > limit:
+            items = items[:limit]
+            return Page(items, rules.encode_cursor(items[-1], None, shape))
+        if not start:
+            return Page(items, None)
+        return Page(items, rules.encode_cursor(codec.from_wire(start), None, shape))
 
     # --- batches and transactions --------------------------------------------------------
 

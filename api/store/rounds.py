@@ -16,14 +16,15 @@ from typing import Any
 
 from api.store.table import PK, SK, Condition, Item, Key, Page, SkCondition, Table, TxOp
 
-READS = frozenset({"get", "query", "batch_get"})
+READS = frozenset({"get", "query", "batch_get", "scan"})
 WRITES = frozenset({"put", "update", "delete", "batch_write", "transact_write"})
 
 
 @dataclass(frozen=True)
 class Call:
     """One call to the table: the method, what it touched (`pk sk`, or `pk prefix` for a
-    query; empty for batches), and when it started and ended (time.perf_counter)."""
+    query; the entity for a scan; empty for batches), and when it started and ended
+    (time.perf_counter)."""
 
     operation: str
     target: str
@@ -138,6 +139,12 @@ class RoundCounter:
             return await self.table.query(
                 pk, sk=sk, index=index, forward=forward, limit=limit, cursor=cursor
             )
+
+    async def scan(
+        self, *, entity: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> Page:
+        with self._timed("scan", entity or ""):
+            return await self.table.scan(entity=entity, limit=limit, cursor=cursor)
 
     async def batch_get(self, keys: Sequence[Key]) -> list[Item]:
         with self._timed("batch_get"):

@@ -90,9 +90,19 @@ def check_query(
             raise InvalidKey("A sort-key condition needs non-empty string values.")
         if sk.op == "between" and sk.value > (sk.upper or ""):
             raise InvalidKey("A between condition needs its lower bound first.")
-    if limit is not None and (isinstance(limit, bool) or limit < 1):
-        raise InvalidItem("A query's limit must be at least 1.")
+    check_limit(limit, "query")
     return idx
+
+
+def check_scan(entity: str | None, limit: int | None) -> None:
+    if entity is not None and (not isinstance(entity, str) or not entity):
+        raise InvalidItem("A scan's entity must be a non-empty string.")
+    check_limit(limit, "scan")
+
+
+def check_limit(limit: int | None, operation: str) -> None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise InvalidItem(f"A {operation}'s limit must be at least 1.")
 
 
 def op_key(op: TxOp) -> Key:
@@ -152,13 +162,23 @@ def cursor_names(index: IndexDefinition | None) -> tuple[str, ...]:
 
 def query_shape(index: IndexDefinition | None, sk: SkCondition | None, forward: bool) -> str:
     """A short digest of what a query selects, so a cursor only continues its own query."""
-    shape = [
-        index.name if index else "",
-        forward,
-        sk.op if sk else "",
-        sk.value if sk else "",
-        sk.upper if sk else "",
-    ]
+    return _digest(
+        [
+            index.name if index else "",
+            forward,
+            sk.op if sk else "",
+            sk.value if sk else "",
+            sk.upper if sk else "",
+        ]
+    )
+
+
+def scan_shape(entity: str | None) -> str:
+    """The digest of a scan, never equal to a query's: a cursor continues only its own scan."""
+    return _digest(["scan", entity])
+
+
+def _digest(shape: list[Any]) -> str:
     raw = json.dumps(shape, ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(raw).hexdigest()[:12]
 
@@ -173,6 +193,19 @@ def decode_cursor(
     cursor: str, pk: str, index: IndexDefinition | None, shape: str
 ) -> dict[str, str]:
     """The position a cursor holds, refused unless it belongs to this very query."""
+    position = _position(cursor, shape, cursor_names(index))
+    partition = PK if index is None else index.pk
+    if position[partition] != pk:
+        raise InvalidCursor("The cursor belongs to another query.")
+    return position
+
+
+def decode_scan_cursor(cursor: str, shape: str) -> dict[str, str]:
+    """The item key a scan's cursor holds, refused unless it belongs to this very scan."""
+    return _position(cursor, shape, (PK, SK))
+
+
+def _position(cursor: str, shape: str, names: tuple[str, ...]) -> dict[str, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         decoded = json.loads(raw.decode("utf-8"))
@@ -181,16 +214,12 @@ def decode_cursor(
     if not isinstance(decoded, dict) or set(decoded) != {"at", "q"}:
         raise InvalidCursor("The cursor is malformed; pass back a cursor from a page.")
     if decoded["q"] != shape:
-        raise InvalidCursor("The cursor belongs to another query.")
+        raise InvalidCursor("The cursor belongs to another query or scan.")
     position = decoded["at"]
-    names = cursor_names(index)
     if (
         not isinstance(position, dict)
         or set(position) != set(names)
         or not all(isinstance(position[n], str) and position[n] for n in names)
     ):
         raise InvalidCursor("The cursor is malformed; pass back a cursor from a page.")
-    partition = PK if index is None else index.pk
-    if position[partition] != pk:
-        raise InvalidCursor("The cursor belongs to another query.")
     return position

@@ -26,6 +26,7 @@ from api.kit.clock import Clock, SystemClock
 from api.store import codec, rules
 from api.store.conditions import apply_update, holds, live
 from api.store.definition import IndexDefinition, TableDefinition
+from api.store.keys import ENTITY
 from api.store.table import (
     PK,
     SK,
@@ -344,6 +345,38 @@ class SqliteTable:
             return Page(items, None)
 
         return await self._run(_query)
+
+    async def scan(
+        self, *, entity: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> Page:
+        rules.check_scan(entity, limit)
+        shape = rules.scan_shape(entity)
+        position = rules.decode_scan_cursor(cursor, shape) if cursor is not None else None
+        # Keyset pages in key order. As DynamoDB's Limit does, `limit` counts the rows read
+        # before the entity filter, so a page may come back short, or empty, mid-scan
+        # (expired rows are left out by the SELECT itself, so they do not count here).
+        where = ["(ttl IS NULL OR ttl > ?)"]
+        params: list[Any] = [self._clock.now()]
+        if position is not None:
+            where.append("(pk, sk) > (?, ?)")
+            params += [position[PK], position[SK]]
+        sql = f"SELECT pk, sk, item FROM {self._table} WHERE {' AND '.join(where)} ORDER BY pk, sk"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit + 1)  # one row ahead: a cursor only when rows follow
+        wanted = None if entity is None else {"S": entity}
+
+        def _scan(conn: sqlite3.Connection) -> Page:
+            rows = conn.execute(sql, params).fetchall()
+            next_cursor = None
+            if limit is not None and len(rows) > limit:
+                rows = rows[:limit]
+                next_cursor = rules.encode_cursor({PK: rows[-1][0], SK: rows[-1][1]}, None, shape)
+            wires = (codec.loads(row[2]) for row in rows)
+            items = [codec.from_wire(w) for w in wires if wanted is None or w.get(ENTITY) == wanted]
+            return Page(items, next_cursor)
+
+        return await self._run(_scan)
 
     def _query_sql(
         self,

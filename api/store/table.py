@@ -276,6 +276,20 @@ class Table(Protocol):
         """
         ...
 
+    async def scan(
+        self, *, entity: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> Page:
+        """Every live item of the table (of one `entity` when given: the items' `entity`
+        attribute), in no promised order, a page at a time. For admin tasks, never a request
+        path: it reads the whole table.
+
+        A page may hold fewer than `limit` items (none, even) while more follow; the cursor is
+        None exactly when the scan is done. Without a limit the page is the whole table.
+        A cursor continues only the scan that made it (same `entity`). No key comes back
+        twice; an item written or deleted while a scan runs may or may not be seen.
+        """
+        ...
+
     async def batch_get(self, keys: Sequence[Key]) -> list[Item]:
         """The live items among `keys`, in the order of `keys`; missing ones are left out."""
         ...

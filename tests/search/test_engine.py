@@ -145,7 +145,7 @@ def said(
     return Message(
         conversation_id=conversation,
         message_id=f"{conversation}-{i}",
-        role=role,  # type: ignore[arg-type]
+        role=role,
         content=content,
         actor_id=actor,
         created_at=datetime(2025, 5, day, 12, 0, i, tzinfo=UTC),
