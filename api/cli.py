@@ -1,4 +1,4 @@
-"""agent-memory: serve, create-table, reencrypt, dynamodb-local."""
+"""agent-memory: serve, create-table, reencrypt, reembed, dynamodb-local."""
 
 import argparse
 import asyncio
@@ -86,6 +86,62 @@ def reencrypt(args: argparse.Namespace) -> int:
     return 0
 
 
+def reembed(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from api.embeddings.base import EmbeddingConfigError
+    from api.embeddings.factory import start_embedder
+    from api.kit.clock import SystemClock
+    from api.search import reembed as reembedding
+    from api.search.engine import SearchEngine
+    from api.store import build_table
+
+    settings = _settings()
+
+    class Bar:
+        def __init__(self) -> None:
+            self.bar = tqdm(total=0, unit="item", desc="re-embedding", file=sys.stderr)
+
+        def found(self, count: int) -> None:
+            self.bar.total = (self.bar.total or 0) + count
+            self.bar.refresh()
+
+        def done(self, count: int) -> None:
+            self.bar.update(count)
+
+    async def run() -> reembedding.Tally | None:
+        embedder = await start_embedder(settings)
+        if embedder is None:
+            return None
+        table = build_table(settings)
+        engine = SearchEngine(table, embedder, SystemClock())
+        bar = Bar()
+        try:
+            return await reembedding.reembed(engine, bar, agent_id=args.agent, batch=args.batch)
+        finally:
+            bar.bar.close()
+            await engine.aclose()
+            await table.close()
+
+    try:
+        tally = asyncio.run(run())
+    except EmbeddingConfigError as e:
+        print(f"agent-memory: {e}", file=sys.stderr)
+        return 2
+    if tally is None:
+        print(
+            "agent-memory: MEMORY_EMBEDDING_BACKEND=none embeds nothing; choose a backend.",
+            file=sys.stderr,
+        )
+        return 2
+    print(
+        f"{tally.agents} agent(s): {tally.embedded} item(s) embedded, {tally.copied} "
+        f"message(s) made searchable, {tally.skipped} skipped (deleted meanwhile), with "
+        f"{settings.memory_embedding_backend} embeddings."
+    )
+    return 0
+
+
 def dynamodb_local(args: argparse.Namespace) -> int:
     from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
 
@@ -129,6 +185,15 @@ def parser() -> argparse.ArgumentParser:
         help="rewrite credentials encrypted with ENCRYPTION_OLD_KEYS under ENCRYPTION_KEY",
     )
     r.set_defaults(run=reencrypt)
+
+    e = sub.add_parser(
+        "reembed",
+        help="give every searchable item a vector of the configured embedding model "
+        "(resumable, safe while serving)",
+    )
+    e.add_argument("--agent", help="only this agent (its id)")
+    e.add_argument("--batch", type=int, default=40, help="items per write (at most 40)")
+    e.set_defaults(run=reembed)
 
     d = sub.add_parser("dynamodb-local", help="run AWS's DynamoDB Local for development")
     d.add_argument("--port", type=int, default=8001, help="port (default 8001)")

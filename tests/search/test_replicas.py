@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from api.config import Settings
 from api.kit.clock import FrozenClock
+from tests.fakes.embedding_servers import start_fake_ollama
 from tests.runtime.conftest import Store, new_agent, running, settings
 
 __all__ = ["settings"]
@@ -25,11 +27,11 @@ def shared(request: pytest.FixtureRequest, tmp_path: Path, clock: FrozenClock) -
 
 @pytest.fixture
 def replicas(
-    shared: Store, settings: object, clock: FrozenClock
+    shared: Store, settings: Settings, clock: FrozenClock
 ) -> Iterator[tuple[TestClient, TestClient]]:
     with (
-        running(settings, clock, shared.open()) as a,  # type: ignore[arg-type]
-        running(settings, clock, shared.open()) as b,  # type: ignore[arg-type]
+        running(settings, clock, shared.open()) as a,
+        running(settings, clock, shared.open()) as b,
     ):
         yield a, b
 
@@ -91,3 +93,32 @@ def test_messages_of_a_deleted_conversation_are_never_returned(
     conversation = found["messages"][0]["conversation_id"]
     assert a.delete(f"/conversations/{conversation}").status_code == 204
     assert b.get(url, params={"q": "green tea"}).json()["total"] == 0
+
+
+def test_two_embedding_models_are_never_mixed(
+    shared: Store, settings: Settings, clock: FrozenClock
+) -> None:
+    """A replica on another model treats the first one's vectors as absent: found by its
+    words, never compared with a vector of another space (and the same the other way)."""
+    with start_fake_ollama() as ollama:
+        other = settings.model_copy(
+            update={"memory_embedding_backend": "ollama", "ollama_base_url": ollama.base_url}
+        )
+        with (
+            running(settings, clock, shared.open()) as a,
+            running(other, clock, shared.open()) as b,
+        ):
+            agent = new_agent(a)
+            a.post(f"/agents/{agent}/memory/archival", json={"content": "I love pizza"})
+            assert search(b, agent, "I love pizza", mode="semantic") == []
+            assert search(b, agent, "pizza", mode="lexical") == ["I love pizza"]
+
+            b.post(f"/agents/{agent}/memory/archival", json={"content": "Pizza night on Fridays"})
+            exact = b.get(
+                f"/agents/{agent}/memory/archival/search",
+                params={"query": "Pizza night on Fridays", "mode": "semantic"},
+            ).json()["memories"]
+            assert [m["content"] for m in exact] == ["Pizza night on Fridays"]
+            assert exact[0]["similarity"] == pytest.approx(1.0, abs=1e-3)
+            assert "Pizza night on Fridays" not in search(a, agent, "pizza night", "semantic")
+            assert "I love pizza" in search(a, agent, "what food do I like?", "semantic")

@@ -1,0 +1,126 @@
+"""`agent-memory reembed`: every searchable item gets the configured model's vector, messages
+stored before they were searchable become so, running servers see it, and a second run
+has nothing left to do."""
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from api.agents import service as agents
+from api.agents.schemas import AgentCreate
+from api.conversations import service as conversations
+from api.embeddings.base import Embedder
+from api.kit.clock import FrozenClock
+from api.memory import archival
+from api.messages import repository as message_items
+from api.messages import service as messages
+from api.messages.models import Message
+from api.search import reembed, vectors
+from api.search.engine import SearchEngine
+from api.store import keys
+from api.store.table import Table
+from tests.app.test_cli import run_cli
+
+EMAIL = "ada@example.com"
+
+
+class Counted:
+    def __init__(self) -> None:
+        self.found_total = 0
+        self.done_total = 0
+
+    def found(self, count: int) -> None:
+        self.found_total += count
+
+    def done(self, count: int) -> None:
+        self.done_total += count
+
+
+async def legacy_agent(store: Table, clock: FrozenClock) -> tuple[str, str]:
+    """An agent whose memories were stored without vectors and whose messages were stored
+    before messages were searchable."""
+    agent, _ = await agents.create(store, EMAIL, AgentCreate(name="Legacy"), clock)
+    lexical = SearchEngine(store, None, clock)
+    for text in ["I love pizza", "My bike is red", "The dentist is on Thursday"]:
+        await archival.insert(lexical, agent.agent_id, text)
+    conversation = await conversations.create(store, agent, "old chat", clock)
+    for i, (role, text) in enumerate(
+        [("user", "We adopted a puppy called Biscuit"), ("assistant", "Lovely name!")]
+    ):
+        await message_items.add(
+            store,
+            Message(
+                conversation_id=conversation.conversation_id,
+                message_id=f"m{i}",
+                role=role,  # type: ignore[arg-type]
+                content=text,
+                created_at=datetime(2025, 1, 1, 12, 0, i, tzinfo=UTC),
+            ),
+        )
+    return agent.agent_id, conversation.conversation_id
+
+
+async def test_reembed_gives_every_item_the_model_and_serving_engines_see_it(
+    store: Table, static: Embedder, clock: FrozenClock
+) -> None:
+    agent_id, _ = await legacy_agent(store, clock)
+    serving = SearchEngine(store, static, clock)
+    before = await archival.search(serving, agent_id, "what food do I like?", mode="semantic")
+    assert before.total == 0  # no vector of its model yet
+    assert (await messages.search(serving, agent_id, "Biscuit")).total == 0
+
+    progress = Counted()
+    tally = await reembed.reembed(SearchEngine(store, static, clock), progress)
+    assert (tally.agents, tally.embedded, tally.copied, tally.skipped) == (1, 3, 2, 0)
+    assert progress.found_total == progress.done_total == 5
+
+    after = await archival.search(serving, agent_id, "what food do I like?", mode="semantic")
+    assert after.memories[0].content == "I love pizza"
+    found = await messages.search(serving, agent_id, "Biscuit", mode="lexical")
+    # The reply comes second, found through the message before it.
+    assert [h.message_id for h in found.hits] == ["m0", "m1"]
+    pk, sk = keys.archival_of(agent_id)
+    stored = await store.query(pk, sk=sk)
+    assert {i[vectors.EMBEDDING_MODEL] for i in stored.items} == {static.model_id}
+
+    again = await reembed.reembed(SearchEngine(store, static, clock), Counted())
+    assert (again.embedded, again.copied) == (0, 0)
+
+
+async def test_what_was_deleted_meanwhile_is_skipped_not_revived(
+    store: Table, static: Embedder, clock: FrozenClock
+) -> None:
+    agent_id, _ = await legacy_agent(store, clock)
+    engine = SearchEngine(store, static, clock)
+    work = await reembed._work_of(engine, agent_id)
+    doomed = next(w for w in work if w.item is not None and w.text == "My bike is red")
+    memory = await archival.search(engine, agent_id, "bike", mode="lexical")
+    await archival.delete_memory(engine, agent_id, memory.memories[0].memory_id)
+    tally = reembed.Tally()
+    await reembed._commit(engine, agent_id, work, tally)
+    assert (tally.embedded, tally.copied, tally.skipped) == (2, 2, 1)
+    assert doomed.item is not None
+    assert await store.get(keys.Key(doomed.item["pk"], doomed.item["sk"])) is None
+    assert (await archival.search(engine, agent_id, "bike", mode="lexical")).total == 0
+
+
+async def test_the_command_runs_with_a_progress_bar(tmp_path: Path, clock: FrozenClock) -> None:
+    from api.store.definition import load_definition
+    from api.store.sqlite import SqliteTable
+
+    path = tmp_path / "cli.db"
+    table = SqliteTable(path, "agent-memory", load_definition(), clock=clock)
+    await table.create()
+    agent_id, _ = await legacy_agent(table, clock)
+    await table.close()
+    env = {"STORE": "sqlite", "SQLITE_PATH": str(path)}
+
+    done = run_cli("reembed", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "1 agent(s): 3 item(s) embedded, 2 message(s) made searchable" in done.stdout
+    assert "re-embedding" in done.stderr  # the bar
+    rerun = run_cli("reembed", "--agent", agent_id, env=env)
+    assert "0 item(s) embedded, 0 message(s)" in rerun.stdout
+
+    refused = run_cli("reembed", env={**env, "MEMORY_EMBEDDING_BACKEND": "none"})
+    assert refused.returncode == 2
+    assert "MEMORY_EMBEDDING_BACKEND=none" in refused.stderr
