@@ -18,6 +18,7 @@ per query on one core, with numpy and tokenizers only: no torch, no download, no
 is weaker than the transformer it comes from; the other backends are there for quality.
 """
 
+import functools
 import hashlib
 import io
 import json
@@ -100,6 +101,13 @@ def load_static_model(directory: Path, pins: Mapping[str, str] | None) -> Static
         ) from exc
 
 
+@functools.cache
+def _shipped() -> StaticModel:
+    """The shipped model, loaded and checked once per process: it never changes, and
+    every app (and every test) shares it."""
+    return load_static_model(MODEL_DIR, SHIPPED_SHA256)
+
+
 class StaticEmbedder(ThreadedEmbedder):
     """Token vectors averaged and normalised: the shipped model, or a directory of the same
     files (`path`, unpinned) written by tools/build_static_model.py."""
@@ -108,7 +116,7 @@ class StaticEmbedder(ThreadedEmbedder):
 
     def __init__(self, path: Path | str | None = None) -> None:
         if path is None:
-            self._model = load_static_model(MODEL_DIR, SHIPPED_SHA256)
+            self._model = _shipped()
         else:
             self._model = load_static_model(Path(path), None)
 

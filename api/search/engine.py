@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MEMORY_BUDGET = 1024 * 1024 * 1024
 MAX_CATCH_UP = 2000  # changes read one by one; past this a full reload is cheaper
-INLINE_DOCS = 5000  # indexes this small are searched on the event loop (under a millisecond)
+INLINE_DOCS = 20_000  # indexes this small are searched on the event loop (a millisecond or so)
 # Cosine below which a document is not a semantic match. Static models give related texts
 # lower cosines than transformers do, so their floor is lower.
 MIN_SIMILARITY = {"static": 0.3, "local": 0.35, "ollama": 0.35, "openai": 0.3}
@@ -73,6 +73,7 @@ class SearchEngine:
         self._locks: dict[str, asyncio.Lock] = {}
         self._pending: dict[str, list[_Pending]] = {}
         self._versions: dict[str, int] = {}  # the last version this process saw, per agent
+        self._writing: dict[str, asyncio.Lock] = {}
 
     @property
     def model_id(self) -> str | None:
@@ -107,6 +108,24 @@ class SearchEngine:
         (`upserts`, also among `ops`) and delete (`removed` sort keys). A refused condition
         of `ops` raises TransactionCancelled with the reasons indexed as in `ops`."""
         touched = [item[SK] for item in upserts] + list(removed)
+        # This process's writers of one agent take turns: racing each other on the version
+        # would only make all but one of them read it again and retry.
+        lock = self._writing.setdefault(agent_id, asyncio.Lock())
+        try:
+            async with lock:
+                await self._commit(agent_id, ops, upserts, removed, touched)
+        finally:
+            if not lock.locked():  # no writer left: do not keep a lock per agent ever seen
+                self._writing.pop(agent_id, None)
+
+    async def _commit(
+        self,
+        agent_id: str,
+        ops: Sequence[TxOp],
+        upserts: Sequence[Item],
+        removed: Sequence[str],
+        touched: list[str],
+    ) -> None:
         for attempt in range(MAX_ATTEMPTS):
             expected = self._versions.get(agent_id)
             if expected is None:
@@ -138,6 +157,7 @@ class SearchEngine:
         self._sizes.pop(agent_id, None)
         self._pending.pop(agent_id, None)
         self._versions.pop(agent_id, None)
+        self._writing.pop(agent_id, None)
 
     # --- searching ---------------------------------------------------------------------
 
@@ -212,16 +232,17 @@ class SearchEngine:
         return index
 
     async def _load(self, agent_id: str, version: int) -> AgentIndex:
-        items = await repository.searchable(self.table, agent_id)
         model_id = self.model_id
         dimension = self.embedder.dimension if self.embedder else None
 
-        def build() -> AgentIndex:
-            docs = [d for d in (documents.of_item(i, model_id) for i in items) if d is not None]
-            return AgentIndex(docs, version=version, dimension=dimension)
+        def parse(items: list[Item]) -> list[Doc]:
+            return [d for d in (documents.of_item(i, model_id) for i in items) if d is not None]
 
+        docs: list[Doc] = []
+        async for page in repository.searchable(self.table, agent_id):
+            docs += await asyncio.to_thread(parse, page)
         self._pending.pop(agent_id, None)
-        return await asyncio.to_thread(build)
+        return await asyncio.to_thread(AgentIndex, docs, version=version, dimension=dimension)
 
     def _apply_pending(self, agent_id: str, index: AgentIndex) -> None:
         for pending in sorted(self._pending.get(agent_id, []), key=lambda p: p.version):
@@ -261,4 +282,7 @@ class SearchEngine:
             evicted, _ = self._indexes.popitem(last=False)
             self._sizes.pop(evicted, None)
             self._pending.pop(evicted, None)
+            lock = self._locks.get(evicted)
+            if lock is not None and not lock.locked():
+                del self._locks[evicted]
             log.info("search index of agent %s evicted (memory budget)", evicted)

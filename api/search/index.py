@@ -33,6 +33,7 @@ K1 = 1.5  # bm25s's default saturation, used for the delta as for the main segme
 # evaluation (bench/recall.py) b=0 beats bm25s's 0.75 in every mode.
 B = 0.0
 RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al.)
+RANK_DEPTH = 1000  # places ranked one by one in each list of a fusion
 LEXICAL_WEIGHT = 1.0
 DENSE_WEIGHT = 1.0
 CONTEXT_MAX = True
@@ -113,6 +114,7 @@ class _Main:
         self.ttl = np.asarray(
             [math.inf if d.ttl is None else d.ttl for d in self.docs], dtype=np.float64
         )
+        self.expiring = bool(np.isfinite(self.ttl).any())
         self.role, self.roles = _codes(d.role for d in self.docs)
         self.actor, self.actors = _codes(d.actor_id for d in self.docs)
         self.conversation, self.conversations = _codes(d.conversation_id for d in self.docs)
@@ -126,12 +128,14 @@ class _Main:
         for before, after in itertools.pairwise(threads):
             if before[0] == after[0]:
                 self.previous[after[3]] = before[3]
+        self.threaded = bool((self.previous >= 0).any())  # any message with one before it
         self.matrix: npt.NDArray[np.float32] | None = None
         if dimension and self.has_vector.any():
             self.matrix = np.zeros((n, dimension), dtype=np.float32)
             for i, d in enumerate(self.docs):
                 if d.vector is not None:
                     self.matrix[i] = d.vector
+                    d.vector = self.matrix[i]  # a view: each vector is held once
         terms = [tokens.tokenize(d.text) for d in self.docs]
         self.lengths = np.asarray([len(t) for t in terms], dtype=np.float64)
         self.avgdl = float(self.lengths.mean()) if n else 1.0
@@ -149,9 +153,9 @@ class _Main:
         return int(len(self.docs) - self.alive.sum())
 
     def mask(self, filters: Filters, now: float) -> Mask:
-        mask = self.alive & (self.ttl > now)
-        if set(filters.kinds) != set(KINDS):
-            mask &= np.isin(self.kind, [KINDS.index(k) for k in filters.kinds])
+        mask = self.alive & (self.ttl > now) if self.expiring else self.alive.copy()
+        if len(filters.kinds) == 1:
+            mask &= self.kind == KINDS.index(next(iter(filters.kinds)))
         if filters.roles is not None:
             mask &= np.isin(self.role, [self.roles.get(r, -2) for r in filters.roles])
         if filters.actor_id is not None:
@@ -262,29 +266,27 @@ class AgentIndex:
         """Scores every document, then keeps those the filters admit: a message's score
         takes some of the message before it (its context), whatever the filters say."""
         main, fresh = self._main, list(self._delta.values())
-        docs = main.docs + [f.doc for f in fresh]
-        live = np.concatenate(
-            [
-                main.mask(filters, now),
-                np.fromiter(
-                    (f.doc.live(now) and filters.admits(f.doc) for f in fresh), np.bool_, len(fresh)
-                ),
-            ]
-        )
+        size = len(main.docs) + len(fresh)
+        live = main.mask(filters, now)
+        created = main.created
+        previous = main.previous if main.threaded else None
+        if fresh:
+            admitted = (f.doc.live(now) and filters.admits(f.doc) for f in fresh)
+            live = np.concatenate([live, np.fromiter(admitted, np.bool_, len(fresh))])
+            created = np.concatenate([created, [f.doc.created_at for f in fresh]])
+            previous = np.concatenate([main.previous, self._fresh_previous(fresh)])
         if not live.any():
             return Found(0, mode=query.mode)
-        created = np.concatenate([main.created, [f.doc.created_at for f in fresh]])
-        previous = np.concatenate([main.previous, self._fresh_previous(fresh)])
 
-        lexical = np.zeros(len(docs), dtype=np.float64)
+        lexical = np.zeros(size, dtype=np.float64)
         if query.mode != "semantic" and query.terms:
             lexical[: len(main.docs)] = main.bm25(query.terms)
             lexical[len(main.docs) :] = self._delta_bm25(query.terms, fresh)
 
         similarity: Floats | None = None
-        has_vector = np.zeros(len(docs), dtype=np.bool_)
+        has_vector = np.zeros(size, dtype=np.bool_)
         if query.mode != "lexical" and query.vector is not None:
-            similarity = np.zeros(len(docs), dtype=np.float64)
+            similarity = np.zeros(size, dtype=np.float64)
             if main.matrix is not None:
                 similarity[: len(main.docs)] = main.matrix @ query.vector
                 has_vector[: len(main.docs)] = main.has_vector
@@ -295,13 +297,13 @@ class AgentIndex:
 
         lexical_score = _with_context(lexical, previous)
         lexical_match = live & (lexical_score > 0)
-        dense_match = np.zeros(len(docs), dtype=np.bool_)
-        dense_score = np.zeros(len(docs), dtype=np.float64)
+        dense_match = np.zeros(size, dtype=np.bool_)
+        dense_score = np.zeros(size, dtype=np.float64)
         if similarity is not None:
             dense_score = _with_context(np.where(has_vector, similarity, 0.0), previous)
             dense_match = live & has_vector & (dense_score >= query.min_similarity)
 
-        inside = np.zeros(len(docs), dtype=np.bool_)
+        inside = np.zeros(size, dtype=np.bool_)
         if query.window is not None:
             start, end = query.window
             inside = live & (created >= start) & (created < end)
@@ -325,15 +327,13 @@ class AgentIndex:
         if query.mode != "hybrid" and inside.any():
             score = score + (matched & inside) * (float(score.max()) + 1.0)
         chosen = np.flatnonzero(matched)
-        # Best first; among equals the newest first, as a person expects of their notes.
-        order = chosen[np.lexsort((-created[chosen], -score[chosen]))]
-        page = order[offset : offset + limit]
+        page = _page(chosen, score, created, offset, limit)
         return Found(
             mode=query.mode,
             total=len(chosen),
             hits=[
                 Hit(
-                    doc=docs[i],
+                    doc=main.docs[i] if i < len(main.docs) else fresh[i - len(main.docs)].doc,
                     score=float(score[i]),
                     similarity=float(similarity[i])
                     if similarity is not None and has_vector[i]
@@ -391,12 +391,32 @@ class AgentIndex:
 
 
 def _ranks(score: Floats, matched: Mask) -> Floats:
-    """1 for the best of the matched, 2 for the next...; infinity for the unmatched."""
+    """1 for the best of the matched, 2 for the next...; infinity for the unmatched. Past
+    RANK_DEPTH the matched share one rank: a list's tail adds next to nothing to a fusion,
+    and sorting all of a large index for it would cost more than the rest of a search."""
     ranks = np.full(len(score), np.inf)
     chosen = np.flatnonzero(matched)
+    if len(chosen) > RANK_DEPTH:
+        ranks[chosen] = RANK_DEPTH + 1
+        chosen = chosen[np.argpartition(-score[chosen], RANK_DEPTH)[:RANK_DEPTH]]
     order = chosen[np.argsort(-score[chosen], kind="stable")]
     ranks[order] = np.arange(1, len(order) + 1)
     return ranks
+
+
+def _page(
+    chosen: npt.NDArray[np.intp], score: Floats, created: Floats, offset: int, limit: int
+) -> npt.NDArray[np.intp]:
+    """Positions offset..offset+limit of `chosen`, best first and, among equals, newest
+    first (as a person expects of their notes). Only the best are sorted: those scoring at
+    least the last place of the page, ties included."""
+    wanted = offset + limit
+    if len(chosen) > 4 * wanted:
+        scores = score[chosen]
+        cut = np.partition(scores, len(scores) - wanted)[len(scores) - wanted]
+        chosen = chosen[scores >= cut]
+    order = chosen[np.lexsort((-created[chosen], -score[chosen]))]
+    return order[offset:wanted]
 
 
 def _fused(lists: Sequence[tuple[Floats, Mask, float]]) -> Floats:
@@ -415,10 +435,12 @@ def _top(lists: Sequence[tuple[Floats, Mask, float]], count: int) -> Mask:
     return top & (fused > 0)
 
 
-def _with_context(score: Floats, previous: npt.NDArray[np.int64]) -> Floats:
+def _with_context(score: Floats, previous: npt.NDArray[np.int64] | None) -> Floats:
     """A message's score plus a share of the one before it: an answer often shares no
     word with the question that its preceding message does ("How was the race?" "We
     celebrated with a curry")."""
+    if previous is None:
+        return score
     before = np.where(previous >= 0, score[np.maximum(previous, 0)], 0.0)
     if CONTEXT_MAX:
         return np.maximum(score, CONTEXT_WEIGHT * before)

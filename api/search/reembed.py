@@ -99,7 +99,7 @@ async def _unsearchable_messages(
 
 
 async def _work_of(engine: SearchEngine, agent_id: str) -> list[_Work]:
-    items = await repository.searchable(engine.table, agent_id)
+    items = [item async for page in repository.searchable(engine.table, agent_id) for item in page]
     stale = [
         _Work(text=item["content"], item=item)
         for item in items

@@ -17,8 +17,7 @@ the version and tries again, which a process avoids for its own consecutive writ
 remembering the version it wrote.
 """
 
-import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from api.search.documents import MessageRecall
 from api.store import keys
@@ -38,6 +37,7 @@ from api.store.table import (
 
 CHANGE_DAYS = 7
 CHANGE_TTL_SECONDS = CHANGE_DAYS * 86400
+LOAD_PAGE = 2000  # items read at a time when an index loads
 MAX_CHANGE_KEYS = 90  # a change and its writes fit in one transaction (100 operations)
 CONDITION_FAILED = "ConditionalCheckFailed"
 
@@ -75,25 +75,23 @@ async def items(table: Table, agent_id: str, sks: Sequence[str]) -> dict[str, It
     return {item[SK]: item for item in found}
 
 
-async def _all(table: Table, query: keys.Query) -> list[Item]:
+async def _pages(table: Table, query: keys.Query) -> AsyncIterator[list[Item]]:
     pk, sk = query
-    found: list[Item] = []
     cursor: str | None = None
     while True:
-        page = await table.query(pk, sk=sk, cursor=cursor)
-        found += page.items
+        page = await table.query(pk, sk=sk, limit=LOAD_PAGE, cursor=cursor)
+        yield page.items
         cursor = page.cursor
         if cursor is None:
-            return found
+            return
 
 
-async def searchable(table: Table, agent_id: str) -> list[Item]:
-    """Every archival memory and message copy of the agent (one round: two queries of its
-    partition at once)."""
-    archival, messages = await asyncio.gather(
-        _all(table, keys.archival_of(agent_id)), _all(table, keys.message_recalls_of(agent_id))
-    )
-    return archival + messages
+async def searchable(table: Table, agent_id: str) -> AsyncIterator[list[Item]]:
+    """Every archival memory and message copy of the agent, a page at a time (so that a
+    large agent is never held as items and as documents at once)."""
+    for query in (keys.archival_of(agent_id), keys.message_recalls_of(agent_id)):
+        async for page in _pages(table, query):
+            yield page
 
 
 def _moved(error: TransactionCancelled, index: int) -> bool:

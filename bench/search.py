@@ -1,0 +1,244 @@
+"""Archival search and insert through HTTP, against a real server process, on SQLite.
+
+For each size (1k, 10k, 100k memories in one agent by default) a server runs as its own
+process (`agent-memory serve`, the default static embedder) on a fresh SQLite file. The
+agent is created through the API; its memories are then written straight into the file
+(made as the API makes them: the same items, embedded by the same model), since 100k
+inserts through HTTP would take minutes and are measured on their own below. Then:
+
+- the first search, which loads the agent's index (the server's resident memory is read
+  from /proc before and after, so the table shows what the index holds);
+- N searches for a top 10 (the default page is 5: `limit=10`), each a different query of
+  a few words, in hybrid (the default) and lexical mode: p50 and p95;
+- inserts through `POST /agents/{id}/memory/archival`, one after another: p50, p95 and
+  throughput; then with 8 clients at once: throughput.
+
+    uv run python bench/search.py [--sizes 1000,10000,100000] [--n 300] [--inserts 300]
+
+Targets on this machine: search p50 <= 3 ms at 10k and <= 25 ms at 100k; insert p50 <= 3
+ms; cost growing no faster than linearly.
+"""
+
+import argparse
+import asyncio
+import hashlib
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx2
+
+from api.embeddings.factory import get_embedding_backend
+from api.kit.clock import SystemClock
+from api.memory import repository
+from api.memory.models import ArchivalMemory
+from api.search import vectors
+from api.store.definition import load_definition
+from api.store.sqlite import SqliteTable
+from bench.report import Report, p50_p95_ms
+
+_VOCABULARY = (
+    "coffee tea garden dog cat bike train meeting report budget doctor dentist flight hotel "
+    "beach mountain recipe pasta pizza salad running swimming yoga guitar piano novel movie "
+    "sister brother mother father friend neighbour office client project deadline invoice "
+    "birthday wedding holiday weekend morning evening winter summer spring autumn rain snow "
+    "car insurance rent apartment kitchen window plant book museum concert football tennis"
+)
+WORDS = _VOCABULARY.split()
+TEMPLATES = [
+    "Remember that the {0} and the {1} matter for the {2} next week.",
+    "Talked about {0} with my {1}; we plan a {2} in the {3}.",
+    "The {0} was late again, so the {1} moved to the {2}.",
+    "Bought a new {0} for the {1}, it cost more than the {2}.",
+    "Note to self: {0}, {1} and {2} before the {3}.",
+]
+
+
+MODES = ("hybrid", "lexical", "semantic")
+
+
+def texts(count: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    return [rng.choice(TEMPLATES).format(*rng.sample(WORDS, 4)) + f" (#{i})" for i in range(count)]
+
+
+def queries(count: int, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(count)]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@contextmanager
+def server(path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    port = free_port()
+    env = {**os.environ, "STORE": "sqlite", "SQLITE_PATH": str(path), "LOG_LEVEL": "warning"}
+    process = subprocess.Popen(  # noqa: S603 (our own command)
+        [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx2.get(url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx2.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start: {process.stderr}")
+            time.sleep(0.05)
+        yield url, process
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def fill(path: Path, agent_id: str, count: int) -> None:
+    """`count` memories, as archival.insert writes them (the same items and vectors)."""
+    embedder = get_embedding_backend("static")
+    assert embedder is not None
+    table = SqliteTable(path, "agent-memory", load_definition(), clock=SystemClock())
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    try:
+        written = texts(count)
+        for at in range(0, count, 5000):
+            chunk = written[at : at + 5000]
+            items = []
+            for i, (text, vector) in enumerate(zip(chunk, embedder.embed(chunk), strict=True)):
+                created = start + timedelta(seconds=at + i)
+                memory = ArchivalMemory(
+                    agent_id=agent_id,
+                    memory_id=repository.new_memory_id(created),
+                    content=text,
+                    content_hash=hashlib.sha256(text.encode()).hexdigest(),
+                    created_at=created,
+                )
+                vector_attributes = vectors.attributes(vector, embedder.model_id)
+                items.append({**memory.to_dynamo_item(), **vector_attributes})
+            await table.batch_write(puts=items)
+    finally:
+        await table.close()
+
+
+def timed(client: httpx2.Client, method: str, url: str, **kwargs: object) -> float:
+    start = time.perf_counter()
+    response = client.request(method, url, timeout=600, **kwargs)  # type: ignore[arg-type]
+    took = time.perf_counter() - start
+    if response.status_code >= 300:
+        raise RuntimeError(f"{method} {url}: {response.status_code} {response.text}")
+    return took
+
+
+def measure(size: int, n: int, inserts: int, report: Report) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.db"
+        with server(path) as (url, process), httpx2.Client(base_url=url) as client:
+            agent = client.post("/agents", json={"name": "Bench"}).json()["id"]
+            asyncio.run(fill(path, agent, size))
+            search = f"/agents/{agent}/memory/archival/search"
+            before = rss_mib(process.pid)
+            load = timed(client, "GET", search, params={"query": "coffee", "limit": 10})
+            after = rss_mib(process.pid)
+            rows = []
+            for mode in MODES:
+                took = [
+                    timed(client, "GET", search, params={"query": q, "limit": 10, "mode": mode})
+                    for q in queries(n)
+                ]
+                rows.append((mode, *p50_p95_ms(took)))
+            add = f"/agents/{agent}/memory/archival"
+            began = time.perf_counter()
+            one_by_one = [
+                timed(client, "POST", add, json={"content": f"Inserted note {i} about tea"})
+                for i in range(inserts)
+            ]
+            sequential_rate = inserts / (time.perf_counter() - began)
+            concurrent_rate = asyncio.run(insert_together(url, add, inserts))
+            i50, i95 = p50_p95_ms(one_by_one)
+        for mode, p50, p95 in rows:
+            report.print(
+                [
+                    f"{size:,}",
+                    mode,
+                    f"{p50:.2f}",
+                    f"{p95:.2f}",
+                    f"{load * 1000:.0f}",
+                    f"{after - before:.0f}",
+                    f"{i50:.2f}",
+                    f"{i95:.2f}",
+                    f"{sequential_rate:.0f}",
+                    f"{concurrent_rate:.0f}",
+                ]
+            )
+
+
+async def insert_together(url: str, path: str, count: int, clients: int = 8) -> float:
+    async with httpx2.AsyncClient(base_url=url) as client:
+
+        async def worker(k: int) -> None:
+            for i in range(k, count, clients):
+                response = await client.post(path, json={"content": f"Parallel note {i} on rain"})
+                response.raise_for_status()
+
+        began = time.perf_counter()
+        await asyncio.gather(*(worker(k) for k in range(clients)))
+        return count / (time.perf_counter() - began)
+
+
+def sizes(text: str) -> Sequence[int]:
+    return [int(part) for part in text.split(",")]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--sizes", type=sizes, default=[1_000, 10_000, 100_000])
+    parser.add_argument("--n", type=int, default=300, help="searches per mode")
+    parser.add_argument("--inserts", type=int, default=300)
+    args = parser.parse_args()
+    report = Report(
+        [
+            "memories",
+            "mode",
+            "search p50",
+            "p95 ms",
+            "load ms",
+            "index MiB",
+            "insert p50",
+            "p95 ms",
+            "ins/s 1",
+            "ins/s 8",
+        ],
+        [9, 7, 10, 7, 8, 9, 10, 7, 7, 7],
+        text=2,
+    )
+    for size in args.sizes:
+        measure(size, args.n, args.inserts, report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
