@@ -43,6 +43,24 @@ async def _create_table(settings: Settings) -> None:
         await table.close()
 
 
+def _check_embedder(settings: Settings) -> None:
+    """The embedding backend answers before the server starts, or exit 2 with what to fix
+    (the app asks it again at start; the shipped model is loaded once per process)."""
+    from api.embeddings.base import EmbeddingConfigError
+    from api.embeddings.factory import start_embedder
+
+    async def check() -> None:
+        embedder = await start_embedder(settings)
+        if embedder is not None:
+            await embedder.aclose()
+
+    try:
+        asyncio.run(check())
+    except EmbeddingConfigError as e:
+        print(f"agent-memory: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
+
+
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -52,6 +70,7 @@ def serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
+    _check_embedder(settings)
     app = create_app(settings)
     print(f"Agent memory API on http://{settings.host}:{settings.port} ({_describe(settings)})")
     print(f"OpenAPI docs at http://{settings.host}:{settings.port}/docs", flush=True)

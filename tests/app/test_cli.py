@@ -90,3 +90,22 @@ def test_serve_refuses_a_public_address_in_local_mode() -> None:
     result = run_cli("serve", "--host", "0.0.0.0", env={"AUTH_MODE": "local"})  # noqa: S104
     assert result.returncode == 2
     assert "ALLOW_REMOTE" in result.stderr
+
+
+def test_serve_refuses_an_embedding_backend_it_cannot_reach(tmp_path: Path) -> None:
+    env = {
+        "SQLITE_PATH": str(tmp_path / "serve.db"),
+        "MEMORY_EMBEDDING_BACKEND": "ollama",
+        "OLLAMA_BASE_URL": f"http://127.0.0.1:{free_port()}",
+    }
+    result = run_cli("serve", "--port", str(free_port()), env=env)
+    assert result.returncode == 2
+    assert "OLLAMA_BASE_URL" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_serve_refuses_an_unknown_embedding_backend(tmp_path: Path) -> None:
+    env = {"SQLITE_PATH": str(tmp_path / "serve.db"), "MEMORY_EMBEDDING_BACKEND": "word2vec"}
+    result = run_cli("serve", env=env)
+    assert result.returncode == 2
+    assert "MEMORY_EMBEDDING_BACKEND" in result.stderr

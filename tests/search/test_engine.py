@@ -194,3 +194,25 @@ async def test_expired_messages_are_not_found(engine: SearchEngine, clock: Froze
     clock.advance(3601)
     gone = await messages.search(engine, AGENT, "locker code", mode="lexical")
     assert gone.total == 0
+
+
+async def test_indexes_past_the_budget_are_evicted_least_recently_used_first(
+    store: Table, static: Embedder, clock: FrozenClock
+) -> None:
+    writer = SearchEngine(store, static, clock)
+    for agent in ("a1", "a2", "a3"):
+        await archival.insert(writer, agent, f"The {agent} keeps bees")
+    one_index = 1  # any index is over this budget: only the last one searched is kept
+    tight = SearchEngine(store, static, clock, memory_budget=one_index)
+    for agent in ("a1", "a2", "a3"):
+        found = await archival.search(tight, agent, "bees", mode="lexical")
+        assert [m.content for m in found.memories] == [f"The {agent} keeps bees"]
+    assert list(tight._indexes) == ["a3"]
+    roomy = SearchEngine(store, static, clock)
+    for agent in ("a1", "a2", "a1", "a3"):
+        await archival.search(roomy, agent, "bees")
+    assert list(roomy._indexes) == ["a2", "a1", "a3"]  # least recently used first
+    # An evicted agent loads again, with what was written meanwhile.
+    await archival.insert(writer, "a1", "The a1 sells honey")
+    found = await archival.search(tight, "a1", "honey", mode="lexical")
+    assert [m.content for m in found.memories] == ["The a1 sells honey"]

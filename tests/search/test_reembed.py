@@ -17,7 +17,7 @@ from api.messages.models import Message
 from api.search import reembed, vectors
 from api.search.engine import SearchEngine
 from api.store import keys
-from api.store.table import Table
+from api.store.table import Key, Table
 from tests.app.test_cli import run_cli
 
 EMAIL = "ada@example.com"
@@ -51,7 +51,7 @@ async def legacy_agent(store: Table, clock: FrozenClock) -> tuple[str, str]:
             Message(
                 conversation_id=conversation.conversation_id,
                 message_id=f"m{i}",
-                role=role,  # type: ignore[arg-type]
+                role=role,
                 content=text,
                 created_at=datetime(2025, 1, 1, 12, 0, i, tzinfo=UTC),
             ),
@@ -99,7 +99,7 @@ async def test_what_was_deleted_meanwhile_is_skipped_not_revived(
     await reembed._commit(engine, agent_id, work, tally)
     assert (tally.embedded, tally.copied, tally.skipped) == (2, 2, 1)
     assert doomed.item is not None
-    assert await store.get(keys.Key(doomed.item["pk"], doomed.item["sk"])) is None
+    assert await store.get(Key(doomed.item["pk"], doomed.item["sk"])) is None
     assert (await archival.search(engine, agent_id, "bike", mode="lexical")).total == 0
 
 

@@ -53,7 +53,7 @@ def test_archival_search_takes_limit_and_mode_and_gives_scores(client: TestClien
     ],
 )
 def test_archival_search_refuses_bad_parameters(
-    client: TestClient, params: dict[str, object]
+    client: TestClient, params: dict[str, str | int]
 ) -> None:
     agent = new_agent(client)
     refused = client.get(f"/agents/{agent}/memory/archival/search", params=params)
@@ -132,7 +132,7 @@ def test_message_search_across_conversations_and_within_a_session(client: TestCl
     ],
 )
 def test_message_search_refuses_bad_parameters(
-    client: TestClient, params: dict[str, object], status: int, code: str
+    client: TestClient, params: dict[str, str | int], status: int, code: str
 ) -> None:
     agent = new_agent(client)
     refused = client.get(f"/agents/{agent}/messages/search", params=params)
