@@ -4,7 +4,7 @@ newest first."""
 from api.messages.models import Message, Said
 from api.search.engine import SearchEngine
 from api.store import keys
-from api.store.table import Item, ItemAbsent, Put, Table
+from api.store.table import Check, Item, ItemAbsent, ItemExists, Put, Table, TransactionCancelled
 
 
 async def add(table: Table, message: Message) -> None:
@@ -48,3 +48,15 @@ async def newest_said(
         )
         for i in page.items
     ], page.cursor
+
+
+async def add_copy(search: SearchEngine, agent_id: str, message: Message, recall: Item) -> None:
+    """The searchable copy of a stored message; nothing when the message is gone (its
+    conversation was deleted meanwhile), so that no copy outlives its message."""
+    try:
+        await search.commit(
+            agent_id, [Check(message.key(), ItemExists()), Put(recall)], upserts=[recall]
+        )
+    except TransactionCancelled as e:
+        if e.reasons[:1] != ["ConditionalCheckFailed"]:
+            raise

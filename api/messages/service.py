@@ -1,7 +1,8 @@
 """Storing a message: the message in its conversation and, when it has text a person would
-search for, its searchable copy (with its vector) in the agent's partition, in one
-transaction, so search finds it on every replica as soon as this returns."""
+search for, its searchable copy (with its vector) in the agent's partition. `record` writes
+both in one transaction; `store`, for a turn, writes the message and then its copy."""
 
+import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -11,6 +12,8 @@ from api.search import vectors
 from api.search.documents import SEARCHED_ROLES, MessageRecall
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
+from api.search.vectors import Vector
+from api.store.table import Item
 
 
 def searchable(message: Message) -> bool:
@@ -18,11 +21,9 @@ def searchable(message: Message) -> bool:
     return message.role in SEARCHED_ROLES and bool(message.content.strip())
 
 
-async def record(search: SearchEngine, agent_id: str, message: Message) -> None:
-    if not searchable(message):
-        await repository.add(search.table, message)
-        return
-    (vector,) = await search.vectors([message.content])
+def _copy_item(
+    search: SearchEngine, agent_id: str, message: Message, vector: Vector | None
+) -> Item:
     recall = MessageRecall(
         agent_id=agent_id,
         conversation_id=message.conversation_id,
@@ -34,11 +35,38 @@ async def record(search: SearchEngine, agent_id: str, message: Message) -> None:
         created_at=message.created_at,
         ttl=message.ttl,
     )
+    return {**recall.to_dynamo_item(), **vectors.attributes(vector, search.model_id)}
+
+
+async def record(search: SearchEngine, agent_id: str, message: Message) -> None:
+    """The message and its searchable copy in one transaction: searchable on every
+    replica once this returns."""
+    if not searchable(message):
+        await repository.add(search.table, message)
+        return
+    (vector,) = await search.vectors([message.content])
     await repository.add_searchable(
-        search,
-        agent_id,
-        message,
-        {**recall.to_dynamo_item(), **vectors.attributes(vector, search.model_id)},
+        search, agent_id, message, _copy_item(search, agent_id, message, vector)
+    )
+
+
+async def store(
+    search: SearchEngine, agent_id: str, message: Message
+) -> "asyncio.Task[None] | None":
+    """The message, stored when this returns; its searchable copy written right after, in
+    the background (the task returned), so that a turn waits for one write before its
+    first words, not for a transaction. A message whose copy never got written (the
+    process died in between) is made searchable by `agent-memory reembed`."""
+    await repository.add(search.table, message)
+    if not searchable(message):
+        return None
+    return search.in_background(_copy(search, agent_id, message))
+
+
+async def _copy(search: SearchEngine, agent_id: str, message: Message) -> None:
+    (vector,) = await search.vectors([message.content])
+    await repository.add_copy(
+        search, agent_id, message, _copy_item(search, agent_id, message, vector)
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from api.messages import repository as messages
 from api.messages import service as message_service
 from api.messages.models import Said
-from api.runtime.hooks import AgentInitialized, HookProvider, MessageAdded
+from api.runtime.hooks import AgentInitialized, HookProvider, MessageAdded, TurnFinished
 from api.search.engine import SearchEngine
 
 DEFAULT_RECENT_TURNS = 10
@@ -67,6 +67,7 @@ class ContinuityHook(HookProvider):
     def __init__(self, search: SearchEngine) -> None:
         self.search = search
         self.table = search.table
+        self._copies: dict[str, list[asyncio.Task[None]]] = {}  # per run: searchable copies
 
     async def on_agent_initialized(self, event: AgentInitialized) -> None:
         state = event.state
@@ -105,4 +106,12 @@ class ContinuityHook(HookProvider):
             event.sections.append(section)
 
     async def on_message_added(self, event: MessageAdded) -> None:
-        await message_service.record(self.search, event.state.agent_id, event.message)
+        copying = await message_service.store(self.search, event.state.agent_id, event.message)
+        if copying is not None:
+            self._copies.setdefault(event.state.run_id, []).append(copying)
+
+    async def on_turn_finished(self, event: TurnFinished) -> None:
+        """The turn's messages are searchable before it says it is done."""
+        copies = self._copies.pop(event.state.run_id, [])
+        if copies:
+            await asyncio.wait(copies)  # waits without cancelling them if we are cancelled

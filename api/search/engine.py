@@ -11,8 +11,9 @@ evicted least recently used first once their estimated size passes the memory bu
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from api.embeddings.base import Embedder
 from api.errors import AppError
@@ -34,6 +35,7 @@ INLINE_DOCS = 20_000  # indexes this small are searched on the event loop (a mil
 MIN_SIMILARITY = {"static": 0.3, "local": 0.35, "ollama": 0.35, "openai": 0.3}
 DEFAULT_MIN_SIMILARITY = 0.3
 TIME_AWARE = True
+BACKGROUND_WAIT_SECONDS = 10.0  # at shutdown, for writes still under way
 
 
 class SemanticSearchUnavailable(AppError):
@@ -74,6 +76,7 @@ class SearchEngine:
         self._pending: dict[str, list[_Pending]] = {}
         self._versions: dict[str, int] = {}  # the last version this process saw, per agent
         self._writing: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Task[None]] = set()
 
     @property
     def model_id(self) -> str | None:
@@ -147,7 +150,21 @@ class SearchEngine:
             return
         raise SearchBusy("Too many writers changed this agent's memory at once; try again.")
 
+    def in_background(self, work: Coroutine[Any, Any, None]) -> "asyncio.Task[None]":
+        """Run a write after the caller moved on; shutdown waits for it (`aclose`)."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background_done)
+        return task
+
+    def _background_done(self, task: "asyncio.Task[None]") -> None:
+        self._background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a background search write failed", exc_info=task.exception())
+
     async def aclose(self) -> None:
+        if self._background:
+            await asyncio.wait(set(self._background), timeout=BACKGROUND_WAIT_SECONDS)
         if self.embedder is not None:
             await self.embedder.aclose()
 
@@ -218,6 +235,10 @@ class SearchEngine:
         """The agent's index with every change up to version `current`, read after the
         search began (the caller holds the agent's lock)."""
         index = self._indexes.get(agent_id)
+        if index is not None and current < index.version:
+            # Read before this call waited for the lock, while another caught the index up
+            # further? Or the agent's partition was deleted (its version starts again)?
+            current = max(current, await repository.version(self.table, agent_id))
         if index is None or current < index.version:
             index = await self._load(agent_id, current)
         else:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from api.store.table import PK, SK, Condition, Item, Key, Page, SkCondition, Table, TxOp
+from api.store.table import PK, SK, Condition, Item, Key, Page, Put, SkCondition, Table, TxOp
 
 READS = frozenset({"get", "query", "batch_get", "scan"})
 WRITES = frozenset({"put", "update", "delete", "batch_write", "transact_write"})
@@ -23,8 +23,8 @@ WRITES = frozenset({"put", "update", "delete", "batch_write", "transact_write"})
 @dataclass(frozen=True)
 class Call:
     """One call to the table: the method, what it touched (`pk sk`, or `pk prefix` for a
-    query; the entity for a scan; empty for batches), and when it started and ended
-    (time.perf_counter)."""
+    query; the entity for a scan; a transaction's first key; empty for batches), and when
+    it started and ended (time.perf_counter)."""
 
     operation: str
     target: str
@@ -155,5 +155,13 @@ class RoundCounter:
             await self.table.batch_write(puts=puts, deletes=deletes)
 
     async def transact_write(self, ops: Sequence[TxOp]) -> None:
-        with self._timed("transact_write"):
+        with self._timed("transact_write", _first_key(ops)):
             await self.table.transact_write(ops)
+
+
+def _first_key(ops: Sequence[TxOp]) -> str:
+    if not ops:
+        return ""
+    first = ops[0]
+    key = first.item if isinstance(first, Put) else first.key.as_item()
+    return f"{key.get(PK)} {key.get(SK)}"
