@@ -211,7 +211,7 @@ def parser() -> argparse.ArgumentParser:
         "(resumable, safe while serving)",
     )
     e.add_argument("--agent", help="only this agent (its id)")
-    e.add_argument("--batch", type=int, default=40, help="items per write (at most 40)")
+    e.add_argument("--batch", type=int, default=32, help="items per write (at most 32)")
     e.set_defaults(run=reembed)
 
     d = sub.add_parser("dynamodb-local", help="run AWS's DynamoDB Local for development")

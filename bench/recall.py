@@ -348,6 +348,9 @@ async def load(
     """Record each user's messages into a fresh agent, one conversation per session, with
     the clock at each message's time; the engine (and its embedder) is closed on leaving.
     Imported here, so that `--dry-run` runs whatever state the engine is in."""
+    from api.agents import service as agent_service
+    from api.agents.schemas import AgentCreate
+    from api.conversations import service as conversations
     from api.embeddings.factory import get_embedding_backend
     from api.messages import service as messages
     from api.messages.models import Message
@@ -357,19 +360,24 @@ async def load(
     try:
         agents: dict[str, str] = {}
         for user in users:
-            agent_id = agents[user.id] = f"recall-{user.id}-{uuid.uuid4().hex[:8]}"
+            owner = f"{user.id}@recall.example"
+            name = f"recall-{user.id}-{uuid.uuid4().hex[:8]}"
+            agent, _ = await agent_service.create(table, owner, AgentCreate(name=name), clock)
+            agents[user.id] = agent.agent_id
             for session in user.sessions:
+                clock.set(session.messages[0].created_at.timestamp())
+                conversation = await conversations.create(table, agent, session.id, clock)
                 for said in session.messages:
                     clock.set(said.created_at.timestamp())
                     message = Message(
-                        conversation_id=f"{agent_id}-{session.id}",
+                        conversation_id=conversation.conversation_id,
                         message_id=said.id,
                         role=said.role,
                         content=said.content,
                         actor_id=user.id if said.role == "user" else None,
                         created_at=said.created_at,
                     )
-                    await messages.record(engine, agent_id, message)
+                    await messages.record(engine, owner, agent.agent_id, message)
         yield Indexed(engine, agents, clock, semantic=engine.embedder is not None)
     finally:
         await engine.aclose()

@@ -60,7 +60,6 @@ async def update_agent(
 
 
 @router.delete("/{agent_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_agent(agent: OwnedAgent, table: TableDep, search: SearchDep) -> None:
+async def delete_agent(agent: OwnedAgent, search: SearchDep) -> None:
     """Deletes the agent with its memory and its conversations."""
-    await service.delete(table, agent)
-    search.forget(agent.agent_id)
+    await service.delete(search, agent)

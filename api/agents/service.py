@@ -18,6 +18,7 @@ from api.kit.forms import Option, form_of
 from api.kit.secrets import new_id
 from api.llm.errors import ProviderError
 from api.memory import service as memory
+from api.search.engine import SearchEngine
 from api.settings import repository as provider_settings
 from api.settings import service as settings_service
 from api.settings.providers import PROVIDERS
@@ -187,11 +188,12 @@ def _apply(
     return updated, old_guard, new_guard
 
 
-async def delete(table: Table, agent: Agent) -> None:
+async def delete(search: SearchEngine, agent: Agent) -> None:
     """The agent, its name, its memory and its conversations. What the agent owns goes
     first, so that a delete cut short can simply be repeated; the agent goes last."""
+    table = search.table
     await asyncio.gather(
-        memory.delete_all(table, agent.agent_id),
+        memory.delete_all(search, agent.agent_id),
         conversations.delete_for_agent(table, agent.created_by, agent.agent_id),
     )
     for _ in range(SAVE_ATTEMPTS):
@@ -202,9 +204,11 @@ async def delete(table: Table, agent: Agent) -> None:
         )
         try:
             await repository.delete(table, agent, guard)
-            return
         except TransactionCancelled:
             agent = await get(table, agent.created_by, agent.agent_id)  # 404 once it is gone
+            continue
+        search.forget(agent.agent_id)  # this process's index of it
+        return
     raise AgentBusy("The agent is being edited by others; try again.")
 
 

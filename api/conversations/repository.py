@@ -1,10 +1,26 @@
 """Conversations and their messages in the table."""
 
+import contextlib
+
 from api.conversations.models import Conversation, SessionLookup
 from api.search import repository as search_repository
 from api.search.engine import SearchEngine
 from api.store import keys
-from api.store.table import Delete, ItemAbsent, ItemExists, Key, Put, SkCondition, Table
+from api.store.table import (
+    AllOf,
+    AttrAbsent,
+    Check,
+    ConditionFailed,
+    Delete,
+    ItemAbsent,
+    ItemExists,
+    Key,
+    Put,
+    SkCondition,
+    Table,
+)
+
+DELETING = "deleting"  # set on a conversation whose deletion has begun
 
 
 async def _keys_of(
@@ -82,11 +98,22 @@ def _recall_key(agent_id: str, message_key: Key) -> Key:
     return keys.message_recall(agent_id, ts, message_id)
 
 
+def still_open(email: str, conversation_id: str) -> Check:
+    """A transaction's check that the conversation exists and is not being deleted: what a
+    searchable copy of one of its messages is written with, so that none outlives it."""
+    return Check(
+        keys.conversation(email, conversation_id), AllOf((ItemExists(), AttrAbsent(DELETING)))
+    )
+
+
 async def delete(search: SearchEngine, conversation: Conversation) -> None:
-    """The conversation, its messages, and the session ids that lead to it. The messages'
-    searchable copies go first, so that no search finds a message of a deleted conversation
-    (an interrupted delete leaves messages nobody finds, and can be repeated)."""
+    """The conversation, its messages, and the session ids that lead to it. It is marked
+    first, so that no searchable copy is written from then on; the copies go next, so that
+    no search finds a message of a deleted conversation (an interrupted delete leaves
+    messages nobody finds, and can be repeated)."""
     table = search.table
+    with contextlib.suppress(ConditionFailed):  # already gone: what is left goes below
+        await table.update(conversation.key(), set={DELETING: True}, condition=ItemExists())
     messages = await _keys_of(table, *keys.messages_of(conversation.conversation_id))
     recalls = [_recall_key(conversation.agent_id, k) for k in messages]
     step = search_repository.MAX_CHANGE_KEYS

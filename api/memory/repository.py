@@ -19,6 +19,7 @@ from api.memory.models import (
     CoreMemory,
     MemoryBlockDef,
 )
+from api.search import repository as search_repository
 from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.table import (
@@ -266,10 +267,19 @@ async def delete_archival(search: SearchEngine, memory: ArchivalMemory) -> None:
 # --- the whole agent -------------------------------------------------------------------
 
 
-async def delete_all(table: Table, agent_id: str) -> int:
-    """Every item under `Agent#{agent_id}`, for a deleted agent; how many were deleted."""
-    pk = keys.agent_partition(agent_id)
+async def delete_all(search: SearchEngine, agent_id: str) -> int:
+    """Every item under `Agent#{agent_id}`, for a deleted agent; how many were deleted.
+    What search finds goes first, through the change log, so that no replica finds any of
+    it while the rest goes (the version and the log go last)."""
+    table = search.table
     deleted = 0
+    async for found in search_repository.searchable(table, agent_id):
+        step = search_repository.MAX_CHANGE_KEYS
+        for start in range(0, len(found), step):
+            chunk = [Key(item[PK], item[SK]) for item in found[start : start + step]]
+            await search.commit(agent_id, [Delete(k) for k in chunk], removed=[k.sk for k in chunk])
+            deleted += len(chunk)
+    pk = keys.agent_partition(agent_id)
     while True:
         # Always the first page: what was deleted is gone, so no cursor is needed.
         page = await table.query(pk, limit=100)

@@ -26,6 +26,7 @@ from api.memory.errors import (
 )
 from api.memory.models import DEFAULT_WORD_LIMIT, CoreMemory, MemoryBlockDef
 from api.memory.retry import MAX_ATTEMPTS, backoff
+from api.search.engine import SearchEngine
 from api.store.table import ConditionFailed, Table
 
 MAX_DESCRIPTION_CHARS = 500
@@ -232,9 +233,10 @@ async def delete_block(table: Table, agent_id: str, block: str) -> None:
     await repository.delete_block(table, agent_id, name)
 
 
-async def delete_all(table: Table, agent_id: str) -> int:
-    """Every block, line, warning and archival memory of a deleted agent; how many items."""
-    return await repository.delete_all(table, agent_id)
+async def delete_all(search: SearchEngine, agent_id: str) -> int:
+    """Every block, line, warning, archival memory and searchable message of a deleted
+    agent; how many items."""
+    return await repository.delete_all(search, agent_id)
 
 
 # --- lines -----------------------------------------------------------------------------

@@ -1,10 +1,22 @@
 """Messages in the table: written one at a time as a turn produces them, read in order or
 newest first."""
 
+from api.conversations import repository as conversations
 from api.messages.models import Message, Said
 from api.search.engine import SearchEngine
 from api.store import keys
-from api.store.table import Check, Item, ItemAbsent, ItemExists, Put, Table, TransactionCancelled
+from api.store.table import (
+    Check,
+    Item,
+    ItemAbsent,
+    ItemExists,
+    Put,
+    Table,
+    TransactionCancelled,
+    TxOp,
+)
+
+CONDITION_FAILED = "ConditionalCheckFailed"
 
 
 async def add(table: Table, message: Message) -> None:
@@ -13,12 +25,17 @@ async def add(table: Table, message: Message) -> None:
 
 
 async def add_searchable(
-    search: SearchEngine, agent_id: str, message: Message, recall: Item
+    search: SearchEngine, owner: str, agent_id: str, message: Message, recall: Item
 ) -> None:
-    """The message and its searchable copy (`recall`, in the agent's partition), together."""
+    """The message and its searchable copy (`recall`, in the agent's partition), together,
+    while the conversation is open (TransactionCancelled otherwise)."""
     await search.commit(
         agent_id,
-        [Put(message.to_dynamo_item(), condition=ItemAbsent()), Put(recall)],
+        [
+            Put(message.to_dynamo_item(), condition=ItemAbsent()),
+            conversations.still_open(owner, message.conversation_id),
+            Put(recall),
+        ],
         upserts=[recall],
     )
 
@@ -50,13 +67,23 @@ async def newest_said(
     ], page.cursor
 
 
-async def add_copy(search: SearchEngine, agent_id: str, message: Message, recall: Item) -> None:
-    """The searchable copy of a stored message; nothing when the message is gone (its
-    conversation was deleted meanwhile), so that no copy outlives its message."""
+def copy_ops(owner: str, message: Message, recall: Item) -> list[TxOp]:
+    """Writes the searchable copy of a stored message while the message exists and its
+    conversation is open, so that no copy outlives either."""
+    return [
+        Check(message.key(), ItemExists()),
+        conversations.still_open(owner, message.conversation_id),
+        Put(recall),
+    ]
+
+
+async def add_copy(
+    search: SearchEngine, owner: str, agent_id: str, message: Message, recall: Item
+) -> None:
+    """The searchable copy of a stored message; nothing when the message or its
+    conversation is gone or going."""
     try:
-        await search.commit(
-            agent_id, [Check(message.key(), ItemExists()), Put(recall)], upserts=[recall]
-        )
+        await search.commit(agent_id, copy_ops(owner, message, recall), upserts=[recall])
     except TransactionCancelled as e:
-        if e.reasons[:1] != ["ConditionalCheckFailed"]:
+        if CONDITION_FAILED not in e.reasons[:2]:
             raise

@@ -1,7 +1,7 @@
 """/agents/{agent_id}/messages/search: an agent's messages found by what they say, across all
 its conversations or within one, through the one search engine."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
@@ -24,6 +24,14 @@ class InvalidTimeRange(AppError):
     code = "invalid_time_range"
 
 
+def _utc(moment: datetime | None) -> datetime | None:
+    """A time without a zone is read as UTC (the server's own time zone means nothing to
+    a client)."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
 @router.get("/search")
 async def search_messages(
     agent: OwnedAgent,
@@ -43,6 +51,7 @@ async def search_messages(
     similarity to the query. `mode`: hybrid (the default with an embedding backend),
     lexical or semantic. A session id names a conversation as `POST /chat` does; one that
     does not exist finds nothing."""
+    after, before = _utc(after), _utc(before)
     if after is not None and before is not None and after >= before:
         raise InvalidTimeRange("`after` must be earlier than `before`.")
     if session_id is not None:

@@ -21,9 +21,12 @@ def searchable(message: Message) -> bool:
     return message.role in SEARCHED_ROLES and bool(message.content.strip())
 
 
-def _copy_item(
-    search: SearchEngine, agent_id: str, message: Message, vector: Vector | None
-) -> Item:
+def copy_item(search: SearchEngine, agent_id: str, message: Message, vector: Vector | None) -> Item:
+    return copy_item_with(agent_id, message, vectors.attributes(vector, search.model_id))
+
+
+def copy_item_with(agent_id: str, message: Message, vector_attributes: Item) -> Item:
+    """A message's searchable copy, carrying these vector attributes."""
     recall = MessageRecall(
         agent_id=agent_id,
         conversation_id=message.conversation_id,
@@ -35,23 +38,22 @@ def _copy_item(
         created_at=message.created_at,
         ttl=message.ttl,
     )
-    return {**recall.to_dynamo_item(), **vectors.attributes(vector, search.model_id)}
+    return {**recall.to_dynamo_item(), **vector_attributes}
 
 
-async def record(search: SearchEngine, agent_id: str, message: Message) -> None:
-    """The message and its searchable copy in one transaction: searchable on every
-    replica once this returns."""
+async def record(search: SearchEngine, owner: str, agent_id: str, message: Message) -> None:
+    """The message and its searchable copy in one transaction, in an open conversation of
+    `owner`'s: searchable on every replica once this returns."""
     if not searchable(message):
         await repository.add(search.table, message)
         return
     (vector,) = await search.vectors([message.content])
-    await repository.add_searchable(
-        search, agent_id, message, _copy_item(search, agent_id, message, vector)
-    )
+    recall = copy_item(search, agent_id, message, vector)
+    await repository.add_searchable(search, owner, agent_id, message, recall)
 
 
 async def store(
-    search: SearchEngine, agent_id: str, message: Message
+    search: SearchEngine, owner: str, agent_id: str, message: Message
 ) -> "asyncio.Task[None] | None":
     """The message, stored when this returns; its searchable copy written right after, in
     the background (the task returned), so that a turn waits for one write before its
@@ -60,14 +62,13 @@ async def store(
     await repository.add(search.table, message)
     if not searchable(message):
         return None
-    return search.in_background(_copy(search, agent_id, message))
+    return search.in_background(_copy(search, owner, agent_id, message))
 
 
-async def _copy(search: SearchEngine, agent_id: str, message: Message) -> None:
+async def _copy(search: SearchEngine, owner: str, agent_id: str, message: Message) -> None:
     (vector,) = await search.vectors([message.content])
-    await repository.add_copy(
-        search, agent_id, message, _copy_item(search, agent_id, message, vector)
-    )
+    recall = copy_item(search, agent_id, message, vector)
+    await repository.add_copy(search, owner, agent_id, message, recall)
 
 
 @dataclass(frozen=True)

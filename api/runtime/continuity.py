@@ -106,7 +106,10 @@ class ContinuityHook(HookProvider):
             event.sections.append(section)
 
     async def on_message_added(self, event: MessageAdded) -> None:
-        copying = await message_service.store(self.search, event.state.agent_id, event.message)
+        state = event.state
+        copying = await message_service.store(
+            self.search, state.user_email, state.agent_id, event.message
+        )
         if copying is not None:
             self._copies.setdefault(event.state.run_id, []).append(copying)
 

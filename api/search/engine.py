@@ -10,6 +10,7 @@ evicted least recently used first once their estimated size passes the memory bu
 
 import asyncio
 import logging
+import weakref
 from collections import OrderedDict
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from api.store.table import SK, Item, Table, TxOp
 log = logging.getLogger(__name__)
 
 DEFAULT_MEMORY_BUDGET = 1024 * 1024 * 1024
+MAX_PENDING = 100  # own writes kept for an index until its next search
 MAX_CATCH_UP = 2000  # changes read one by one; past this a full reload is cheaper
 INLINE_DOCS = 20_000  # indexes this small are searched on the event loop (a millisecond or so)
 # Cosine below which a document is not a semantic match. Static models give related texts
@@ -72,10 +74,13 @@ class SearchEngine:
         self.memory_budget = memory_budget
         self._indexes: OrderedDict[str, AgentIndex] = OrderedDict()
         self._sizes: dict[str, int] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        # Locks live as long as someone holds or awaits them: no lock per agent ever seen.
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._pending: dict[str, list[_Pending]] = {}
         self._versions: dict[str, int] = {}  # the last version this process saw, per agent
-        self._writing: dict[str, asyncio.Lock] = {}
+        self._writing: weakref.WeakValueDictionary[str, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
         self._background: set[asyncio.Task[None]] = set()
 
     @property
@@ -113,13 +118,8 @@ class SearchEngine:
         touched = [item[SK] for item in upserts] + list(removed)
         # This process's writers of one agent take turns: racing each other on the version
         # would only make all but one of them read it again and retry.
-        lock = self._writing.setdefault(agent_id, asyncio.Lock())
-        try:
-            async with lock:
-                await self._commit(agent_id, ops, upserts, removed, touched)
-        finally:
-            if not lock.locked():  # no writer left: do not keep a lock per agent ever seen
-                self._writing.pop(agent_id, None)
+        async with _lock_of(self._writing, agent_id):
+            await self._commit(agent_id, ops, upserts, removed, touched)
 
     async def _commit(
         self,
@@ -144,9 +144,11 @@ class SearchEngine:
                 continue
             self._versions[agent_id] = written
             if agent_id in self._indexes:
-                self._pending.setdefault(agent_id, []).append(
-                    _Pending(written, list(upserts), list(removed))
-                )
+                pending = self._pending.setdefault(agent_id, [])
+                # Past MAX_PENDING (an agent written to, not searched) the change log
+                # catches the index up when it is next searched.
+                if len(pending) < MAX_PENDING:
+                    pending.append(_Pending(written, list(upserts), list(removed)))
             return
         raise SearchBusy("Too many writers changed this agent's memory at once; try again.")
 
@@ -174,7 +176,6 @@ class SearchEngine:
         self._sizes.pop(agent_id, None)
         self._pending.pop(agent_id, None)
         self._versions.pop(agent_id, None)
-        self._writing.pop(agent_id, None)
 
     # --- searching ---------------------------------------------------------------------
 
@@ -202,6 +203,8 @@ class SearchEngine:
         if chosen != "lexical":
             assert self.embedder is not None
             vector_work = asyncio.ensure_future(self.embedder.embed_async([text]))
+            # Its failure is reported by the await below, or never wanted (the read failed).
+            vector_work.add_done_callback(lambda t: t.cancelled() or t.exception())
         try:
             current = await repository.version(self.table, agent_id)
             vector = (await vector_work)[0] if vector_work is not None else None
@@ -229,7 +232,7 @@ class SearchEngine:
             )
 
     def _lock(self, agent_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(agent_id, asyncio.Lock())
+        return _lock_of(self._locks, agent_id)
 
     async def _fresh(self, agent_id: str, current: int) -> AgentIndex:
         """The agent's index with every change up to version `current`, read after the
@@ -303,7 +306,11 @@ class SearchEngine:
             evicted, _ = self._indexes.popitem(last=False)
             self._sizes.pop(evicted, None)
             self._pending.pop(evicted, None)
-            lock = self._locks.get(evicted)
-            if lock is not None and not lock.locked():
-                del self._locks[evicted]
             log.info("search index of agent %s evicted (memory budget)", evicted)
+
+
+def _lock_of(locks: "weakref.WeakValueDictionary[str, asyncio.Lock]", key: str) -> asyncio.Lock:
+    lock = locks.get(key)
+    if lock is None:
+        lock = locks[key] = asyncio.Lock()
+    return lock

@@ -143,7 +143,7 @@ class _Main:
         for t in terms:
             self.df.update(set(t))
         self.retriever: bm25s.BM25 | None = None
-        if n:
+        if any(terms):  # bm25s cannot index documents without a single word ("👍", "...")
             self.retriever = bm25s.BM25(k1=K1, b=B)
             self.retriever.index(terms, show_progress=False)
         self.nbytes = self._nbytes()
@@ -170,7 +170,7 @@ class _Main:
 
     def bm25(self, terms: list[str]) -> Floats:
         if self.retriever is None:
-            return np.zeros(0, dtype=np.float64)
+            return np.zeros(len(self.docs), dtype=np.float64)
         known = [t for t in terms if t in self.retriever.vocab_dict]
         if not known:
             return np.zeros(len(self.docs), dtype=np.float64)
@@ -279,9 +279,12 @@ class AgentIndex:
             return Found(0, mode=query.mode)
 
         lexical = np.zeros(size, dtype=np.float64)
-        if query.mode != "semantic" and query.terms:
-            lexical[: len(main.docs)] = main.bm25(query.terms)
-            lexical[len(main.docs) :] = self._delta_bm25(query.terms, fresh)
+        terms = list(dict.fromkeys(query.terms))  # a word said twice counts once
+        if query.mode != "semantic" and terms:
+            lexical[: len(main.docs)] = main.bm25(terms)
+            lexical[len(main.docs) :] = self._delta_bm25(terms, fresh)
+            # bm25s adds in float32, the delta in float64: equal documents must tie.
+            lexical = np.round(lexical, 5)
 
         similarity: Floats | None = None
         has_vector = np.zeros(size, dtype=np.bool_)
@@ -295,6 +298,12 @@ class AgentIndex:
                     similarity[j] = float(f.doc.vector @ query.vector)
                     has_vector[j] = True
 
+        if previous is not None:  # a removed or expired message lends its words to none
+            present = main.mask(Filters(), now)
+            if fresh:
+                alive = np.fromiter((f.doc.live(now) for f in fresh), np.bool_, len(fresh))
+                present = np.concatenate([present, alive])
+            previous = np.where(present[np.maximum(previous, 0)], previous, -1)
         lexical_score = _with_context(lexical, previous)
         lexical_match = live & (lexical_score > 0)
         dense_match = np.zeros(size, dtype=np.bool_)
@@ -320,10 +329,11 @@ class AgentIndex:
                 if inside.any():
                     # Within the time the question names, ranked by what it asks about.
                     relevance = dense_score if similarity is not None else lexical_score
-                    lists.append((relevance + created * 1e-12, inside, WINDOW_WEIGHT))
+                    lists.append((relevance, inside, WINDOW_WEIGHT))
                 if query.recent:
-                    lists.append((created, matched & _top(lists, RECENT_POOL), RECENT_WEIGHT))
-                score = _fused(lists)
+                    recent = matched & _top(lists, created, RECENT_POOL)
+                    lists.append((created, recent, RECENT_WEIGHT))
+                score = _fused(lists, created)
         if query.mode != "hybrid" and inside.any():
             score = score + (matched & inside) * (float(score.max()) + 1.0)
         chosen = np.flatnonzero(matched)
@@ -367,30 +377,31 @@ class AgentIndex:
         return found
 
     def _delta_bm25(self, terms: list[str], fresh: Sequence[_Fresh]) -> Floats:
+        """BM25 of delta documents as the main segment would score them (its document
+        count and frequencies), so that a new document ties with an equal older one; a
+        term only the delta holds is weighed among all documents."""
         if not fresh:
             return np.zeros(0, dtype=np.float64)
         main = self._main
-        n = len(main.docs) + len(self._delta)
-        delta_df: Counter[str] = Counter()
-        for f in self._delta.values():
-            delta_df.update(t for t in set(terms) if t in f.terms)
-        lengths = [f.length for f in self._delta.values()]
-        avgdl = (float(main.lengths.sum()) + sum(lengths)) / max(1, n)
+        everyone = len(main.docs) + len(self._delta)
         scores = np.zeros(len(fresh), dtype=np.float64)
-        for term in set(terms):
-            df = main.df.get(term, 0) + delta_df.get(term, 0)
+        for term in terms:
+            df, n = main.df.get(term, 0), len(main.docs)
+            if df == 0:
+                df = sum(1 for f in self._delta.values() if term in f.terms)
+                n = everyone
             if df == 0:
                 continue
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))  # bm25s's "lucene" idf
             for j, f in enumerate(fresh):
                 tf = f.terms.get(term, 0)
                 if tf:
-                    norm = K1 * (1 - B + B * f.length / max(avgdl, 1e-9))
+                    norm = K1 * (1 - B + B * f.length / max(main.avgdl, 1e-9))
                     scores[j] += idf * tf / (tf + norm)
         return scores
 
 
-def _ranks(score: Floats, matched: Mask) -> Floats:
+def _ranks(score: Floats, matched: Mask, created: Floats) -> Floats:
     """1 for the best of the matched, 2 for the next...; infinity for the unmatched. Past
     RANK_DEPTH the matched share one rank: a list's tail adds next to nothing to a fusion,
     and sorting all of a large index for it would cost more than the rest of a search."""
@@ -399,7 +410,7 @@ def _ranks(score: Floats, matched: Mask) -> Floats:
     if len(chosen) > RANK_DEPTH:
         ranks[chosen] = RANK_DEPTH + 1
         chosen = chosen[np.argpartition(-score[chosen], RANK_DEPTH)[:RANK_DEPTH]]
-    order = chosen[np.argsort(-score[chosen], kind="stable")]
+    order = chosen[np.lexsort((-created[chosen], -score[chosen]))]  # ties: newest first
     ranks[order] = np.arange(1, len(order) + 1)
     return ranks
 
@@ -419,17 +430,17 @@ def _page(
     return order[offset:wanted]
 
 
-def _fused(lists: Sequence[tuple[Floats, Mask, float]]) -> Floats:
+def _fused(lists: Sequence[tuple[Floats, Mask, float]], created: Floats) -> Floats:
     """Reciprocal rank fusion: each list adds weight / (RRF_K + rank) to its documents."""
-    fused = np.zeros(len(lists[0][0]), dtype=np.float64)
+    fused = np.zeros(len(created), dtype=np.float64)
     for score, matched, weight in lists:
-        fused += weight / (RRF_K + _ranks(score, matched))
+        fused += weight / (RRF_K + _ranks(score, matched, created))
     return fused
 
 
-def _top(lists: Sequence[tuple[Floats, Mask, float]], count: int) -> Mask:
+def _top(lists: Sequence[tuple[Floats, Mask, float]], created: Floats, count: int) -> Mask:
     """The documents among the first `count` of the fusion so far."""
-    fused = _fused(lists)
+    fused = _fused(lists, created)
     top = np.zeros(len(fused), dtype=np.bool_)
     top[np.argsort(-fused, kind="stable")[:count]] = True
     return top & (fused > 0)

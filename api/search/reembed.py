@@ -7,7 +7,7 @@ items that still exist, and never copies a message that was deleted meanwhile. R
 what already carries the model's vector is skipped, so a second run continues the first.
 """
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,7 +16,6 @@ from api.messages import repository as messages
 from api.messages import service as message_service
 from api.messages.models import Message
 from api.search import repository, vectors
-from api.search.documents import MessageRecall
 from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.table import (
@@ -24,16 +23,17 @@ from api.store.table import (
     SK,
     Check,
     Item,
-    ItemAbsent,
     ItemExists,
+    ItemTooLarge,
     Key,
-    Put,
     TransactionCancelled,
     TxOp,
     Update,
 )
 
-BATCH = 40  # two operations each, and the change's two: within one transaction
+BATCH = 32  # three operations each, and the change's two: within one transaction
+BATCH_BYTES = 3_000_000  # DynamoDB refuses a transaction of more than 4 MB
+ITEM_OVERHEAD_BYTES = 2_000  # keys, a vector (up to 3 KB at 1536 dimensions), attributes
 
 
 class Progress(Protocol):
@@ -74,9 +74,10 @@ async def agents(engine: SearchEngine, only: str | None = None) -> AsyncIterator
 
 
 async def _unsearchable_messages(
-    engine: SearchEngine, agent_id: str, copied: set[str]
+    engine: SearchEngine, owner: str, agent_id: str, copied: set[str]
 ) -> list[Message]:
-    """Messages of the agent's conversations with text but no searchable copy."""
+    """Messages of the agent's conversations (its owner's: the index groups by agent id
+    only) with text but no searchable copy."""
     found: list[Message] = []
     cursor: str | None = None
     while True:
@@ -84,6 +85,8 @@ async def _unsearchable_messages(
             engine.table, agent_id, limit=100, cursor=cursor
         )
         for conversation in page:
+            if conversation.created_by != owner:
+                continue
             after: str | None = None
             while True:
                 batch, after = await messages.oldest_first(
@@ -98,7 +101,7 @@ async def _unsearchable_messages(
             return found
 
 
-async def _work_of(engine: SearchEngine, agent_id: str) -> list[_Work]:
+async def _work_of(engine: SearchEngine, owner: str, agent_id: str) -> list[_Work]:
     items = [item async for page in repository.searchable(engine.table, agent_id) for item in page]
     stale = [
         _Work(text=item["content"], item=item)
@@ -106,12 +109,12 @@ async def _work_of(engine: SearchEngine, agent_id: str) -> list[_Work]:
         if item.get(vectors.EMBEDDING_MODEL) != engine.model_id
     ]
     copied = {item["message_id"] for item in items if item[keys.ENTITY] == keys.MESSAGE_RECALL}
-    missing = await _unsearchable_messages(engine, agent_id, copied)
+    missing = await _unsearchable_messages(engine, owner, agent_id, copied)
     return stale + [_Work(text=m.content, message=m) for m in missing]
 
 
 def _write(
-    agent_id: str, work: _Work, vector: vectors.Vector | None, model: str | None
+    owner: str, agent_id: str, work: _Work, vector: vectors.Vector | None, model: str | None
 ) -> tuple[list[TxOp], Item]:
     attributes = vectors.attributes(vector, model)
     if work.item is not None:
@@ -119,31 +122,36 @@ def _write(
         return [Update(key, set=attributes, condition=ItemExists())], {**work.item, **attributes}
     message = work.message
     assert message is not None
-    recall = MessageRecall(
-        agent_id=agent_id,
-        conversation_id=message.conversation_id,
-        message_id=message.message_id,
-        role=message.role,
-        content=message.content,
-        actor_id=message.actor_id,
-        interrupted=message.interrupted,
-        created_at=message.created_at,
-        ttl=message.ttl,
-    )
-    item = {**recall.to_dynamo_item(), **attributes}
-    return [Check(message.key(), ItemExists()), Put(item, condition=ItemAbsent())], item
+    item = message_service.copy_item_with(agent_id, message, attributes)
+    return messages.copy_ops(owner, message, item), item
+
+
+def _batches(work: Sequence[_Work], size: int) -> Iterator[Sequence[_Work]]:
+    """At most `size` items and about BATCH_BYTES of text a batch (DynamoDB refuses a
+    transaction over 4 MB)."""
+    batch: list[_Work] = []
+    weight = 0
+    for item in work:
+        cost = len(item.text.encode()) * 2 + ITEM_OVERHEAD_BYTES  # text in the item and copy
+        if batch and (len(batch) == size or weight + cost > BATCH_BYTES):
+            yield batch
+            batch, weight = [], 0
+        batch.append(item)
+        weight += cost
+    if batch:
+        yield batch
 
 
 async def _commit(
-    engine: SearchEngine, agent_id: str, batch: Sequence[_Work], tally: Tally
+    engine: SearchEngine, owner: str, agent_id: str, batch: Sequence[_Work], tally: Tally
 ) -> None:
     embedded = await engine.vectors([w.text for w in batch])
-    writes = [_write(agent_id, w, v, engine.model_id) for w, v in zip(batch, embedded, strict=True)]
+    writes = [
+        _write(owner, agent_id, w, v, engine.model_id) for w, v in zip(batch, embedded, strict=True)
+    ]
     try:
-        await engine.commit(
-            agent_id, [op for ops, _ in writes for op in ops], upserts=[i for _, i in writes]
-        )
-    except TransactionCancelled:
+        await engine.commit(agent_id, _once(writes), upserts=[i for _, i in writes])
+    except (TransactionCancelled, ItemTooLarge):
         # Something in the batch was deleted (or copied) meanwhile: one at a time, then.
         for work, (ops, item) in zip(batch, writes, strict=True):
             try:
@@ -155,6 +163,21 @@ async def _commit(
         return
     for work in batch:
         _count(work, tally)
+
+
+def _once(writes: Sequence[tuple[list[TxOp], Item]]) -> list[TxOp]:
+    """The writes' operations in one transaction, which may touch an item only once: the
+    messages of one conversation check it once."""
+    ops: list[TxOp] = []
+    checked: set[Key] = set()
+    for write, _ in writes:
+        for op in write:
+            if isinstance(op, Check):
+                if op.key in checked:
+                    continue
+                checked.add(op.key)
+            ops.append(op)
+    return ops
 
 
 def _count(work: _Work, tally: Tally) -> None:
@@ -170,12 +193,11 @@ async def reembed(
     """Every agent's searchable items (or one agent's) under the engine's model."""
     tally = Tally()
     size = max(1, min(batch, BATCH))
-    async for _, agent in agents(engine, agent_id):
+    async for owner, agent in agents(engine, agent_id):
         tally.agents += 1
-        work = await _work_of(engine, agent)
+        work = await _work_of(engine, owner, agent)
         progress.found(len(work))
-        for start in range(0, len(work), size):
-            chunk = work[start : start + size]
-            await _commit(engine, agent, chunk, tally)
+        for chunk in _batches(work, size):
+            await _commit(engine, owner, agent, chunk, tally)
             progress.done(len(chunk))
     return tally

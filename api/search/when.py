@@ -82,7 +82,7 @@ def _day(d: date) -> datetime:
     return datetime(d.year, d.month, d.day, tzinfo=UTC)
 
 
-def _span(start: date, end: date) -> Span:
+def _days(start: date, end: date) -> Span:
     """Whole days from `start` to `end` (excluded), widened by half a day each side."""
     return _day(start).timestamp() - HALF_DAY, _day(end).timestamp() + HALF_DAY
 
@@ -91,12 +91,12 @@ def _month_span(year: int, month: int, part: str | None = None) -> Span:
     first = date(year, month, 1)
     following = date(year + month // 12, month % 12 + 1, 1)
     if part is None:
-        return _span(first, following)
+        return _days(first, following)
     if part in ("early", "the start of", "the beginning of", "start of", "beginning of"):
-        return _span(first, date(year, month, 11))
+        return _days(first, date(year, month, 11))
     if part in ("mid", "middle of"):
-        return _span(date(year, month, 10), date(year, month, 21))
-    return _span(date(year, month, 20), following)  # late, the end of
+        return _days(date(year, month, 10), date(year, month, 21))
+    return _days(date(year, month, 20), following)  # late, the end of
 
 
 def _latest_year_of(month: int, today: date, *, before_this_month: bool) -> int:
@@ -110,8 +110,8 @@ def _latest_year_of(month: int, today: date, *, before_this_month: bool) -> int:
 def _season_span(season: str, year: int) -> Span:
     first = SEASONS[season]
     if first == 12:  # winter runs from December into the next year
-        return _span(date(year, 12, 1), date(year + 1, 3, 1))
-    return _span(date(year, first, 1), date(year, first + 3, 1))
+        return _days(date(year, 12, 1), date(year + 1, 3, 1))
+    return _days(date(year, first, 1), date(year, first + 3, 1))
 
 
 def _latest_season(season: str, today: date, qualifier: str | None) -> Span:
@@ -190,50 +190,65 @@ def _count(text: str) -> int:
 
 
 def _qualified_year(text: str, today: date) -> int | None:
-    if re.search(r"\blast year\b|\ba year ago\b", text):
+    """A year the question names as such: "last year", "two years ago", "in 2024" (a bare
+    number is a year only after a preposition: "2000 mg" is not)."""
+    if re.search(r"\blast year\b", text):
         return today.year - 1
     if re.search(r"\bthis year\b", text):
         return today.year
-    found = re.search(r"\b" + _YEAR + r"\b", text)
+    found = re.search(r"\b" + _COUNT + r" years? ago\b", text)
+    if found:
+        return today.year - _count(found.group(1))
+    found = re.search(r"\b(?:in|of|since|until|during|from|around) " + _YEAR + r"\b", text)
     return int(found.group(1)) if found else None
 
 
 def span(question: str, now: float) -> Span | None:
-    """The span of time the question names, or None; the most specific phrase wins."""
+    """The span of time the question names, or None; the most specific phrase wins. A
+    phrase naming a time no calendar holds ("3000 years ago") names none."""
+    try:
+        return _span(question, now)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _span(question: str, now: float) -> Span | None:
     text = question.lower().replace("\u2019", "'")  # a typographic apostrophe
     today = datetime.fromtimestamp(now, UTC).date()
     year = _qualified_year(text, today)
 
-    # A holiday ("at Easter last year", "on New Year's Eve").
-    found = re.search(r"\b" + _HOLIDAYS + r"\b", text)
+    # A holiday ("at Easter last year", "on New Year's Eve", "Christmas 2024").
+    found = re.search(r"\b" + _HOLIDAYS + r"\b(?: " + _YEAR + r"\b)?", text)
     if found:
         name = _normal_holiday(found.group(1))
+        if found.group(2):
+            year = int(found.group(2))
         if year is None:
             year = today.year
             if _day(today).timestamp() < _day(_holiday(name, year)[0]).timestamp():
                 year -= 1  # not come yet this year: the last one
         start, end = _holiday(name, year)
-        return _span(start, end)
+        return _days(start, end)
 
     # Days counted back ("yesterday", "two days ago", "three weeks ago").
     if re.search(r"\b(yesterday|last night)\b", text):
-        return _span(today - timedelta(days=1), today)
+        return _days(today - timedelta(days=1), today)
     if re.search(r"\b(today|this morning|tonight|this afternoon|this evening)\b", text):
-        return _span(today, today + timedelta(days=1))
+        return _days(today, today + timedelta(days=1))
     found = re.search(r"\b" + _COUNT + r" (day|week|month|year)s? ago\b", text)
     if found:
         count, unit = _count(found.group(1)), found.group(2)
         if unit == "day":
             day = today - timedelta(days=count)
-            return _span(day, day + timedelta(days=1))
+            return _days(day, day + timedelta(days=1))
         if unit == "week":
             middle = today - timedelta(weeks=count)
-            return _span(middle - timedelta(days=4), middle + timedelta(days=4))
+            return _days(middle - timedelta(days=4), middle + timedelta(days=4))
         if unit == "month":
             middle = today - timedelta(days=30 * count)
-            return _span(middle - timedelta(days=16), middle + timedelta(days=16))
+            return _days(middle - timedelta(days=16), middle + timedelta(days=16))
         back = today.year - count
-        return _span(date(back, 1, 1), date(back + 1, 1, 1))
+        return _days(date(back, 1, 1), date(back + 1, 1, 1))
 
     # A month, perhaps a part of it and a year ("early March 2025", "last May").
     found = re.search(
@@ -255,21 +270,28 @@ def span(question: str, now: float) -> Span | None:
 
     # A season ("last summer", "the spring of 2025", "this winter").
     found = re.search(
-        r"\b(?:(last|this|past) )?(spring|summer|autumn|fall|winter)\b(?: (?:of )?" + _YEAR + r")?",
+        r"\b(?:(last|this|past) |(?:in|during|over|through|since|until|of) (?:the )?)"
+        r"(spring|summer|autumn|fall|winter)\b(?: (?:of )?" + _YEAR + r")?"
+        r"|\b(spring|summer|autumn|fall|winter) (?:of )?" + _YEAR + r"\b",
         text,
     )
     if found:
-        qualifier, season, season_year = found.groups()
+        qualifier, season, season_year = found.group(1), found.group(2), found.group(3)
+        if season is None:  # "spring 2025"
+            season, season_year = found.group(4), found.group(5)
         if season_year or (year is not None and qualifier is None):
             return _season_span(season, int(season_year) if season_year else year or today.year)
         return _latest_season(season, today, qualifier)
 
     # A day of the week ("on Tuesday", "last Friday").
-    found = re.search(r"\b(?:last |on |this past )?(" + "|".join(WEEKDAYS) + r")s?\b", text)
-    if found:
-        back = (today.weekday() - WEEKDAYS.index(found.group(1))) % 7 or 7
+    found = re.search(
+        r"\b(next |every |each )?(?:last |on |this past )?(" + "|".join(WEEKDAYS) + r")(s)?\b",
+        text,
+    )
+    if found and not found.group(1) and not found.group(3):  # not "next Friday", "Mondays"
+        back = (today.weekday() - WEEKDAYS.index(found.group(2))) % 7 or 7
         day = today - timedelta(days=back)
-        return _span(day, day + timedelta(days=1))
+        return _days(day, day + timedelta(days=1))
 
     # Weeks, months and years as such.
     calendar = [
@@ -279,7 +301,7 @@ def span(question: str, now: float) -> Span | None:
     ]
     for phrase, first, days in calendar:
         if phrase in text:
-            return _span(first, first + timedelta(days=days))
+            return _days(first, first + timedelta(days=days))
     if re.search(r"\blast month\b", text):
         previous = today.replace(day=1) - timedelta(days=1)
         return _month_span(previous.year, previous.month)
@@ -289,10 +311,10 @@ def span(question: str, now: float) -> Span | None:
     if found:
         chosen = today.year - (found.group(2) == "last")
         if found.group(1) == "the end":
-            return _span(date(chosen, 10, 1), date(chosen + 1, 1, 1))
-        return _span(date(chosen, 1, 1), date(chosen, 4, 1))
+            return _days(date(chosen, 10, 1), date(chosen + 1, 1, 1))
+        return _days(date(chosen, 1, 1), date(chosen, 4, 1))
     if year is not None:
-        return _span(date(year, 1, 1), date(year + 1, 1, 1))
+        return _days(date(year, 1, 1), date(year + 1, 1, 1))
     return None
 
 
@@ -305,8 +327,15 @@ def _is_month(found: re.Match[str], question: str) -> bool:
     if found.group(1) or found.group(2) or found.group(4):
         return True
     original = question[found.start(3) : found.end(3)]
-    before = question[: found.start(3)].lower().split()[-1:]
-    return original[:1].isupper() or before in (["in"], ["of"], ["since"], ["until"])
+    preceding = question[: found.start(3)].rstrip()
+    sentence_start = not preceding or preceding[-1] in ".!?"
+    before = preceding.lower().split()[-1:]
+    return (original[:1].isupper() and not sentence_start) or before in (
+        ["in"],
+        ["of"],
+        ["since"],
+        ["until"],
+    )
 
 
 def asks_about_now(question: str) -> bool:

@@ -5,6 +5,7 @@ import asyncio
 from api.agents import service
 from api.agents.schemas import AgentCreate, AgentUpdate
 from api.kit.clock import FrozenClock
+from api.search.engine import SearchEngine
 from api.store.table import Table
 from tests.contract.conftest import skip_on_moto
 
@@ -56,5 +57,7 @@ async def test_a_stale_edit_never_undoes_a_rename(table: Table, clock: FrozenClo
     again, created = await service.create(table, "a@x.io", AgentCreate(name="beta"), clock)
     assert not created
     assert again.agent_id == stale.agent_id
-    await service.delete(table, stale)  # from the old copy, still deletes the agent
+    await service.delete(
+        SearchEngine(table, None, clock), stale
+    )  # from the old copy, still deletes the agent
     assert await service.list_for(table, "a@x.io") == []

@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from api.conversations.models import Conversation
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.memory import archival
@@ -12,7 +13,7 @@ from api.messages import service as messages
 from api.messages.models import Message
 from api.search import repository
 from api.search.engine import SearchEngine, SemanticSearchUnavailable
-from api.store.table import Table
+from api.store.table import Table, TransactionCancelled
 from tests.search.conftest import AGENT
 
 FACTS = [
@@ -139,6 +140,22 @@ async def test_vectors_of_another_model_are_never_used(
     assert [m.similarity for m in found.matches] == [None]
 
 
+OWNER = "alice@example.com"
+
+
+async def open_conversations(store: Table, *ids: str) -> None:
+    for conversation_id in ids:
+        moment = datetime(2025, 5, 1, tzinfo=UTC)
+        conversation = Conversation(
+            conversation_id=conversation_id,
+            created_by=OWNER,
+            agent_id=AGENT,
+            created_at=moment,
+            updated_at=moment,
+        )
+        await store.put(conversation.to_dynamo_item())
+
+
 def said(
     conversation: str, i: int, role: str, content: str, day: int, actor: str = "alice"
 ) -> Message:
@@ -152,7 +169,10 @@ def said(
     )
 
 
-async def test_messages_are_found_across_conversations_with_filters(engine: SearchEngine) -> None:
+async def test_messages_are_found_across_conversations_with_filters(
+    engine: SearchEngine, store: Table
+) -> None:
+    await open_conversations(store, "c1", "c2")
     history = [
         said("c1", 1, "user", "We adopted a puppy called Biscuit.", 1),
         said("c1", 2, "assistant", "Congratulations on Biscuit!", 1),
@@ -161,7 +181,7 @@ async def test_messages_are_found_across_conversations_with_filters(engine: Sear
         said("c2", 3, "assistant", "", 20),  # a tool call only: nothing to search
     ]
     for message in history:
-        await messages.record(engine, AGENT, message)
+        await messages.record(engine, OWNER, AGENT, message)
     every = await messages.search(engine, AGENT, "Biscuit", mode="lexical")
     assert {h.message_id for h in every.hits} == {"c1-1", "c1-2", "c2-1"}
     users = await messages.search(engine, AGENT, "Biscuit", roles=frozenset({"user"}))
@@ -185,10 +205,13 @@ async def test_messages_are_found_across_conversations_with_filters(engine: Sear
     assert again.total == 3
 
 
-async def test_expired_messages_are_not_found(engine: SearchEngine, clock: FrozenClock) -> None:
+async def test_expired_messages_are_not_found(
+    engine: SearchEngine, store: Table, clock: FrozenClock
+) -> None:
+    await open_conversations(store, "c1")
     message = said("c1", 1, "user", "My locker code is 4512.", 1)
     message = message.model_copy(update={"ttl": int(clock.now()) + 3600})
-    await messages.record(engine, AGENT, message)
+    await messages.record(engine, OWNER, AGENT, message)
     found = await messages.search(engine, AGENT, "locker code", mode="lexical")
     assert found.total == 1
     clock.advance(3601)
@@ -216,3 +239,46 @@ async def test_indexes_past_the_budget_are_evicted_least_recently_used_first(
     await archival.insert(writer, "a1", "The a1 sells honey")
     found = await archival.search(tight, "a1", "honey", mode="lexical")
     assert [m.content for m in found.memories] == ["The a1 sells honey"]
+
+
+async def test_no_copy_outlives_its_conversation(engine: SearchEngine, store: Table) -> None:
+    """A conversation being deleted takes no new searchable copy, whichever way it comes."""
+    await open_conversations(store, "c1")
+    await store.update(
+        Conversation(
+            conversation_id="c1",
+            created_by=OWNER,
+            agent_id=AGENT,
+            created_at=datetime(2025, 5, 1, tzinfo=UTC),
+            updated_at=datetime(2025, 5, 1, tzinfo=UTC),
+        ).key(),
+        set={"deleting": True},
+    )
+    late = said("c1", 1, "user", "The passport expires in 2031", 2)
+    copying = await messages.store(engine, OWNER, AGENT, late)
+    assert copying is not None
+    await copying  # refused quietly: the message is stored, its copy is not
+    with pytest.raises(TransactionCancelled):
+        await messages.record(engine, OWNER, AGENT, said("c1", 2, "user", "passport again", 2))
+    assert (await messages.search(engine, AGENT, "passport", mode="lexical")).total == 0
+    missing = said("nowhere", 1, "user", "passport in a conversation never opened", 2)
+    with pytest.raises(TransactionCancelled):
+        await messages.record(engine, OWNER, AGENT, missing)
+
+
+async def test_an_index_of_documents_without_words_searches(engine: SearchEngine) -> None:
+    for text in ["\U0001f44d", "...", "?!"]:
+        await archival.insert(engine, AGENT, text)
+    assert (await archival.search(engine, AGENT, "thumbs up", mode="lexical")).total == 0
+    found = await archival.search(engine, AGENT, "thumbs up")
+    assert found.total >= 0  # hybrid: no failure, whatever the model makes of an emoji
+
+
+async def test_a_new_memory_ties_with_an_equal_older_one_and_comes_first(
+    engine: SearchEngine, clock: FrozenClock
+) -> None:
+    await remember(engine, [f"coffee note {i}" for i in range(10)], clock)
+    await texts(engine, "coffee")  # loaded: these ten are the main segment
+    await remember(engine, ["coffee note 10"], clock)  # in the delta
+    # Scored in the delta as the main segment scores, a word said twice counting once.
+    assert (await texts(engine, "coffee coffee", mode="lexical"))[0] == "coffee note 10"

@@ -91,12 +91,12 @@ async def test_what_was_deleted_meanwhile_is_skipped_not_revived(
 ) -> None:
     agent_id, _ = await legacy_agent(store, clock)
     engine = SearchEngine(store, static, clock)
-    work = await reembed._work_of(engine, agent_id)
+    work = await reembed._work_of(engine, EMAIL, agent_id)
     doomed = next(w for w in work if w.item is not None and w.text == "My bike is red")
     memory = await archival.search(engine, agent_id, "bike", mode="lexical")
     await archival.delete_memory(engine, agent_id, memory.memories[0].memory_id)
     tally = reembed.Tally()
-    await reembed._commit(engine, agent_id, work, tally)
+    await reembed._commit(engine, EMAIL, agent_id, work, tally)
     assert (tally.embedded, tally.copied, tally.skipped) == (2, 2, 1)
     assert doomed.item is not None
     assert await store.get(Key(doomed.item["pk"], doomed.item["sk"])) is None

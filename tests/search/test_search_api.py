@@ -114,6 +114,16 @@ def test_message_search_across_conversations_and_within_a_session(client: TestCl
     assert {m["conversation_id"] for m in one["messages"]} == {conversation}
     later = client.get(url, params={"q": "Lisbon", "after": "2999-01-01T00:00:00Z"}).json()
     assert later["total"] == 0
+    # A time without a zone is UTC, and may be given with one that has a zone.
+    mixed = {
+        "q": "Lisbon",
+        "role": "user",
+        "after": "2000-01-01T00:00:00",
+        "before": "2999-01-01T00:00:00Z",
+    }
+    assert client.get(url, params=mixed).json()["total"] == every["total"]
+    naive_later = client.get(url, params={"q": "Lisbon", "after": "2999-01-01T00:00:00"})
+    assert naive_later.json()["total"] == 0
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,7 @@ def days(question: str, asked: datetime = ASKED) -> tuple[date, date] | None:
         ("early April", date(2025, 4, 1), date(2025, 4, 10)),
         ("What concert did I have in the spring of 2025?", date(2025, 3, 1), date(2025, 5, 31)),
         ("What was I building last fall?", date(2025, 9, 1), date(2025, 11, 30)),
-        ("Tuesdays this winter", date(2025, 12, 1), date(2026, 2, 28)),
+        ("on Tuesdays this winter", date(2025, 12, 1), date(2026, 2, 28)),
         ("How was last summer?", date(2025, 6, 1), date(2025, 8, 31)),
         ("What did I do on Tuesday?", date(2026, 3, 3), date(2026, 3, 3)),
         ("What happened last Monday?", date(2026, 3, 2), date(2026, 3, 2)),
@@ -51,6 +51,11 @@ def days(question: str, asked: datetime = ASKED) -> tuple[date, date] | None:
         ("over Thanksgiving", date(2025, 11, 26), date(2025, 11, 30)),
         ("the start of last year", date(2025, 1, 1), date(2025, 3, 31)),
         ("What did I do in 2024?", date(2024, 1, 1), date(2024, 12, 31)),
+        ("What did I do two years ago?", date(2024, 1, 1), date(2024, 12, 31)),
+        ("in the fall", date(2025, 9, 1), date(2025, 11, 30)),
+        ("during the summer of 2024", date(2024, 6, 1), date(2024, 8, 31)),
+        ("What was I doing summer 2025?", date(2025, 6, 1), date(2025, 8, 31)),
+        ("I asked about it. In May what did I plan?", date(2025, 5, 1), date(2025, 5, 31)),
     ],
 )
 def test_spans(question: str, first: date, last: date) -> None:
@@ -59,10 +64,45 @@ def test_spans(question: str, first: date, last: date) -> None:
 
 @pytest.mark.parametrize(
     "question",
-    ["What food do I like?", "What may I eat?", "Where do the troops march?", "my dog's name"],
+    [
+        "What food do I like?",
+        "What may I eat?",
+        "May I ask what my dog is called?",
+        "March is when what happens?",
+        "Where do the troops march?",
+        "my dog's name",
+        "Did I fall off my bike?",
+        "the hot spring we liked",
+        "Who is Summer?",
+        "What do I do on Mondays?",
+        "What am I doing next Friday?",
+        "Do I take 2000 mg of it?",
+        "Is the door code 1987?",
+    ],
 )
 def test_no_time_named(question: str) -> None:
     assert when.span(question, ASKED.timestamp()) is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "2026 years ago",
+        "3000 years ago",
+        "1000000 days ago",
+        "100000 months ago",
+        "99999999999 weeks ago",
+    ],
+)
+def test_a_time_no_calendar_holds_names_none(question: str) -> None:
+    assert when.span(question, ASKED.timestamp()) is None
+
+
+def test_holidays_years_back() -> None:
+    assert days("What did we do at Christmas two years ago?") == (
+        date(2024, 12, 24),
+        date(2024, 12, 26),
+    )
 
 
 def test_a_month_asked_about_in_that_month_is_this_one() -> None:
