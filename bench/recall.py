@@ -341,6 +341,10 @@ class Indexed:
     semantic: bool  # whether the engine has vectors to search
 
 
+def owner_of(user: str) -> str:
+    return f"{user}@recall.example"
+
+
 @asynccontextmanager
 async def load(
     table: Table, backend: str, clock: FrozenClock, users: Sequence[User]
@@ -360,7 +364,7 @@ async def load(
     try:
         agents: dict[str, str] = {}
         for user in users:
-            owner = f"{user.id}@recall.example"
+            owner = owner_of(user.id)
             name = f"recall-{user.id}-{uuid.uuid4().hex[:8]}"
             agent, _ = await agent_service.create(table, owner, AgentCreate(name=name), clock)
             agents[user.id] = agent.agent_id
@@ -390,7 +394,12 @@ async def rank(indexed: Indexed, mode: SearchMode, question: Question, limit: in
 
     indexed.clock.set(question.asked_at.timestamp())
     found = await messages.search(
-        indexed.engine, indexed.agents[question.user], question.question, mode=mode, limit=limit
+        indexed.engine,
+        owner_of(question.user),
+        indexed.agents[question.user],
+        question.question,
+        mode=mode,
+        limit=limit,
     )
     return [hit.message_id for hit in found.hits]
 

@@ -1,5 +1,7 @@
 """Agents in the table: the agent item and the guard that makes its name unique per user."""
 
+from collections.abc import AsyncIterator
+
 from api.agents.models import Agent, AgentNameGuard
 from api.store import keys
 from api.store.table import AttrEquals, Delete, ItemAbsent, Put, Table
@@ -20,6 +22,18 @@ async def list_for(table: Table, email: str) -> list[Agent]:
         if page.cursor is None:
             return agents
         cursor = page.cursor
+
+
+async def every_agent(table: Table) -> AsyncIterator[Agent]:
+    """Every agent of every user, for admin commands (a scan of the whole table)."""
+    cursor: str | None = None
+    while True:
+        page = await table.scan(entity=keys.AGENT, limit=500, cursor=cursor)
+        for item in page.items:
+            yield Agent.from_dynamo_item(item)
+        cursor = page.cursor
+        if cursor is None:
+            return
 
 
 async def guard_of(table: Table, email: str, normalized_name: str) -> AgentNameGuard | None:

@@ -3,15 +3,12 @@
 import contextlib
 
 from api.conversations.models import Conversation, SessionLookup
-from api.search import repository as search_repository
-from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.table import (
     AllOf,
     AttrAbsent,
     Check,
     ConditionFailed,
-    Delete,
     ItemAbsent,
     ItemExists,
     Key,
@@ -92,12 +89,6 @@ async def rename(table: Table, conversation: Conversation) -> None:
     )
 
 
-def _recall_key(agent_id: str, message_key: Key) -> Key:
-    """The searchable copy of a message: same time and id, in the agent's partition."""
-    _, ts, message_id = message_key.sk.split("#", 2)
-    return keys.message_recall(agent_id, ts, message_id)
-
-
 def still_open(email: str, conversation_id: str) -> Check:
     """A transaction's check that the conversation exists and is not being deleted: what a
     searchable copy of one of its messages is written with, so that none outlives it."""
@@ -106,22 +97,18 @@ def still_open(email: str, conversation_id: str) -> Check:
     )
 
 
-async def delete(search: SearchEngine, conversation: Conversation) -> None:
-    """The conversation, its messages, and the session ids that lead to it. It is marked
-    first, so that no searchable copy is written from then on; the copies go next, so that
-    no search finds a message of a deleted conversation (an interrupted delete leaves
-    messages nobody finds, and can be repeated)."""
-    table = search.table
-    with contextlib.suppress(ConditionFailed):  # already gone: what is left goes below
+async def mark_deleting(table: Table, conversation: Conversation) -> None:
+    """From now on no searchable copy of its messages is written (see `still_open`)."""
+    with contextlib.suppress(ConditionFailed):  # already gone
         await table.update(conversation.key(), set={DELETING: True}, condition=ItemExists())
-    messages = await _keys_of(table, *keys.messages_of(conversation.conversation_id))
-    recalls = [_recall_key(conversation.agent_id, k) for k in messages]
-    step = search_repository.MAX_CHANGE_KEYS
-    for start in range(0, len(recalls), step):
-        chunk = recalls[start : start + step]
-        await search.commit(
-            conversation.agent_id, [Delete(k) for k in chunk], removed=[k.sk for k in chunk]
-        )
+
+
+async def message_keys(table: Table, conversation_id: str) -> list[Key]:
+    return await _keys_of(table, *keys.messages_of(conversation_id))
+
+
+async def delete(table: Table, conversation: Conversation, messages: list[Key]) -> None:
+    """The conversation, these messages of it, and the session ids that lead to it."""
     doomed = [conversation.key(), *messages]
     lookups_pk, lookups_sk = keys.session_lookups_of(conversation.created_by, conversation.agent_id)
     page = await table.query(lookups_pk, sk=lookups_sk)

@@ -71,7 +71,7 @@ async def rename_conversation(
 @router.delete("/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
 async def delete_conversation(conversation: OwnedConversation, search: SearchDep) -> None:
     """The conversation and its messages."""
-    await repository.delete(search, conversation)
+    await service.delete(search, conversation)
 
 
 @router.get("/{conversation_id}/messages")

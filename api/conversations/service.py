@@ -8,7 +8,9 @@ from api.conversations.models import Conversation, SessionLookup
 from api.errors import NotFound
 from api.kit.clock import Clock
 from api.kit.secrets import new_id
+from api.messages import repository as message_items
 from api.runtime.runner import TurnRequest
+from api.search.engine import SearchEngine
 from api.store.table import ConditionFailed, Table, TransactionCancelled
 
 
@@ -114,3 +116,14 @@ def turn_request(conversation: Conversation, prompt: str, actor_id: str | None) 
         session_id=conversation.session_id or conversation.conversation_id,
         prompt=prompt,
     )
+
+
+async def delete(search: SearchEngine, conversation: Conversation) -> None:
+    """The conversation, its messages, and the session ids that lead to it. It is marked
+    first, so that no searchable copy is written from then on; the copies go next, so that
+    no search finds a message of a deleted conversation (an interrupted delete leaves
+    messages nobody finds, and can be repeated)."""
+    await repository.mark_deleting(search.table, conversation)
+    messages = await repository.message_keys(search.table, conversation.conversation_id)
+    await message_items.delete_copies(search, conversation.agent_id, messages)
+    await repository.delete(search.table, conversation, messages)

@@ -11,7 +11,6 @@ from api.memory import archival, blocks
 from api.memory import service as memory
 from api.memory.errors import BlockFull
 from api.memory.schemas import (
-    MAX_QUERY_CHARS,
     ArchivalCreate,
     ArchivalHitOut,
     ArchivalOut,
@@ -21,6 +20,7 @@ from api.memory.schemas import (
     BlockOut,
     BlockUpdate,
 )
+from api.messages.schemas import MAX_QUERY_CHARS
 from api.search.index import Mode as SearchMode
 
 router = APIRouter(prefix="/agents/{agent_id}/memory", tags=["memory"])

@@ -8,8 +8,6 @@ from api.memory.models import DEFAULT_WORD_LIMIT, ArchivalMemory
 from api.memory.service import BlockView
 from api.search.index import Mode as SearchMode
 
-MAX_QUERY_CHARS = 2000
-
 
 class BlockOut(BaseModel):
     name: str

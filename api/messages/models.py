@@ -38,3 +38,22 @@ class Said(NamedTuple):
     content: str
     actor_id: str | None
     interrupted: bool
+
+
+class MessageRecall(Entity):
+    """A message as search finds it, in its agent's partition: one query loads them all."""
+
+    ENTITY = keys.MESSAGE_RECALL
+
+    agent_id: str
+    conversation_id: str
+    message_id: str
+    role: str
+    content: str
+    actor_id: str | None = None
+    interrupted: bool = False
+    created_at: datetime
+    ttl: int | None = None
+
+    def key(self) -> Key:
+        return keys.message_recall(self.agent_id, keys.time_of(self.created_at), self.message_id)

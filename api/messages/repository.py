@@ -3,13 +3,16 @@ newest first."""
 
 from api.conversations import repository as conversations
 from api.messages.models import Message, Said
+from api.search import repository as search_repository
 from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.table import (
     Check,
+    Delete,
     Item,
     ItemAbsent,
     ItemExists,
+    Key,
     Put,
     Table,
     TransactionCancelled,
@@ -87,3 +90,13 @@ async def add_copy(
     except TransactionCancelled as e:
         if CONDITION_FAILED not in e.reasons[:2]:
             raise
+
+
+async def delete_copies(search: SearchEngine, agent_id: str, message_keys: list[Key]) -> None:
+    """The searchable copies of these messages, through the change log, a transaction at a
+    time."""
+    copies = [keys.message_recall_of(agent_id, k) for k in message_keys]
+    step = search_repository.MAX_CHANGE_KEYS
+    for start in range(0, len(copies), step):
+        chunk = copies[start : start + step]
+        await search.commit(agent_id, [Delete(k) for k in chunk], removed=[k.sk for k in chunk])

@@ -1,17 +1,15 @@
 """/agents/{agent_id}/messages/search: an agent's messages found by what they say, across all
 its conversations or within one, through the one search engine."""
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
 from api.agents.deps import OwnedAgent
-from api.conversations import service as conversations
 from api.deps import SearchDep
-from api.errors import AppError
 from api.messages import service
-from api.messages.schemas import ID_PATTERN, MessageHitOut, MessageSearchOut
+from api.messages.schemas import ID_PATTERN, MAX_QUERY_CHARS, MessageHitOut, MessageSearchOut
 from api.search.index import Mode
 
 router = APIRouter(prefix="/agents/{agent_id}/messages", tags=["messages"])
@@ -19,24 +17,13 @@ router = APIRouter(prefix="/agents/{agent_id}/messages", tags=["messages"])
 SearchedRole = Literal["user", "assistant", "system"]
 
 
-class InvalidTimeRange(AppError):
-    status_code = 400
-    code = "invalid_time_range"
-
-
-def _utc(moment: datetime | None) -> datetime | None:
-    """A time without a zone is read as UTC (the server's own time zone means nothing to
-    a client)."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
-
-
 @router.get("/search")
 async def search_messages(
     agent: OwnedAgent,
     search: SearchDep,
-    q: Annotated[str, Query(min_length=1, max_length=2000, description="What to look for.")],
+    q: Annotated[
+        str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
+    ],
     mode: Mode | None = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
@@ -50,19 +37,10 @@ async def search_messages(
     """Best first, each with its score and (when semantic ranking took part) its cosine
     similarity to the query. `mode`: hybrid (the default with an embedding backend),
     lexical or semantic. A session id names a conversation as `POST /chat` does; one that
-    does not exist finds nothing."""
-    after, before = _utc(after), _utc(before)
-    if after is not None and before is not None and after >= before:
-        raise InvalidTimeRange("`after` must be earlier than `before`.")
-    if session_id is not None:
-        found = await conversations.find_session(
-            search.table, agent.created_by, agent.agent_id, session_id
-        )
-        if found is None or (conversation_id and found.conversation_id != conversation_id):
-            return MessageSearchOut(query=q, total=0, mode=mode or search.default_mode)
-        conversation_id = found.conversation_id
+    does not exist finds nothing. A time without a zone is UTC."""
     result = await service.search(
         search,
+        agent.created_by,
         agent.agent_id,
         q,
         mode=mode,
@@ -70,6 +48,7 @@ async def search_messages(
         offset=offset,
         roles=frozenset(role) if role else None,
         actor_id=actor_id,
+        session_id=session_id,
         conversation_id=conversation_id,
         after=after,
         before=before,

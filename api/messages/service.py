@@ -6,10 +6,12 @@ import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from api.conversations import repository as conversations
+from api.errors import AppError
 from api.messages import repository
-from api.messages.models import Message
+from api.messages.models import Message, MessageRecall
 from api.search import vectors
-from api.search.documents import SEARCHED_ROLES, MessageRecall
+from api.search.documents import SEARCHED_ROLES
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
 from api.search.vectors import Vector
@@ -106,8 +108,22 @@ def _hit(hit: Hit) -> MessageHit:
     )
 
 
+class InvalidTimeRange(AppError):
+    status_code = 400
+    code = "invalid_time_range"
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A time without a zone is read as UTC (the server's own zone means nothing to a
+    client)."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
 async def search(
     search: SearchEngine,
+    owner: str,
     agent_id: str,
     query: str,
     *,
@@ -116,15 +132,27 @@ async def search(
     offset: int = 0,
     roles: frozenset[str] | None = None,
     actor_id: str | None = None,
+    session_id: str | None = None,
     conversation_id: str | None = None,
     after: datetime | None = None,
     before: datetime | None = None,
 ) -> MessageSearch:
-    """An agent's messages across all its conversations (or one), best first."""
-    found = await search.search(
+    """An agent of `owner`'s messages across all its conversations (or one, named by its
+    id or by a session id as `POST /chat` names it), best first. A session that does not
+    exist finds nothing."""
+    chosen = search.mode_for(mode)
+    after, before = _utc(after), _utc(before)
+    if after is not None and before is not None and after >= before:
+        raise InvalidTimeRange("`after` must be earlier than `before`.")
+    if session_id is not None:
+        found = await conversations.session(search.table, owner, agent_id, session_id)
+        if found is None or conversation_id not in (None, found.conversation_id):
+            return MessageSearch(0, chosen, [])
+        conversation_id = found.conversation_id
+    result = await search.search(
         agent_id,
         query,
-        mode=mode,
+        mode=chosen,
         filters=Filters(
             kinds=frozenset({"message"}),
             roles=roles,
@@ -136,4 +164,4 @@ async def search(
         offset=offset,
         limit=limit,
     )
-    return MessageSearch(found.total, found.mode, [_hit(h) for h in found.hits])
+    return MessageSearch(result.total, result.mode, [_hit(h) for h in result.hits])

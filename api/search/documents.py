@@ -1,8 +1,8 @@
 """What the index holds of each searchable item, read straight from the table's items.
 
 Two kinds share one index per agent: archival memories (`Archival#...`) and the agent's
-messages (`Recall#...`, a searchable copy of each user, assistant or system message that
-has text, written in the same transaction as the message). Items are parsed by hand, not
+messages (`Recall#...`, the searchable copy of each user, assistant or system message that
+has text: `api.messages.models.MessageRecall`). Items are parsed by hand, not
 validated as models: an index load reads every one of them.
 """
 
@@ -13,31 +13,11 @@ from typing import Any, Literal
 from api.search import vectors
 from api.search.vectors import Vector
 from api.store import keys
-from api.store.entity import Entity
-from api.store.table import SK, Item, Key
+from api.store.table import SK, Item
 
 Kind = Literal["archival", "message"]
 KINDS: tuple[Kind, ...] = ("archival", "message")
 SEARCHED_ROLES = ("user", "assistant", "system")  # tool plumbing is never searched
-
-
-class MessageRecall(Entity):
-    """A message as search finds it, in its agent's partition: one query loads them all."""
-
-    ENTITY = keys.MESSAGE_RECALL
-
-    agent_id: str
-    conversation_id: str
-    message_id: str
-    role: str
-    content: str
-    actor_id: str | None = None
-    interrupted: bool = False
-    created_at: datetime
-    ttl: int | None = None
-
-    def key(self) -> Key:
-        return keys.message_recall(self.agent_id, keys.time_of(self.created_at), self.message_id)
 
 
 @dataclass(slots=True)

@@ -91,6 +91,18 @@ class SearchEngine:
     def default_mode(self) -> Mode:
         return "hybrid" if self.embedder else "lexical"
 
+    def mode_for(self, mode: Mode | None) -> Mode:
+        """The mode a search asking for `mode` runs in: hybrid by default with an embedder,
+        lexical without one (semantic without one is refused)."""
+        if self.embedder is not None:
+            return mode or "hybrid"
+        if mode == "semantic":
+            raise SemanticSearchUnavailable(
+                "Semantic search needs an embedding backend; this server runs with "
+                "MEMORY_EMBEDDING_BACKEND=none. Use mode=lexical."
+            )
+        return "lexical"
+
     @property
     def min_similarity(self) -> float:
         kind = (self.model_id or "").split(":", 1)[0]
@@ -191,14 +203,7 @@ class SearchEngine:
     ) -> Found:
         """Matches for `text`, best first. `mode` defaults to hybrid with an embedder and
         lexical without; hybrid without an embedder is lexical."""
-        chosen: Mode = mode or self.default_mode
-        if self.embedder is None:
-            if chosen == "semantic":
-                raise SemanticSearchUnavailable(
-                    "Semantic search needs an embedding backend; this server runs with "
-                    "MEMORY_EMBEDDING_BACKEND=none. Use mode=lexical."
-                )
-            chosen = "lexical"
+        chosen = self.mode_for(mode)
         vector_work = None
         if chosen != "lexical":
             assert self.embedder is not None

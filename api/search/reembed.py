@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from api.agents import repository as agents
 from api.conversations import repository as conversations
 from api.messages import repository as messages
 from api.messages import service as message_service
@@ -60,17 +61,11 @@ class _Work:
     message: Message | None = None
 
 
-async def agents(engine: SearchEngine, only: str | None = None) -> AsyncIterator[tuple[str, str]]:
+async def _agents(engine: SearchEngine, only: str | None) -> AsyncIterator[tuple[str, str]]:
     """(owner email, agent id) of every agent, or of the one named."""
-    cursor: str | None = None
-    while True:
-        page = await engine.table.scan(entity=keys.AGENT, limit=500, cursor=cursor)
-        for item in page.items:
-            if only is None or item["agent_id"] == only:
-                yield item["created_by"], item["agent_id"]
-        cursor = page.cursor
-        if cursor is None:
-            return
+    async for agent in agents.every_agent(engine.table):
+        if only is None or agent.agent_id == only:
+            yield agent.created_by, agent.agent_id
 
 
 async def _unsearchable_messages(
@@ -193,7 +188,7 @@ async def reembed(
     """Every agent's searchable items (or one agent's) under the engine's model."""
     tally = Tally()
     size = max(1, min(batch, BATCH))
-    async for owner, agent in agents(engine, agent_id):
+    async for owner, agent in _agents(engine, agent_id):
         tally.agents += 1
         work = await _work_of(engine, owner, agent)
         progress.found(len(work))

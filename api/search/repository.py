@@ -19,7 +19,6 @@ remembering the version it wrote.
 
 from collections.abc import AsyncIterator, Sequence
 
-from api.search.documents import MessageRecall
 from api.store import keys
 from api.store.table import (
     SK,
@@ -135,7 +134,3 @@ async def commit(
             raise VersionMoved from e
         raise
     return after
-
-
-def recall_item(recall: MessageRecall, vector_attributes: dict[str, object]) -> Item:
-    return {**recall.to_dynamo_item(), **vector_attributes}

@@ -273,6 +273,12 @@ def message_recall(agent_id: str, ts: str, message_id: str) -> Key:
     )
 
 
+def message_recall_of(agent_id: str, message_key: Key) -> Key:
+    """The searchable copy of the message with this key: same time and id."""
+    _, ts, message_id = message_key.sk.split("#", 2)
+    return message_recall(agent_id, ts, message_id)
+
+
 def message_recalls_of(agent_id: str) -> Query:
     return agent_partition(agent_id), Sk.begins_with("Recall#")
 

@@ -182,26 +182,28 @@ async def test_messages_are_found_across_conversations_with_filters(
     ]
     for message in history:
         await messages.record(engine, OWNER, AGENT, message)
-    every = await messages.search(engine, AGENT, "Biscuit", mode="lexical")
+    every = await messages.search(engine, OWNER, AGENT, "Biscuit", mode="lexical")
     assert {h.message_id for h in every.hits} == {"c1-1", "c1-2", "c2-1"}
-    users = await messages.search(engine, AGENT, "Biscuit", roles=frozenset({"user"}))
+    users = await messages.search(engine, OWNER, AGENT, "Biscuit", roles=frozenset({"user"}))
     assert {h.message_id for h in users.hits} == {"c1-1", "c2-1"}
-    bob = await messages.search(engine, AGENT, "Biscuit", actor_id="bob")
+    bob = await messages.search(engine, OWNER, AGENT, "Biscuit", actor_id="bob")
     assert [h.message_id for h in bob.hits] == ["c2-1"]
-    one = await messages.search(engine, AGENT, "Biscuit", conversation_id="c1", mode="lexical")
+    one = await messages.search(
+        engine, OWNER, AGENT, "Biscuit", conversation_id="c1", mode="lexical"
+    )
     assert {h.message_id for h in one.hits} == {"c1-1", "c1-2"}
     later = await messages.search(
-        engine, AGENT, "Biscuit", after=datetime(2025, 5, 10, tzinfo=UTC), mode="lexical"
+        engine, OWNER, AGENT, "Biscuit", after=datetime(2025, 5, 10, tzinfo=UTC), mode="lexical"
     )
     assert [h.message_id for h in later.hits] == ["c2-1"]
     earlier = await messages.search(
-        engine, AGENT, "Biscuit", before=datetime(2025, 5, 10, tzinfo=UTC), mode="lexical"
+        engine, OWNER, AGENT, "Biscuit", before=datetime(2025, 5, 10, tzinfo=UTC), mode="lexical"
     )
     assert {h.message_id for h in earlier.hits} == {"c1-1", "c1-2"}
     # Archival search never returns messages, nor message search memories.
     await archival.insert(engine, AGENT, "Biscuit is a golden retriever.")
     assert await texts(engine, "Biscuit", mode="lexical") == ["Biscuit is a golden retriever."]
-    again = await messages.search(engine, AGENT, "Biscuit", mode="lexical")
+    again = await messages.search(engine, OWNER, AGENT, "Biscuit", mode="lexical")
     assert again.total == 3
 
 
@@ -212,10 +214,10 @@ async def test_expired_messages_are_not_found(
     message = said("c1", 1, "user", "My locker code is 4512.", 1)
     message = message.model_copy(update={"ttl": int(clock.now()) + 3600})
     await messages.record(engine, OWNER, AGENT, message)
-    found = await messages.search(engine, AGENT, "locker code", mode="lexical")
+    found = await messages.search(engine, OWNER, AGENT, "locker code", mode="lexical")
     assert found.total == 1
     clock.advance(3601)
-    gone = await messages.search(engine, AGENT, "locker code", mode="lexical")
+    gone = await messages.search(engine, OWNER, AGENT, "locker code", mode="lexical")
     assert gone.total == 0
 
 
@@ -260,7 +262,7 @@ async def test_no_copy_outlives_its_conversation(engine: SearchEngine, store: Ta
     await copying  # refused quietly: the message is stored, its copy is not
     with pytest.raises(TransactionCancelled):
         await messages.record(engine, OWNER, AGENT, said("c1", 2, "user", "passport again", 2))
-    assert (await messages.search(engine, AGENT, "passport", mode="lexical")).total == 0
+    assert (await messages.search(engine, OWNER, AGENT, "passport", mode="lexical")).total == 0
     missing = said("nowhere", 1, "user", "passport in a conversation never opened", 2)
     with pytest.raises(TransactionCancelled):
         await messages.record(engine, OWNER, AGENT, missing)

@@ -66,7 +66,7 @@ async def test_reembed_gives_every_item_the_model_and_serving_engines_see_it(
     serving = SearchEngine(store, static, clock)
     before = await archival.search(serving, agent_id, "what food do I like?", mode="semantic")
     assert before.total == 0  # no vector of its model yet
-    assert (await messages.search(serving, agent_id, "Biscuit")).total == 0
+    assert (await messages.search(serving, EMAIL, agent_id, "Biscuit")).total == 0
 
     progress = Counted()
     tally = await reembed.reembed(SearchEngine(store, static, clock), progress)
@@ -75,7 +75,7 @@ async def test_reembed_gives_every_item_the_model_and_serving_engines_see_it(
 
     after = await archival.search(serving, agent_id, "what food do I like?", mode="semantic")
     assert after.memories[0].content == "I love pizza"
-    found = await messages.search(serving, agent_id, "Biscuit", mode="lexical")
+    found = await messages.search(serving, EMAIL, agent_id, "Biscuit", mode="lexical")
     # The reply comes second, found through the message before it.
     assert [h.message_id for h in found.hits] == ["m0", "m1"]
     pk, sk = keys.archival_of(agent_id)
