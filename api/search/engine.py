@@ -31,12 +31,12 @@ log = logging.getLogger(__name__)
 DEFAULT_MEMORY_BUDGET = 1024 * 1024 * 1024
 MAX_PENDING = 100  # own writes kept for an index until its next search
 MAX_CATCH_UP = 2000  # changes read one by one; past this a full reload is cheaper
-INLINE_DOCS = 20_000  # indexes this small are searched on the event loop (a millisecond or so)
+INLINE_DOCS = 10_000  # indexes this small are searched on the event loop (about a millisecond)
+INLINE_CHANGES = 200  # items applied to an index on the event loop; more go to a thread
 # Cosine below which a document is not a semantic match. Static models give related texts
 # lower cosines than transformers do, so their floor is lower.
 MIN_SIMILARITY = {"static": 0.3, "local": 0.35, "ollama": 0.35, "openai": 0.3}
 DEFAULT_MIN_SIMILARITY = 0.3
-TIME_AWARE = True
 BACKGROUND_WAIT_SECONDS = 10.0  # at shutdown, for writes still under way
 
 
@@ -223,8 +223,8 @@ class SearchEngine:
             vector=vector,
             mode=chosen,
             min_similarity=self.min_similarity,
-            window=when.span(text, now) if TIME_AWARE else None,
-            recent=when.asks_about_now(text) if TIME_AWARE else False,
+            window=when.span(text, now),
+            recent=when.asks_about_now(text),
         )
         async with self._lock(agent_id):
             index = await self._fresh(agent_id, current)
@@ -291,7 +291,11 @@ class SearchEngine:
         touched = [sk for change in refs for sk in change]
         found = await repository.items(self.table, agent_id, touched)
         # Re-read, not replayed: an item's state now is what its changes add up to.
-        self._apply(index, found, [sk for sk in touched if sk not in found])
+        removed = [sk for sk in touched if sk not in found]
+        if len(touched) <= INLINE_CHANGES:
+            self._apply(index, found, removed)
+        else:  # parsing, tokenizing and decoding thousands of items is no work for the loop
+            await asyncio.to_thread(self._apply, index, found, removed)
         index.version = current
         return True
 
