@@ -11,6 +11,7 @@ import numpy.typing as npt
 from api.errors import AppError
 
 Vectors = npt.NDArray[np.float32]
+PROBE_TEXT = "dimension probe"  # what a backend embeds at start, to learn its dimension
 
 
 class EmbeddingError(AppError):
@@ -55,6 +56,12 @@ def normalized(rows: npt.ArrayLike) -> Vectors:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return np.ascontiguousarray(matrix / norms, dtype=np.float32)
+
+
+def nonblank(texts: Sequence[str]) -> list[int]:
+    """Where the texts with something to embed are (remote APIs refuse empty strings); the
+    others get zero rows."""
+    return [i for i, text in enumerate(texts) if text.strip()]
 
 
 class ThreadedEmbedder:

@@ -5,10 +5,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from api.config import Settings
-from api.embeddings.base import Embedder, EmbeddingConfigError, EmbeddingError
+from api.embeddings.base import PROBE_TEXT, Embedder, EmbeddingConfigError, EmbeddingError
 
 KINDS = ("static", "local", "ollama", "openai", "none")
-PROBE_TEXT = "dimension probe"
 
 
 @runtime_checkable

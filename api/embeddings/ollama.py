@@ -8,12 +8,11 @@ from typing import Any
 import httpx2
 import numpy as np
 
-from api.embeddings.base import EmbeddingError, Vectors, normalized
+from api.embeddings.base import PROBE_TEXT, EmbeddingError, Vectors, nonblank, normalized
 from api.llm.errors import brief
 
 DEFAULT_BASE_URL = "http://localhost:11434"
 DEFAULT_MODEL = "all-minilm"
-PROBE_TEXT = "dimension probe"
 # Texts per /api/embed request: a large import becomes several requests, each well within
 # the timeout on a CPU.
 BATCH_SIZE = 128
@@ -59,7 +58,7 @@ class OllamaEmbedder:
         await self.embed_async([PROBE_TEXT])
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        at = _nonblank(texts)
+        at = nonblank(texts)
         if not at and self._dimension is None:
             self.embed([PROBE_TEXT])
         rows: list[Any] = []
@@ -68,7 +67,7 @@ class OllamaEmbedder:
         return self._spread(len(texts), at, rows)
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:
-        at = _nonblank(texts)
+        at = nonblank(texts)
         if not at and self._dimension is None:
             await self.start()
         rows: list[Any] = []
@@ -190,11 +189,6 @@ class OllamaEmbedder:
         out = np.zeros((count, width), dtype=np.float32)
         out[at] = normalized(matrix)
         return out
-
-
-def _nonblank(texts: Sequence[str]) -> list[int]:
-    """Where the texts with something to embed are; the others get zero rows."""
-    return [i for i, text in enumerate(texts) if text.strip()]
 
 
 def _batches(texts: list[str]) -> list[list[str]]:

@@ -12,7 +12,14 @@ import openai
 from openai import AsyncOpenAI, OpenAI
 from openai.types import CreateEmbeddingResponse
 
-from api.embeddings.base import EmbeddingConfigError, EmbeddingError, Vectors, normalized
+from api.embeddings.base import (
+    PROBE_TEXT,
+    EmbeddingConfigError,
+    EmbeddingError,
+    Vectors,
+    nonblank,
+    normalized,
+)
 from api.llm.errors import brief
 
 DEFAULT_MODEL = "text-embedding-3-small"
@@ -28,7 +35,6 @@ KNOWN_DIMENSIONS = {
 # token is at least one byte of UTF-8, so a batch of at most that many bytes is within it.
 MAX_INPUTS = 2048
 MAX_BATCH_BYTES = 300_000
-PROBE_TEXT = "dimension probe"
 
 
 class OpenAIKeyRefused(EmbeddingError):
@@ -100,7 +106,7 @@ class OpenAIEmbedder:
         await self.embed_async([PROBE_TEXT])
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        at = _nonblank(texts)
+        at = nonblank(texts)
         if not at and self._dimension is None:
             self.embed([PROBE_TEXT])
         rows: list[Vectors] = []
@@ -113,7 +119,7 @@ class OpenAIEmbedder:
         return self._spread(len(texts), at, rows)
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:
-        at = _nonblank(texts)
+        at = nonblank(texts)
         if not at and self._dimension is None:
             await self.start()
         rows: list[Vectors] = []
@@ -212,12 +218,6 @@ def _is_model_missing(e: openai.NotFoundError) -> bool:
     return body.get("code") == "model_not_found" or (
         isinstance(message, str) and "model" in message.lower()
     )
-
-
-def _nonblank(texts: Sequence[str]) -> list[int]:
-    """Where the texts with something to embed are (the API refuses empty strings); the
-    others get zero rows."""
-    return [i for i, text in enumerate(texts) if text.strip()]
 
 
 def _batches(texts: list[str]) -> list[list[str]]:

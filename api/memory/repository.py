@@ -41,12 +41,6 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
 _TIME_DIGITS = 13  # hex microseconds: enough until the year 2112
 _MEMORY_ID = re.compile(r"[0-9a-f]{32}")
-CONDITION_FAILED = "ConditionalCheckFailed"
-
-
-def failed_on_condition(error: TransactionCancelled, index: int) -> bool:
-    """Whether operation `index` was refused by its condition (not by a transient conflict)."""
-    return index < len(error.reasons) and error.reasons[index] == CONDITION_FAILED
 
 
 async def _query_all(table: Table, query: keys.Query, *, forward: bool = True) -> list[Item]:
@@ -106,7 +100,7 @@ async def create_block(table: Table, definition: MemoryBlockDef, core: CoreMemor
             ]
         )
     except TransactionCancelled as e:
-        if failed_on_condition(e, 0) or failed_on_condition(e, 1):
+        if e.refused(0) or e.refused(1):
             return False
         raise
     return True
@@ -204,7 +198,7 @@ async def insert_archival(
             upserts=[item],
         )
     except TransactionCancelled as e:
-        if failed_on_condition(e, 0):
+        if e.refused(0):
             return False
         raise
     return True
@@ -259,7 +253,7 @@ async def delete_archival(search: SearchEngine, memory: ArchivalMemory) -> None:
             removed=removed,
         )
     except TransactionCancelled as e:
-        if not failed_on_condition(e, 1):
+        if not e.refused(1):
             raise
         await search.commit(memory.agent_id, [Delete(memory.key())], removed=removed)
 

@@ -19,8 +19,6 @@ from api.store.table import (
     TxOp,
 )
 
-CONDITION_FAILED = "ConditionalCheckFailed"
-
 
 async def add(table: Table, message: Message) -> None:
     # A message is written once; its id is new, so the condition only guards a replay.
@@ -88,7 +86,7 @@ async def add_copy(
     try:
         await search.commit(agent_id, copy_ops(owner, message, recall), upserts=[recall])
     except TransactionCancelled as e:
-        if CONDITION_FAILED not in e.reasons[:2]:
+        if not (e.refused(0) or e.refused(1)):
             raise
 
 

@@ -38,7 +38,6 @@ CHANGE_DAYS = 7
 CHANGE_TTL_SECONDS = CHANGE_DAYS * 86400
 LOAD_PAGE = 2000  # items read at a time when an index loads
 MAX_CHANGE_KEYS = 90  # a change and its writes fit in one transaction (100 operations)
-CONDITION_FAILED = "ConditionalCheckFailed"
 
 
 class VersionMoved(Exception):
@@ -93,10 +92,6 @@ async def searchable(table: Table, agent_id: str) -> AsyncIterator[list[Item]]:
             yield page
 
 
-def _moved(error: TransactionCancelled, index: int) -> bool:
-    return index < len(error.reasons) and error.reasons[index] == CONDITION_FAILED
-
-
 async def commit(
     table: Table,
     agent_id: str,
@@ -130,7 +125,7 @@ async def commit(
     try:
         await table.transact_write([*ops, *bookkeeping])
     except TransactionCancelled as e:
-        if not any(_moved(e, i) for i in range(len(ops))) and _moved(e, len(ops)):
+        if not any(e.refused(i) for i in range(len(ops))) and e.refused(len(ops)):
             raise VersionMoved from e
         raise
     return after

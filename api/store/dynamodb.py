@@ -27,6 +27,7 @@ from api.store.keys import ENTITY
 from api.store.table import (
     BATCH_GET_CHUNK,
     BATCH_WRITE_CHUNK,
+    CONDITION_FAILED,
     PK,
     SK,
     TTL,
@@ -560,7 +561,7 @@ class DynamoTable:
             refused = [
                 key
                 for op, key, reason in zip(ops, keys, e.reasons, strict=True)
-                if isinstance(op, Update) and reason == "ConditionalCheckFailed"
+                if isinstance(op, Update) and reason == CONDITION_FAILED
             ]
             purged = [await self._run(self._purge_expired, key) for key in refused]
             if not any(purged):

@@ -28,6 +28,7 @@ from api.store.conditions import apply_update, holds, live
 from api.store.definition import IndexDefinition, TableDefinition
 from api.store.keys import ENTITY
 from api.store.table import (
+    CONDITION_FAILED,
     PK,
     SK,
     TTL,
@@ -452,7 +453,7 @@ class SqliteTable:
                 reasons: list[str | None] = [
                     None
                     if op.condition is None or holds(op.condition, cur, now)
-                    else "ConditionalCheckFailed"
+                    else CONDITION_FAILED
                     for op, cur in zip(ops, current, strict=True)
                 ]
                 if any(reasons):

@@ -172,6 +172,9 @@ class ConditionFailed(StoreError):
     code = "condition_failed"
 
 
+CONDITION_FAILED = "ConditionalCheckFailed"  # the reason of an operation its condition refused
+
+
 class TransactionCancelled(StoreError):
     """`reasons` has one entry per operation: None, or why that operation failed."""
 
@@ -181,6 +184,11 @@ class TransactionCancelled(StoreError):
     def __init__(self, message: str, reasons: Sequence[str | None]) -> None:
         super().__init__(message)
         self.reasons = list(reasons)
+
+    def refused(self, index: int) -> bool:
+        """Whether operation `index` was refused by its condition (not by a transient
+        conflict, nor left undone because another one was refused)."""
+        return index < len(self.reasons) and self.reasons[index] == CONDITION_FAILED
 
 
 class ItemTooLarge(StoreError):
