@@ -37,7 +37,7 @@ async def app_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
     if exc.status_code >= 500:
         log.error("%s %s failed: %s (%s)", request.method, request.url.path, exc.code, exc)
-    return JSONResponse(public_body(exc), status_code=exc.status_code)
+    return JSONResponse(public_body(exc), status_code=exc.status_code, headers=exc.headers())
 
 
 async def validation_error(request: Request, exc: Exception) -> JSONResponse:

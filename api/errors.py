@@ -15,6 +15,10 @@ class AppError(Exception):
         self.message = message
         self.details = details
 
+    def headers(self) -> dict[str, str]:
+        """Response headers that go with the error (an ETag, a Retry-After)."""
+        return {}
+
     def to_body(self) -> dict[str, Any]:
         body: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.details:

@@ -145,3 +145,27 @@ class InvalidPage(MemoryRefused):
 
     def __init__(self, page: int) -> None:
         super().__init__(f"Page must be 1 or more, not {page}.")
+
+
+class VersionMismatch(MemoryRefused):
+    """A write made on a version of the block that is no longer the current one (If-Match)."""
+
+    status_code = 412
+    code = "version_mismatch"
+
+    def __init__(self, block: str, current: int) -> None:
+        super().__init__(
+            f"[{block}] has changed since you read it: it is at version {current} now. Read "
+            "it again and redo your change on what is there (no change).",
+            block=block,
+            current_version=current,
+        )
+        self.current = current
+
+    def headers(self) -> dict[str, str]:
+        return {"ETag": etag(self.current)}
+
+
+def etag(version: int) -> str:
+    """A block's version as an HTTP entity tag."""
+    return f'"{version}"'

@@ -106,9 +106,21 @@ async def create_block(table: Table, definition: MemoryBlockDef, core: CoreMemor
     return True
 
 
-async def save_definition(table: Table, definition: MemoryBlockDef) -> None:
-    """Rewrite an existing definition (ConditionFailed when it was deleted meanwhile)."""
-    await table.put(definition.to_dynamo_item(), condition=ItemExists())
+async def save_block(
+    table: Table, definition: MemoryBlockDef, core: CoreMemory, *, previous_version: int | None
+) -> None:
+    """A block's definition and lines together, if the definition still exists (reason 0)
+    and nobody wrote the lines since `previous_version` was read (reason 1; None: read as
+    absent)."""
+    condition = (
+        ItemAbsent() if previous_version is None else AttrEquals("version", previous_version)
+    )
+    await table.transact_write(
+        [
+            Put(definition.to_dynamo_item(), condition=ItemExists()),
+            Put(core.to_dynamo_item(), condition=condition),
+        ]
+    )
 
 
 async def save_core(table: Table, core: CoreMemory, *, previous_version: int | None) -> None:
@@ -120,11 +132,13 @@ async def save_core(table: Table, core: CoreMemory, *, previous_version: int | N
     await table.put(core.to_dynamo_item(), condition=condition)
 
 
-async def delete_block(table: Table, agent_id: str, block: str) -> None:
+async def delete_block(table: Table, agent_id: str, block: str, *, version: int | None) -> None:
+    """The block; with `version`, only while its lines are at that version (reason 1)."""
+    lines_condition = None if version is None else AttrEquals("version", version)
     await table.transact_write(
         [
             Delete(keys.memory_block_def(agent_id, block)),
-            Delete(keys.core_memory(agent_id, block)),
+            Delete(keys.core_memory(agent_id, block), condition=lines_condition),
             Delete(keys.capacity_warning(agent_id, block)),
         ]
     )

@@ -7,9 +7,10 @@ from fastapi import APIRouter, Query, Response, status
 
 from api.agents.deps import OwnedAgent
 from api.deps import SearchDep, TableDep
-from api.memory import archival, blocks
+from api.memory import archival
 from api.memory import service as memory
-from api.memory.errors import BlockFull
+from api.memory.errors import etag
+from api.memory.preconditions import IfMatch
 from api.memory.schemas import (
     ArchivalCreate,
     ArchivalHitOut,
@@ -19,6 +20,8 @@ from api.memory.schemas import (
     BlockCreate,
     BlockOut,
     BlockUpdate,
+    LineChangeOut,
+    LineIn,
 )
 from api.messages.schemas import MAX_QUERY_CHARS
 from api.search.index import Mode as SearchMode
@@ -33,45 +36,113 @@ async def list_blocks(agent: OwnedAgent, table: TableDep) -> list[BlockOut]:
 
 
 @router.post("/blocks", status_code=status.HTTP_201_CREATED)
-async def create_block(agent: OwnedAgent, body: BlockCreate, table: TableDep) -> BlockOut:
-    return BlockOut.of(
-        await memory.create_block(
-            table,
-            agent.agent_id,
-            body.name,
-            description=body.description,
-            word_limit=body.word_limit,
-            content=body.content,
-        )
+async def create_block(
+    agent: OwnedAgent, body: BlockCreate, response: Response, table: TableDep
+) -> BlockOut:
+    created = await memory.create_block(
+        table,
+        agent.agent_id,
+        body.name,
+        description=body.description,
+        word_limit=body.word_limit,
+        content=body.content,
     )
+    return _tagged(response, created)
 
 
 @router.get("/blocks/{block}")
-async def read_block(agent: OwnedAgent, block: str, table: TableDep) -> BlockOut:
-    return BlockOut.of(await memory.read_block(table, agent.agent_id, block))
+async def read_block(
+    agent: OwnedAgent, block: str, response: Response, table: TableDep
+) -> BlockOut:
+    """The block; its version is also the ETag, for If-Match on a later write."""
+    return _tagged(response, await memory.read_block(table, agent.agent_id, block))
 
 
 @router.patch("/blocks/{block}")
 async def update_block(
-    agent: OwnedAgent, block: str, body: BlockUpdate, table: TableDep
+    agent: OwnedAgent,
+    block: str,
+    body: BlockUpdate,
+    response: Response,
+    table: TableDep,
+    expected: IfMatch,
 ) -> BlockOut:
-    if body.lines is not None and body.word_limit is not None:
-        # Refused before anything is written: the new limit must hold the new lines.
-        count = blocks.count_words(blocks.clean_line(line) for line in body.lines)
-        if count > body.word_limit:
-            raise BlockFull(block, count, body.word_limit, action="fill")
-    if body.description is not None or body.word_limit is not None:
-        await memory.update_block(
-            table, agent.agent_id, block, description=body.description, word_limit=body.word_limit
-        )
-    if body.lines is not None:
-        await memory.write_lines(table, agent.agent_id, block, body.lines)
-    return BlockOut.of(await memory.read_block(table, agent.agent_id, block))
+    """Description, word limit and lines in one write. With If-Match, only if the block is
+    still at that version (412 `version_mismatch` with the current one otherwise)."""
+    updated = await memory.update_block(
+        table,
+        agent.agent_id,
+        block,
+        description=body.description,
+        word_limit=body.word_limit,
+        lines=body.lines,
+        expected=expected,
+    )
+    return _tagged(response, updated)
 
 
 @router.delete("/blocks/{block}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_block(agent: OwnedAgent, block: str, table: TableDep) -> None:
-    await memory.delete_block(table, agent.agent_id, block)
+async def delete_block(agent: OwnedAgent, block: str, table: TableDep, expected: IfMatch) -> None:
+    await memory.delete_block(table, agent.agent_id, block, expected=expected)
+
+
+@router.post("/blocks/{block}/lines", status_code=status.HTTP_201_CREATED)
+async def append_line(
+    agent: OwnedAgent,
+    block: str,
+    body: LineIn,
+    response: Response,
+    table: TableDep,
+    expected: IfMatch,
+) -> LineChangeOut:
+    """Add a line at the end, with no need to read the block first. A line already there
+    is not added again (200, `changed: false`, its line number): safe to retry."""
+    change = await memory.append_line(table, agent.agent_id, block, body.content, expected=expected)
+    if not change.changed:
+        response.status_code = status.HTTP_200_OK
+    return _changed(response, change)
+
+
+@router.put("/blocks/{block}/lines/{line_number}")
+async def replace_line(
+    agent: OwnedAgent,
+    block: str,
+    line_number: int,
+    body: LineIn,
+    response: Response,
+    table: TableDep,
+    expected: IfMatch,
+) -> LineChangeOut:
+    """Replace line N (from 1); the same text again changes nothing (`changed: false`)."""
+    change = await memory.replace_line(
+        table, agent.agent_id, block, line_number, body.content, expected=expected
+    )
+    return _changed(response, change)
+
+
+@router.delete("/blocks/{block}/lines/{line_number}")
+async def delete_line(
+    agent: OwnedAgent,
+    block: str,
+    line_number: int,
+    response: Response,
+    table: TableDep,
+    expected: IfMatch,
+) -> LineChangeOut:
+    """Remove line N; the lines below move up. Not idempotent by itself (a retry removes
+    the next line): send If-Match to make a retry safe."""
+    change = await memory.delete_line(table, agent.agent_id, block, line_number, expected=expected)
+    return _changed(response, change)
+
+
+def _tagged(response: Response, block: memory.BlockView) -> BlockOut:
+    response.headers["ETag"] = etag(block.version)
+    return BlockOut.of(block)
+
+
+def _changed(response: Response, change: memory.LineChange) -> LineChangeOut:
+    response.headers["ETag"] = etag(change.block.version)
+    return LineChangeOut.of(change)
 
 
 @router.get("/archival")

@@ -5,7 +5,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.memory.archival import Match
 from api.memory.blocks import MAX_BLOCK_NAME, MAX_WORD_LIMIT
 from api.memory.models import DEFAULT_WORD_LIMIT, ArchivalMemory
-from api.memory.service import BlockView
+from api.memory.service import BlockView, LineChange
 from api.search.index import Mode as SearchMode
 
 
@@ -18,10 +18,15 @@ class BlockOut(BaseModel):
     word_count: int
     percent_used: int
     warning: bool = Field(description="At or above 80% of the word limit")
+    version: int = Field(
+        description="Moves on with every change; send it back in If-Match to write only "
+        "what you read (also the ETag header)"
+    )
 
     @classmethod
     def of(cls, block: BlockView) -> "BlockOut":
         return cls(
+            version=block.version,
             name=block.name,
             description=block.description,
             word_limit=block.word_limit,
@@ -40,6 +45,30 @@ class BlockCreate(BaseModel):
     description: str = Field(default="", max_length=500)
     word_limit: int = Field(default=DEFAULT_WORD_LIMIT, ge=1, le=MAX_WORD_LIMIT)
     content: str = Field(default="", description="Initial lines, one per line")
+
+
+class LineIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(min_length=1, description="The line's text")
+
+
+class LineChangeOut(BaseModel):
+    block: BlockOut
+    line_number: int = Field(description="The line this concerns (1-based)")
+    line: str = Field(description="The line as stored, or as it was for a delete")
+    previous: str | None = Field(description="The line a replace replaced")
+    changed: bool = Field(description="False when the block already said this (no change)")
+
+    @classmethod
+    def of(cls, change: LineChange) -> "LineChangeOut":
+        return cls(
+            block=BlockOut.of(change.block),
+            line_number=change.line_number,
+            line=change.line,
+            previous=change.previous,
+            changed=change.changed,
+        )
 
 
 class BlockUpdate(BaseModel):

@@ -23,11 +23,12 @@ from api.memory.errors import (
     InvalidWordLimit,
     LineOutOfRange,
     MemoryBusy,
+    VersionMismatch,
 )
 from api.memory.models import DEFAULT_WORD_LIMIT, CoreMemory, MemoryBlockDef
 from api.memory.retry import MAX_ATTEMPTS, backoff
 from api.search.engine import SearchEngine
-from api.store.table import ConditionFailed, Table
+from api.store.table import ConditionFailed, Table, TransactionCancelled
 
 MAX_DESCRIPTION_CHARS = 500
 
@@ -207,30 +208,77 @@ async def update_block(
     *,
     description: str | None = None,
     word_limit: int | None = None,
+    lines: Sequence[str] | None = None,
+    expected: int | None = None,
 ) -> BlockView:
-    """A new description or word limit. Lowering the limit below the content is allowed:
-    the capacity warning and compaction then bring the block back under it."""
+    """A new description, word limit or set of lines (cleaned, empty and repeated lines
+    dropped), all in one write that moves the block's version on. With `expected`, only if
+    the block is still at that version (VersionMismatch otherwise); without, a concurrent
+    write is read again and the change made on it. Lowering the limit below the content is
+    allowed: the capacity warning and compaction then bring the block back under it."""
     name = block_name(block)
-    definition, core = await _load(table, agent_id, name)
     changes: dict[str, object] = {}
     if description is not None:
         changes["description"] = _description(description)
     if word_limit is not None:
         changes["word_limit"] = _word_limit(word_limit)
-    updated = definition.model_copy(update=changes)
-    try:
-        await repository.save_definition(table, updated)
-    except ConditionFailed:
-        raise BlockNotFound(name, [v.name for v in await list_blocks(table, agent_id)]) from None
-    return view(updated, core)
+    wanted = None if lines is None else _wanted_lines(name, lines)
+    for attempt in range(MAX_ATTEMPTS):
+        definition, core = await _load(table, agent_id, name)
+        version = core.version if core else 0
+        if expected is not None and version != expected:
+            raise VersionMismatch(name, version)
+        updated = definition.model_copy(update=changes)
+        current = list(core.lines) if core else []
+        after = current if wanted is None else wanted
+        if wanted is not None and "word_limit" in changes:
+            # The new limit must hold the new lines (a lower limit alone is allowed).
+            if blocks.count_words(after) > updated.word_limit:
+                raise BlockFull(name, blocks.count_words(after), updated.word_limit, action="fill")
+        elif wanted is not None:
+            _check_fits(name, updated.word_limit, current, after, action="rewrite")
+        if updated == definition and after == current:
+            return view(definition, core)
+        new_core = CoreMemory(
+            agent_id=agent_id,
+            block_name=name,
+            lines=after,
+            word_count=blocks.count_words(after),
+            version=version + 1,
+        )
+        try:
+            await repository.save_block(
+                table, updated, new_core, previous_version=core.version if core else None
+            )
+        except TransactionCancelled as e:
+            if e.refused(0):
+                names = [v.name for v in await list_blocks(table, agent_id)]
+                raise BlockNotFound(name, names) from None
+            await backoff(attempt)
+            continue
+        return view(updated, new_core)
+    raise MemoryBusy(f"[{name}] is being edited by too many writers at once; try again.")
 
 
-async def delete_block(table: Table, agent_id: str, block: str) -> None:
+async def delete_block(
+    table: Table, agent_id: str, block: str, *, expected: int | None = None
+) -> None:
     name = block_name(block)
-    definition, _ = await _load(table, agent_id, name)
+    definition, core = await _load(table, agent_id, name)
     if definition.is_default:
         raise DefaultBlockProtected(name)
-    await repository.delete_block(table, agent_id, name)
+    version = core.version if core else 0
+    if expected is not None and version != expected:
+        raise VersionMismatch(name, version)
+    try:
+        await repository.delete_block(
+            table, agent_id, name, version=None if expected is None else version
+        )
+    except TransactionCancelled as e:
+        if not e.refused(1):
+            raise
+        current = await read_block(table, agent_id, name)  # BlockNotFound once it is gone
+        raise VersionMismatch(name, current.version) from None
 
 
 async def delete_all(search: SearchEngine, agent_id: str) -> int:
@@ -286,12 +334,15 @@ async def _edit(
     agent_id: str,
     block: str,
     plan: Callable[[MemoryBlockDef, list[str]], _Plan],
+    expected: int | None = None,
 ) -> LineChange:
     """Read, plan, write if the version is unchanged; otherwise start over from a fresh read.
     `plan` sees the current lines each time, so its decision (duplicate? in range?) is
     always about what is actually stored."""
     for attempt in range(MAX_ATTEMPTS):
         definition, core = await _load(table, agent_id, block)
+        if expected is not None and (core.version if core else 0) != expected:
+            raise VersionMismatch(block, core.version if core else 0)
         step = plan(definition, list(core.lines) if core else [])
         if step.lines is None:
             return LineChange(
@@ -315,7 +366,9 @@ async def _edit(
     raise MemoryBusy(f"[{block}] is being edited by too many writers at once; try again.")
 
 
-async def append_line(table: Table, agent_id: str, block: str, content: str) -> LineChange:
+async def append_line(
+    table: Table, agent_id: str, block: str, content: str, *, expected: int | None = None
+) -> LineChange:
     """Add a line at the end; a line already present is not added again (changed=False,
     line_number tells where it is)."""
     name = block_name(block)
@@ -328,11 +381,17 @@ async def append_line(table: Table, agent_id: str, block: str, content: str) -> 
         _check_fits(name, definition.word_limit, lines, after, action="append to")
         return _Plan(after, len(after), line)
 
-    return await _edit(table, agent_id, name, plan)
+    return await _edit(table, agent_id, name, plan, expected)
 
 
 async def replace_line(
-    table: Table, agent_id: str, block: str, line_number: int, new_content: str
+    table: Table,
+    agent_id: str,
+    block: str,
+    line_number: int,
+    new_content: str,
+    *,
+    expected: int | None = None,
 ) -> LineChange:
     name = block_name(block)
     line = _line(
@@ -355,10 +414,12 @@ async def replace_line(
         )
         return _Plan(after, line_number, line, previous)
 
-    return await _edit(table, agent_id, name, plan)
+    return await _edit(table, agent_id, name, plan, expected)
 
 
-async def delete_line(table: Table, agent_id: str, block: str, line_number: int) -> LineChange:
+async def delete_line(
+    table: Table, agent_id: str, block: str, line_number: int, *, expected: int | None = None
+) -> LineChange:
     """Remove a line; the lines below it move up by one. `line` is the removed line."""
     name = block_name(block)
 
@@ -367,21 +428,19 @@ async def delete_line(table: Table, agent_id: str, block: str, line_number: int)
         removed = lines[line_number - 1]
         return _Plan([*lines[: line_number - 1], *lines[line_number:]], line_number, removed)
 
-    return await _edit(table, agent_id, name, plan)
+    return await _edit(table, agent_id, name, plan, expected)
 
 
-async def write_lines(table: Table, agent_id: str, block: str, lines: Sequence[str]) -> BlockView:
-    """Replace a block's whole content (a person editing it): lines cleaned, empty and
-    repeated lines dropped."""
-    name = block_name(block)
+def _wanted_lines(block: str, lines: Sequence[str]) -> list[str]:
     wanted = list(dict.fromkeys(line for line in map(blocks.clean_line, lines) if line))
     for line in wanted:
-        _line(name, line, empty="")
+        _line(block, line, empty="")
+    return wanted
 
-    def plan(definition: MemoryBlockDef, current: list[str]) -> _Plan:
-        if wanted == current:
-            return _Plan(None, 0, "")
-        _check_fits(name, definition.word_limit, current, wanted, action="rewrite")
-        return _Plan(wanted, 0, "")
 
-    return (await _edit(table, agent_id, name, plan)).block
+async def write_lines(
+    table: Table, agent_id: str, block: str, lines: Sequence[str], *, expected: int | None = None
+) -> BlockView:
+    """Replace a block's whole content (a person editing it): lines cleaned, empty and
+    repeated lines dropped."""
+    return await update_block(table, agent_id, block, lines=lines, expected=expected)

@@ -71,6 +71,17 @@ def block(owner: Tenant) -> dict[str, str]:
     return {**ids, "block": "notes"}
 
 
+def block_line(owner: Tenant) -> dict[str, str]:
+    ids = block(owner)
+    added = owner.client.post(
+        f"/agents/{ids['agent_id']}/memory/blocks/notes/lines",
+        json={"content": "Owner's line"},
+        headers=owner.headers,
+    )
+    assert added.status_code == 201, added.text
+    return {**ids, "line_number": "1"}
+
+
 def archival_memory(owner: Tenant) -> dict[str, str]:
     ids = agent(owner)
     created = owner.client.post(
@@ -118,6 +129,13 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/agents/{agent_id}/memory/blocks/{block}"): Probe(block),
     ("PATCH", "/agents/{agent_id}/memory/blocks/{block}"): Probe(block, body={"lines": ["x"]}),
     ("DELETE", "/agents/{agent_id}/memory/blocks/{block}"): Probe(block),
+    ("POST", "/agents/{agent_id}/memory/blocks/{block}/lines"): Probe(
+        block, body={"content": "planted"}
+    ),
+    ("PUT", "/agents/{agent_id}/memory/blocks/{block}/lines/{line_number}"): Probe(
+        block_line, body={"content": "taken over"}
+    ),
+    ("DELETE", "/agents/{agent_id}/memory/blocks/{block}/lines/{line_number}"): Probe(block_line),
     ("GET", "/agents/{agent_id}/memory/archival"): Probe(agent),
     ("GET", "/agents/{agent_id}/memory/archival/search"): Probe(
         archival_memory, query="?query=secret"
