@@ -172,3 +172,13 @@ def create_app(
 def _jwt_secret(settings: Settings) -> str:
     assert settings.jwt_secret is not None  # check_settings requires it in google mode
     return settings.jwt_secret.get_secret_value()
+
+
+def __getattr__(name: str) -> FastAPI:
+    """`uvicorn api.main:app`, as seeds 000 and 004 start the service: the app is built
+    from the environment when first asked for, so importing this module builds nothing."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    app = create_app()
+    globals()["app"] = app
+    return app

@@ -5,6 +5,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from api.agents.architectures.registry import DEFAULT
 from api.agents.models import Agent
 from api.kit.forms import FormField
+from api.kit.text import plain_name
 
 MAX_RECENT_TURNS = 100
 
@@ -27,6 +28,7 @@ class AgentCreate(BaseModel):
     )
     event_expiry_days: int = Field(
         default=7,
+        strict=True,  # `false` is not 0 days
         ge=0,
         le=3650,
         title="Keep conversation events (days)",
@@ -34,6 +36,7 @@ class AgentCreate(BaseModel):
     )
     recent_turns: int = Field(
         default=10,
+        strict=True,
         ge=0,
         le=MAX_RECENT_TURNS,
         title="Recent turns in context",
@@ -44,9 +47,14 @@ class AgentCreate(BaseModel):
     @field_validator("name")
     @classmethod
     def _named(cls, name: str) -> str:
-        if not name.strip():
-            raise ValueError("a name needs more than spaces")
-        return name
+        return plain_name(name)
+
+    @field_validator("metadata")
+    @classmethod
+    def _keys(cls, metadata: dict[str, str]) -> dict[str, str]:
+        for key in metadata:
+            plain_name(key, "a metadata key")
+        return metadata
 
 
 class AgentUpdate(BaseModel):
@@ -57,16 +65,21 @@ class AgentUpdate(BaseModel):
     provider: str | None = None
     model: str | None = Field(default=None, min_length=1, max_length=200)
     persona: str | None = Field(default=None, max_length=5000)
-    event_expiry_days: int | None = Field(default=None, ge=0, le=3650)
-    recent_turns: int | None = Field(default=None, ge=0, le=MAX_RECENT_TURNS)
+    event_expiry_days: int | None = Field(default=None, strict=True, ge=0, le=3650)
+    recent_turns: int | None = Field(default=None, strict=True, ge=0, le=MAX_RECENT_TURNS)
     metadata: dict[str, str] | None = None
 
     @field_validator("name")
     @classmethod
     def _named(cls, name: str | None) -> str | None:
-        if name is not None and not name.strip():
-            raise ValueError("a name needs more than spaces")
-        return name
+        return None if name is None else plain_name(name)
+
+    @field_validator("metadata")
+    @classmethod
+    def _keys(cls, metadata: dict[str, str] | None) -> dict[str, str] | None:
+        for key in metadata or {}:
+            plain_name(key, "a metadata key")
+        return metadata
 
 
 class AgentOut(BaseModel):

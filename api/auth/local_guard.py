@@ -2,7 +2,7 @@
 sites may not call it (Origin), and a hostile DNS name pointed at 127.0.0.1 may not reach it
 (Host, against DNS rebinding)."""
 
-from urllib.parse import urlsplit
+import re
 
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
@@ -28,8 +28,7 @@ class LocalModeGuard:
         await self.app(scope, receive, send)
 
     def _refusal(self, headers: Headers) -> tuple[str, str] | None:
-        host = urlsplit(f"//{headers.get('host', '')}").hostname or ""
-        if host not in self.hosts:
+        if host_of(headers.get("host", "")) not in self.hosts:
             return "host_rejected", "The local server only answers requests to its own names."
         origin = headers.get("origin")
         if origin is not None and origin not in self.allowed_origins and not _loopback(origin):
@@ -37,5 +36,21 @@ class LocalModeGuard:
         return None
 
 
+# A host and an optional port, nothing else: a URL parser would read "evil.com@localhost"
+# or "localhost#.evil.com" as localhost, while a browser sent them for another name.
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?")
+_ORIGIN = re.compile(r"https?://(" + _HOST.pattern + r")")
+
+
+def host_of(value: str) -> str | None:
+    """The host name a Host header names, lower-cased and without IPv6 brackets; None for
+    anything that is not a host and an optional port."""
+    found = _HOST.fullmatch(value.strip())
+    if found is None:
+        return None
+    return found.group(1).strip("[]").lower()
+
+
 def _loopback(origin: str) -> bool:
-    return (urlsplit(origin).hostname or "") in LOOPBACK_HOSTS
+    found = _ORIGIN.fullmatch(origin.strip())
+    return found is not None and host_of(found.group(1)) in LOOPBACK_HOSTS

@@ -1,11 +1,16 @@
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from api.conversations.models import Conversation
+from api.kit.text import plain_name
 from api.messages.models import Message
 from api.messages.schemas import ActorId, Prompt, Streamed
+
+
+def _title(title: str) -> str:
+    return plain_name(title, "a title") if title else title
 
 
 class ConversationCreate(BaseModel):
@@ -13,6 +18,8 @@ class ConversationCreate(BaseModel):
 
     agent_id: str = Field(min_length=1, max_length=64)
     title: str = Field(default="", max_length=200)
+
+    _plain_title = field_validator("title")(_title)
 
 
 class TurnIn(BaseModel):
@@ -27,6 +34,8 @@ class ConversationUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     title: str = Field(max_length=200)
+
+    _plain_title = field_validator("title")(_title)
 
 
 class ConversationOut(BaseModel):

@@ -1,7 +1,8 @@
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from api.kit.text import plain_name
 from api.memory.archival import Match
 from api.memory.blocks import MAX_BLOCK_NAME, MAX_WORD_LIMIT
 from api.memory.models import DEFAULT_WORD_LIMIT, ArchivalMemory
@@ -43,8 +44,13 @@ class BlockCreate(BaseModel):
 
     name: str = Field(min_length=1, max_length=MAX_BLOCK_NAME)
     description: str = Field(default="", max_length=500)
-    word_limit: int = Field(default=DEFAULT_WORD_LIMIT, ge=1, le=MAX_WORD_LIMIT)
+    word_limit: int = Field(default=DEFAULT_WORD_LIMIT, strict=True, ge=1, le=MAX_WORD_LIMIT)
     content: str = Field(default="", description="Initial lines, one per line")
+
+    @field_validator("name")
+    @classmethod
+    def _named(cls, name: str) -> str:
+        return plain_name(name, "a block name")
 
 
 class LineIn(BaseModel):
@@ -75,7 +81,7 @@ class BlockUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     description: str | None = Field(default=None, max_length=500)
-    word_limit: int | None = Field(default=None, ge=1, le=MAX_WORD_LIMIT)
+    word_limit: int | None = Field(default=None, strict=True, ge=1, le=MAX_WORD_LIMIT)
     lines: list[str] | None = Field(default=None, description="Replaces every line")
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from api.config import Settings
 from api.kit.crypto import KeyRing
+from api.kit.private_files import private_directory
 
 KEY_FILE = "encryption.key"
 
@@ -14,7 +15,7 @@ KEY_FILE = "encryption.key"
 def local_key(directory: Path) -> str:
     path = directory / KEY_FILE
     if not path.exists():
-        directory.mkdir(parents=True, exist_ok=True)
+        private_directory(directory)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_urlsafe(48))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from api.kit.clock import Clock, SystemClock
+from api.kit.private_files import private_file
 from api.store import codec, rules
 from api.store.conditions import apply_update, holds, live
 from api.store.definition import IndexDefinition, TableDefinition
@@ -157,7 +158,8 @@ class SqliteTable:
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             if self._path != ":memory:":
-                Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+                # SQLite gives its -wal and -shm files the database file's permissions.
+                private_file(Path(self._path))
             conn = sqlite3.connect(
                 self._path, isolation_level=None, check_same_thread=False, timeout=0
             )

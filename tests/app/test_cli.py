@@ -109,3 +109,40 @@ def test_serve_refuses_an_unknown_embedding_backend(tmp_path: Path) -> None:
     result = run_cli("serve", env=env)
     assert result.returncode == 2
     assert "MEMORY_EMBEDDING_BACKEND" in result.stderr
+
+
+def test_uvicorn_finds_the_app_as_the_seeds_start_it(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "STORE": "sqlite", "SQLITE_PATH": str(tmp_path / "seed.db")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "api.main:app", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                    assert json.loads(r.read())["store"] == "sqlite"
+                break
+            except OSError:
+                assert process.poll() is None, "uvicorn exited"
+                assert time.monotonic() < deadline, "the server never answered"
+                time.sleep(0.2)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_importing_the_app_module_builds_nothing() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", "import api.main as m; print('app' in vars(m))"],
+        env={**os.environ, "STORE": "not-a-store"},  # building an app would fail on it
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stdout.strip()) == (0, "False"), result.stderr

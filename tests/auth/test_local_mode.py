@@ -7,6 +7,8 @@ from fastapi.testclient import TestClient
 from api.config import Settings
 from api.main import create_app
 
+LOCAL = "http://127.0.0.1"
+
 
 def local_app(tmp_path: Path) -> TestClient:
     return TestClient(
@@ -55,3 +57,47 @@ def test_allow_remote_permits_the_bind_but_not_other_host_names(tmp_path: Path) 
         assert client.get("/users/me").status_code == 200
         rebound = client.get("/users/me", headers={"Host": "rebind.attacker.example:8000"})
         assert rebound.status_code == 403
+
+
+def test_host_headers_that_only_look_local_are_refused(tmp_path: Path) -> None:
+    """URL parsers read these as localhost; a browser sent them for another name."""
+    with local_app(tmp_path) as client:
+        for host in (
+            "evil.com@localhost",
+            "localhost#.evil.com",
+            "localhost/.evil.com",
+            "localhost:8000@evil.com",
+            "localhost:99999999",
+            "",
+        ):
+            refused = client.get("/users/me", headers={"Host": host})
+            assert refused.status_code == 403, host
+            assert refused.json()["code"] == "host_rejected"
+        for host in ("localhost:8000", "127.0.0.1", "[::1]:8000", "LOCALHOST"):
+            assert client.get("/users/me", headers={"Host": host}).status_code == 200, host
+
+
+def test_origins_that_only_look_local_are_refused(tmp_path: Path) -> None:
+    with local_app(tmp_path) as client:
+        for origin in ("http://evil.com@localhost", "http://localhost#.evil.com", "null"):
+            refused = client.get("/users/me", headers={"Origin": origin})
+            assert refused.status_code == 403, origin
+        assert client.get("/users/me", headers={"Origin": "http://[::1]:3000"}).status_code == 200
+
+
+def test_local_data_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    data = tmp_path / "data" / "nested"
+    old = os.umask(0o022)  # a usual umask, which would leave files readable by all
+    try:
+        with TestClient(create_app(Settings(sqlite_path=data / "m.db")), base_url=LOCAL) as c:
+            assert c.post("/agents", json={"name": "Kit"}).status_code == 201
+            files = [data / "m.db", data / "m.db-wal", data / "encryption.key"]
+            modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in files}
+    finally:
+        os.umask(old)
+    assert modes == {"m.db": 0o600, "m.db-wal": 0o600, "encryption.key": 0o600}
+    for folder in (data, data.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700

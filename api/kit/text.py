@@ -1,0 +1,21 @@
+"""Names people give things (agents, conversations, blocks, metadata keys) end up in
+prompts, logs and other people's screens: no control characters, no invisible formatting
+(bidi overrides that reverse what a reader sees, zero-width characters), and something
+visible in them. Contents (a block's lines, a message) are not names and keep newlines."""
+
+import unicodedata
+
+
+def plain_name(value: str, what: str = "a name") -> str:
+    """`value`, or ValueError saying what is wrong with it (for pydantic validators)."""
+    for char in value:
+        category = unicodedata.category(char)
+        if category == "Cc":
+            raise ValueError(f"{what} may not hold control characters (found U+{ord(char):04X})")
+        if category == "Cf":
+            raise ValueError(
+                f"{what} may not hold invisible formatting characters (found U+{ord(char):04X})"
+            )
+    if not any(not char.isspace() for char in value):
+        raise ValueError(f"{what} needs something visible in it")
+    return value
