@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     # Memory the per-agent search indexes of this process may take before the least
     # recently used are dropped (they reload from the table when next searched).
     search_index_memory_mb: int = Field(default=1024, ge=16)
+    # The largest request body the service reads, in bytes; larger ones are refused (413)
+    # before they are read.
+    max_request_bytes: int = Field(default=1_048_576, ge=1024)
 
     # --- Embeddings (seed 002), see api/embeddings/factory.py ---------------------------
     # static: the shipped model, no dependencies; local: sentence-transformers (the extra

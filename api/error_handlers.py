@@ -18,6 +18,7 @@ HTTP_CODES = {
     404: "not_found",
     405: "method_not_allowed",
     413: "payload_too_large",
+    431: "request_headers_too_large",
     415: "unsupported_media_type",
     429: "rate_limited",
 }

@@ -28,6 +28,7 @@ from api.kit.crypto import KeyRing
 from api.kit.secrets import derived_key
 from api.memory import router as agent_memory
 from api.messages import router as messages
+from api.request_limits import RequestLimits
 from api.runtime.hooks import HookProvider
 from api.runtime.runner import Runtime
 from api.search.engine import SearchEngine
@@ -149,6 +150,7 @@ def create_app(
     app.include_router(messages.router)
     app.include_router(conversations.router)
     app.include_router(chat.router)
+    app.add_middleware(RequestLimits, max_body_bytes=settings.max_request_bytes)
     if not google_mode:
         app.add_middleware(
             LocalModeGuard,

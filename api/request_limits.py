@@ -1,0 +1,64 @@
+"""Requests bigger than the service takes are refused before they are read: a body over
+MAX_REQUEST_BYTES by its Content-Length at once, a chunked one as soon as it passes the
+limit, and a request with more than MAX_REQUEST_HEADERS headers. Without this a client
+(signed in or not) could make the server hold a body of any size before any check runs.
+Written as plain ASGI because no middleware of Starlette's or uvicorn's limits bodies."""
+
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MAX_REQUEST_HEADERS = 100
+
+
+def _too_large(limit: int) -> str:
+    return f"The request body is larger than this service takes ({limit} bytes at most)."
+
+
+class RequestLimits:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.max_body_bytes
+        if len(scope["headers"]) > MAX_REQUEST_HEADERS:
+            await _refuse(
+                scope,
+                receive,
+                send,
+                431,
+                "request_headers_too_large",
+                f"A request may carry at most {MAX_REQUEST_HEADERS} headers.",
+            )
+            return
+        length = Headers(scope=scope).get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            await _refuse(scope, receive, send, 413, "payload_too_large", _too_large(limit))
+            return
+        received = 0
+
+        async def counted() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    # Raised where the app reads the body; the error handler answers 413.
+                    raise HTTPException(413, _too_large(limit))
+            return message
+
+        await self.app(scope, counted, send)
+
+
+async def _refuse(
+    scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str
+) -> None:
+    response = JSONResponse(
+        {"code": code, "message": message}, status, headers={"Connection": "close"}
+    )
+    await response(scope, receive, send)
