@@ -102,6 +102,7 @@ class AnthropicProvider:
         timeout: float = 60.0,
         max_retries: int = 2,
     ) -> None:
+        self._secrets = tuple(s for s in (api_key,) if s)
         self._client = AsyncAnthropic(
             api_key=api_key,
             base_url=base_url,
@@ -160,7 +161,7 @@ class AnthropicProvider:
                         if event.delta.stop_reason is not None:
                             finish = STOP.get(event.delta.stop_reason, "other")
         except (anthropic.AnthropicError, httpx2.HTTPError) as e:
-            raise provider_error(e) from e
+            raise provider_error(e).scrubbed(self._secrets) from e
         yield Usage(input_tokens, output_tokens)
         yield Finish(finish)
 
@@ -171,4 +172,4 @@ class AnthropicProvider:
         try:
             return sorted([model.id async for model in self._client.models.list()])
         except (anthropic.AnthropicError, httpx2.HTTPError) as e:
-            raise provider_error(e) from e
+            raise provider_error(e).scrubbed(self._secrets) from e

@@ -153,6 +153,9 @@ class BedrockProvider:
         timeout: float = 60.0,
         max_attempts: int = 3,
     ) -> None:
+        self._secrets = tuple(
+            s for s in (access_key_id or "", secret_access_key or "", session_token or "") if s
+        )
         session = boto3.session.Session(
             aws_access_key_id=access_key_id,
             aws_secret_access_key=secret_access_key,
@@ -219,7 +222,7 @@ class BedrockProvider:
         try:
             while (item := await queue.get()) is not _END:
                 if isinstance(item, Exception):
-                    raise provider_error(item) from item
+                    raise provider_error(item).scrubbed(self._secrets) from item
                 assert isinstance(item, dict)
                 if "contentBlockStart" in item:
                     start = item["contentBlockStart"]
@@ -271,4 +274,4 @@ class BedrockProvider:
         try:
             return await asyncio.get_running_loop().run_in_executor(_STREAMS, fetch)
         except (ClientError, BotoCoreError) as e:
-            raise provider_error(e) from e
+            raise provider_error(e).scrubbed(self._secrets) from e

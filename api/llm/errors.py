@@ -1,5 +1,8 @@
 """What a provider's failure means to the person who configured it."""
 
+import re
+from collections.abc import Sequence
+
 from api.errors import AppError
 
 
@@ -10,6 +13,14 @@ class ProviderError(AppError):
     status_code = 502
     code = "provider_error"
     public = True  # not our internals: the person needs to read it
+
+    def scrubbed(self, secrets: Sequence[str]) -> "ProviderError":
+        """The same error with the provider's credentials taken out of its message: a
+        provider may quote the key it refused, and this message reaches the client, the
+        log and the stream."""
+        self.message = scrub(self.message, secrets)
+        self.args = (self.message,)
+        return self
 
 
 class ProviderAuthFailed(ProviderError):
@@ -45,6 +56,29 @@ class ProviderBadResponse(ProviderError):
 
     status_code = 502
     code = "provider_bad_response"
+
+
+REDACTED = "[redacted]"
+_PIECE = 8  # a run this long of a secret, quoted alone, gives it away
+
+
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    """`text` without any of `secrets`, whole or a piece of it as long as _PIECE."""
+    for secret in secrets:
+        if len(secret) >= 4:
+            text = text.replace(secret, REDACTED)
+    pieces = [s for s in secrets if len(s) >= _PIECE]
+    if not pieces:
+        return text
+
+    def hide(found: re.Match[str]) -> str:
+        word = found.group(0)
+        core = word.strip(".…!?")  # "...abcd1234." quotes the key's end
+        if len(core) >= _PIECE and any(core in secret for secret in pieces):
+            return word.replace(core, REDACTED)
+        return word
+
+    return re.sub(r"[^\s'\"`,;:()\[\]{}<>]+", hide, text)
 
 
 def brief(text: object, limit: int = 300) -> str:

@@ -137,6 +137,7 @@ class OpenAIProvider:
         timeout: float = 60.0,
         max_retries: int = 2,
     ) -> None:
+        self._secrets = tuple(s for s in (api_key, organization or "") if s)
         self.label = "OpenAI" if base_url is None else "The OpenAI-compatible server"
         # OpenAI's newer models refuse `max_tokens`; compatible servers know only it.
         self._max_tokens_name = "max_completion_tokens" if base_url is None else "max_tokens"
@@ -200,7 +201,7 @@ class OpenAIProvider:
                         if choice.finish_reason is not None:
                             finish = FINISH.get(choice.finish_reason, "other")
         except (openai.OpenAIError, httpx2.HTTPError) as e:
-            raise provider_error(self.label, e) from e
+            raise provider_error(self.label, e).scrubbed(self._secrets) from e
         if calls and finish == "stop":
             finish = "tool_calls"  # some compatible servers say "stop" after tool calls
         for index in sorted(calls):
@@ -216,4 +217,4 @@ class OpenAIProvider:
         try:
             return sorted([model.id async for model in self._client.models.list()])
         except (openai.OpenAIError, httpx2.HTTPError) as e:
-            raise provider_error(self.label, e) from e
+            raise provider_error(self.label, e).scrubbed(self._secrets) from e

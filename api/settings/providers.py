@@ -1,11 +1,21 @@
 """The LLM providers a user can configure: what each needs (the pydantic model that both
 validates the PUT and defines the form) and how to build its adapter."""
 
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, SecretStr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from api.llm.anthropic import AnthropicProvider
 from api.llm.bedrock import BedrockProvider
@@ -16,8 +26,35 @@ from api.llm.types import LLMProvider
 AWS_REGION = r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$"  # ASCII digits: \d would admit any script's
 
 
+def header_safe(value: str, what: str) -> str:
+    """A value that travels in an HTTP header (a key, an organization): surrounding
+    whitespace dropped (a pasted key often brings some), and refused if any character is
+    one no header can carry. The error names the character and where it is, never the
+    value."""
+    value = value.strip()
+    for position, char in enumerate(value, 1):
+        if not " " <= char <= "~":
+            name = unicodedata.name(char, "a control character").lower()
+            raise ValueError(
+                f"{what} holds {name} (U+{ord(char):04X}) at character {position}; it must "
+                "be plain ASCII as the provider gave it"
+            )
+    return value
+
+
 class Credentials(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator(
+        "api_key", "secret_access_key", "organization", mode="before", check_fields=False
+    )
+    @classmethod
+    def _header_safe(cls, value: object, info: ValidationInfo) -> object:
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        if isinstance(value, str):
+            return header_safe(value, (info.field_name or "the value").replace("_", " "))
+        return value
 
     # A secret kept from storage when a form leaves it empty, only while the field it
     # belongs with is unchanged (a new access key id needs its own secret).

@@ -32,3 +32,19 @@ def test_empty_text_never_reaches_anthropic_or_bedrock() -> None:
     assert system_blocks == [{"text": "sys"}]
     assert [t["role"] for t in converse] == ["user", "assistant", "user"]
     assert all(block.get("text") != "" for t in converse for block in t["content"])
+
+
+def test_a_providers_message_quoting_the_key_is_scrubbed() -> None:
+    from api.llm.errors import REDACTED, ProviderRejected, scrub
+
+    key = "sk-proj-ABCDEFGHIJKLMNOP1234"
+    said = f"Incorrect API key provided: {key}. Also '{key[:14]}' and ...{key[-10:]}."
+    cleaned = scrub(said, [key])
+    assert key not in cleaned
+    assert key[:14] not in cleaned
+    assert key[-10:] not in cleaned
+    assert cleaned.count(REDACTED) == 3
+    error = ProviderRejected(f"OpenAI refused the request (400): {said}").scrubbed([key])
+    assert key[-10:] not in error.message
+    assert key[-10:] not in str(error)
+    assert scrub("nothing secret here", [key]) == "nothing secret here"

@@ -3,6 +3,7 @@ answer kept as interrupted, the next turn fine) and the provider failing mid-tur
 event, and every message stored before the failure still listed)."""
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -159,3 +160,26 @@ def test_a_failed_turn_in_json_is_the_providers_error(
     assert failed.status_code == 400
     assert failed.json()["code"] == "provider_auth_failed"
     assert [m["role"] for m in messages(client, conversation_id)] == ["user"]
+
+
+def test_a_providers_message_quoting_the_key_reaches_no_one(
+    client: TestClient, fake_openai: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.runtime.conftest import OPENAI_KEY
+
+    agent_id = use_openai(client, fake_openai)
+    conversation_id = new_conversation(client, agent_id)
+    quoted = f"Invalid request for key {OPENAI_KEY} (key ends ...{OPENAI_KEY[-12:]})"
+    fake_openai.replies += [Reply(status=400, error_message=quoted) for _ in range(2)]
+
+    with caplog.at_level(logging.DEBUG):
+        failed = client.post(
+            f"/conversations/{conversation_id}/messages", json={"content": "hi", "stream": False}
+        )
+        streamed = send(client, conversation_id, "again")
+    assert failed.json()["code"] == "provider_rejected"
+    assert "[redacted]" in failed.json()["message"]
+    assert streamed[-2].data["code"] == "provider_rejected"
+    for text in (failed.text, caplog.text, *(str(e.data) for e in streamed)):
+        assert OPENAI_KEY not in text
+        assert OPENAI_KEY[-12:] not in text

@@ -406,3 +406,71 @@ async def test_only_local_mode_lends_the_servers_aws_identity(tmp_path: Path) ->
 def test_short_secrets_are_masked_entirely(client: TestClient) -> None:
     saved = client.put("/settings/providers/anthropic", json={"api_key": "short-key-123"})
     assert saved.json()["values"]["api_key"] == "••••"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [
+        ("api_key", "sk-abc\u00a0def123456", "no-break space"),
+        ("api_key", "sk-abc\r\nX-Evil: 1", "U+000D"),
+        ("api_key", "sk-abc\x00def123456", "U+0000"),
+        ("organization", "org-\u200bhidden", "zero width space"),
+    ],
+)
+def test_values_no_header_can_carry_are_refused_on_save(
+    client: TestClient, field: str, value: str, named: str
+) -> None:
+    body = {"api_key": "sk-valid-0000000000", field: value}
+    refused = client.put("/settings/providers/openai", json=body)
+    assert refused.status_code == 422
+    assert named in refused.json()["message"].lower() or named in refused.json()["message"]
+    assert value not in refused.text
+    assert client.get("/settings/providers/openai").status_code == 404  # nothing saved
+
+
+def test_surrounding_whitespace_of_a_pasted_key_is_dropped(
+    client: TestClient, fake_openai: FakeLLM
+) -> None:
+    saved = client.put(
+        "/settings/providers/openai",
+        json={"api_key": f"  {SECRET}\n", "base_url": fake_openai.base_url},
+    )
+    assert saved.status_code == 200
+    tested = client.post("/settings/providers/openai/test")
+    assert tested.status_code == 200, tested.text  # the fake saw the key without the spaces
+
+
+def test_a_stored_key_no_header_can_carry_is_a_clear_error(
+    client: TestClient, settings: Settings
+) -> None:
+    """Saved before the rule: every use is a typed error naming what to do, never a 500."""
+    from api.kit.crypto import KeyRing
+    from api.settings.service import associated_data
+
+    client.put("/settings/providers/openai", json={"api_key": SECRET})
+    stale = KeyRing("k" * 40).encrypt(
+        json.dumps({"api_key": "sk-with\u00a0space"}).encode(),
+        associated_data("local@localhost", "openai"),
+    )
+    db = sqlite3.connect(settings.sqlite_path)
+    (row,) = db.execute(
+        "SELECT item FROM \"agent-memory\" WHERE sk = 'ProviderSettings#openai'"
+    ).fetchone()
+    item = json.loads(row)
+    item["encrypted_credentials"]["S"] = stale
+    db.execute(
+        "UPDATE \"agent-memory\" SET item = ? WHERE sk = 'ProviderSettings#openai'",
+        (json.dumps(item),),
+    )
+    db.commit()
+    assert client.get("/settings/providers/openai").json()["code"] == "stored_settings_invalid"
+    form = client.get("/agents/schema")
+    assert form.status_code == 200
+    assert "openai" in form.json()["notes"]
+    agent = client.post("/agents", json={"name": "Uses it", "provider": "openai", "model": "m"})
+    assert agent.status_code == 201, agent.text
+    turn = client.post(
+        "/chat", json={"agent_id": agent.json()["id"], "prompt": "hi", "stream": False}
+    )
+    assert turn.status_code == 409
+    assert turn.json()["code"] == "stored_settings_invalid"
