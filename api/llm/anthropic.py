@@ -23,12 +23,11 @@ from api.llm.types import (
     FinishReason,
     LLMEvent,
     TextDelta,
-    ToolCall,
     ToolCallEvent,
     ToolSpec,
     Usage,
 )
-from api.llm.wire import Block, alternating_turns, parse_tool_arguments
+from api.llm.wire import Block, alternating_turns, tool_call
 
 STOP: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -154,8 +153,7 @@ class AnthropicProvider:
                             tool_blocks[event.index]["json"] += event.delta.partial_json
                     elif event.type == "content_block_stop" and event.index in tool_blocks:
                         done = tool_blocks.pop(event.index)
-                        arguments = parse_tool_arguments("Anthropic", done["name"], done["json"])
-                        yield ToolCallEvent(ToolCall(done["id"], done["name"], arguments))
+                        yield ToolCallEvent(tool_call(done["id"], done["name"], done["json"]))
                     elif event.type == "message_delta":
                         output_tokens = event.usage.output_tokens
                         if event.delta.stop_reason is not None:

@@ -33,12 +33,11 @@ from api.llm.types import (
     FinishReason,
     LLMEvent,
     TextDelta,
-    ToolCall,
     ToolCallEvent,
     ToolSpec,
     Usage,
 )
-from api.llm.wire import Block, alternating_turns, parse_tool_arguments
+from api.llm.wire import Block, alternating_turns, tool_call
 
 STOP: dict[str, FinishReason] = {
     "end_turn": "stop",
@@ -243,8 +242,7 @@ class BedrockProvider:
                 elif "contentBlockStop" in item:
                     done = tools.pop(item["contentBlockStop"]["contentBlockIndex"], None)
                     if done is not None:
-                        arguments = parse_tool_arguments("Bedrock", done["name"], done["json"])
-                        yield ToolCallEvent(ToolCall(done["id"], done["name"], arguments))
+                        yield ToolCallEvent(tool_call(done["id"], done["name"], done["json"]))
                 elif "messageStop" in item:
                     finish = STOP.get(item["messageStop"].get("stopReason", ""), "other")
                 elif "metadata" in item:

@@ -50,14 +50,6 @@ class ProviderRejected(ProviderError):
     code = "provider_rejected"
 
 
-class ProviderBadResponse(ProviderError):
-    """The provider answered something we cannot use, such as tool arguments that are not
-    a JSON object."""
-
-    status_code = 502
-    code = "provider_bad_response"
-
-
 REDACTED = "[redacted]"
 _PIECE = 8  # a run this long of a secret, quoted alone, gives it away
 

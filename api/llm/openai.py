@@ -28,12 +28,11 @@ from api.llm.types import (
     FinishReason,
     LLMEvent,
     TextDelta,
-    ToolCall,
     ToolCallEvent,
     ToolSpec,
     Usage,
 )
-from api.llm.wire import parse_tool_arguments
+from api.llm.wire import tool_call
 
 FINISH: dict[str, FinishReason] = {
     "stop": "stop",
@@ -206,8 +205,7 @@ class OpenAIProvider:
             finish = "tool_calls"  # some compatible servers say "stop" after tool calls
         for index in sorted(calls):
             call = calls[index]
-            arguments = parse_tool_arguments(self.label, call["name"], call["args"])
-            yield ToolCallEvent(ToolCall(call["id"], call["name"], arguments))
+            yield ToolCallEvent(tool_call(call["id"], call["name"], call["args"]))
         yield Finish(finish)
 
     async def aclose(self) -> None:

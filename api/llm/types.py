@@ -14,6 +14,9 @@ class ToolCall:
     id: str
     name: str
     arguments: Mapping[str, Any]
+    # Why the model's arguments could not be used (not JSON, not an object, too large):
+    # the call is answered with this, for the model to correct, and stored without them.
+    problem: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,30 +1,39 @@
 """Helpers every wire-format adapter shares."""
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from api.llm.errors import ProviderBadResponse
-from api.llm.types import ChatMessage
+from api.llm.types import ChatMessage, ToolCall
 
 Block = dict[str, Any]
 
 
-def parse_tool_arguments(provider: str, tool: str, raw: str) -> Mapping[str, Any]:
-    """A tool call's arguments, which must be a JSON object (an empty string means none)."""
+MAX_TOOL_ARGUMENT_BYTES = 64 * 1024  # a core memory line or an archival note fits many times
+
+
+def tool_call(call_id: str, name: str, raw: str) -> ToolCall:
+    """A tool call from its raw arguments, which must be a JSON object (empty: none).
+    Arguments that are not, or too large to store with the message, make a call with a
+    `problem` instead: a model's slip is answered as a tool reply it can correct, not a
+    failed turn."""
+    if len(raw.encode()) > MAX_TOOL_ARGUMENT_BYTES:
+        return ToolCall(
+            call_id,
+            name,
+            {},
+            f"the arguments are too large ({len(raw.encode())} bytes; at most "
+            f"{MAX_TOOL_ARGUMENT_BYTES}). Store less at once, in several calls.",
+        )
     if not raw.strip():
-        return {}
+        return ToolCall(call_id, name, {})
     try:
         arguments = json.loads(raw)
-    except json.JSONDecodeError as e:
-        raise ProviderBadResponse(
-            f"{provider} sent arguments for the tool {tool!r} that are not valid JSON."
-        ) from e
+    except json.JSONDecodeError:
+        return ToolCall(call_id, name, {}, "the arguments are not valid JSON.")
     if not isinstance(arguments, dict):
-        raise ProviderBadResponse(
-            f"{provider} sent arguments for the tool {tool!r} that are not a JSON object."
-        )
-    return arguments
+        return ToolCall(call_id, name, {}, "the arguments must be a JSON object.")
+    return ToolCall(call_id, name, arguments)
 
 
 def alternating_turns(

@@ -25,4 +25,6 @@ class Toolbox:
         if tool is None:
             known = ", ".join(self._tools) or "none"
             return f"There is no tool {call.name!r}. Available tools: {known}."
+        if call.problem is not None:
+            return f"Invalid arguments for {call.name}: {call.problem} (no change)"
         return await tool.execute(self.context, call.arguments)

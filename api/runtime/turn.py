@@ -92,7 +92,10 @@ class MessageFactory:
 
 
 def tool_call_item(call: ToolCall) -> dict[str, Any]:
-    return {"id": call.id, "name": call.name, "arguments": dict(call.arguments)}
+    item: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": dict(call.arguments)}
+    if call.problem is not None:
+        item["problem"] = call.problem  # what the model sent was not stored: why
+    return item
 
 
 @dataclass

@@ -19,7 +19,6 @@ from botocore.eventstream import ChecksumMismatch, EventStreamBuffer
 from api.llm.bedrock import BedrockProvider
 from api.llm.errors import (
     ProviderAuthFailed,
-    ProviderBadResponse,
     ProviderError,
     ProviderRateLimited,
     ProviderRejected,
@@ -287,12 +286,15 @@ async def test_a_tool_round_trip_sends_the_conversation_in_converse_shape(
 @pytest.mark.parametrize(
     "arguments", ['{"city": "Par', '["Paris"]', '"Paris"'], ids=["truncated", "array", "string"]
 )
-async def test_tool_arguments_that_are_not_a_json_object_are_a_bad_response(
+async def test_tool_arguments_that_are_not_a_json_object_are_a_call_with_a_problem(
     bedrock: FakeBedrock, arguments: str
 ) -> None:
     bedrock.replies.append(Reply(tool_calls=[ToolCallScript("weather", arguments)]))
-    with pytest.raises(ProviderBadResponse, match="weather"):
-        await collect(provider(bedrock), ask(tools=(WEATHER,)))
+    events = await collect(provider(bedrock), ask(tools=(WEATHER,)))
+    (call,) = [e.call for e in events if isinstance(e, ToolCallEvent)]
+    assert call.name == "weather"
+    assert call.arguments == {}
+    assert call.problem is not None
 
 
 # --- Failures ------------------------------------------------------------------------

@@ -12,7 +12,6 @@ import pytest
 from api.llm.anthropic import AnthropicProvider
 from api.llm.errors import (
     ProviderAuthFailed,
-    ProviderBadResponse,
     ProviderRateLimited,
     ProviderRejected,
     ProviderTimeout,
@@ -146,12 +145,19 @@ async def test_the_whole_conversation_goes_out_in_the_providers_shape(
     assert fake.requests[-1]["stream"] is True
 
 
-async def test_malformed_tool_arguments_are_a_typed_error(served: tuple[FakeLLM, Build]) -> None:
+async def test_malformed_tool_arguments_are_a_call_with_a_problem(
+    served: tuple[FakeLLM, Build],
+) -> None:
     fake, build = served
     fake.replies.append(Reply(tool_calls=[ToolCallScript("core_memory_append", '{"block": ')]))
     request = request_with()
-    with pytest.raises(ProviderBadResponse, match="core_memory_append"):
-        await collect(build(fake, max_retries=0), request)
+    events = await collect(build(fake, max_retries=0), request)
+    (call,) = [e.call for e in events if isinstance(e, ToolCallEvent)]
+    assert (call.name, call.arguments, call.problem) == (
+        "core_memory_append",
+        {},
+        "the arguments are not valid JSON.",
+    )
     assert request.messages == CONVERSATION  # the caller's conversation is untouched
 
 

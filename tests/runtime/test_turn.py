@@ -2,6 +2,7 @@
 the OpenAI adapter against the fake OpenAI, every message stored in order, and the memory
 the tools wrote in the next turn's system prompt."""
 
+import json
 from datetime import datetime
 
 from fastapi.testclient import TestClient
@@ -234,3 +235,39 @@ def test_messages_keep_their_order_on_a_clock_that_does_not_move(
     times = [datetime.fromisoformat(m["created_at"]) for m in stored]
     assert times == sorted(times)
     assert len(set(times)) == len(times)
+
+
+def test_a_models_bad_tool_call_is_a_reply_it_can_correct(
+    client: TestClient, fake_openai: FakeLLM
+) -> None:
+    """Arguments that are not JSON, or too large for one stored message, once failed the
+    whole turn (502, 413); the model is now told, and the turn goes on."""
+    agent_id = use_openai(client, fake_openai)
+    conversation_id = new_conversation(client, agent_id)
+    huge = json.dumps({"block": "human", "content": "x" * 600_000})
+    fake_openai.replies += [
+        Reply(tool_calls=[ToolCallScript("core_memory_append", '{"block": "hum')]),
+        Reply(tool_calls=[ToolCallScript("core_memory_append", huge)]),
+        Reply(tool_calls=[append("Name: Alice")]),
+        Reply(text="Noted."),
+    ]
+
+    found = send(client, conversation_id, ALICE)
+
+    results = [e.data["content"] for e in found if e.name == "tool.result"]
+    assert results[0] == (
+        "Invalid arguments for core_memory_append: the arguments are not valid JSON. (no change)"
+    )
+    assert results[1].startswith(
+        "Invalid arguments for core_memory_append: the arguments are too large"
+    )
+    assert results[2] == FIRST_REPLY
+    assert [e.name for e in found][-1] == "run.completed"
+    assert lines_of(client, agent_id) == ["Name: Alice"]
+    stored = messages(client, conversation_id)
+    calls = [c for m in stored for c in m["tool_calls"]]
+    assert [c.get("problem", "")[:30] for c in calls[:2]] == [
+        "the arguments are not valid JS",
+        "the arguments are too large (6",
+    ]
+    assert all(len(json.dumps(c)) < 1000 for c in calls[:2])  # nothing of 600 KB was kept
