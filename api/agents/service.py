@@ -136,6 +136,11 @@ async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) ->
         changes.get("architecture", agent.agent_architecture),
         changes.get("provider", agent.agent_provider),
     )
+    if "persona" in changes:
+        # The persona block is what the model sees: a new persona becomes its lines (what
+        # the agent wrote there itself is replaced). First, so a persona that does not fit
+        # the block is refused before anything is saved.
+        await memory.write_lines(table, agent.agent_id, "persona", changes["persona"].splitlines())
     for _ in range(SAVE_ATTEMPTS):
         updated, old_guard, new_guard = _apply(agent, changes, clock)
         try:

@@ -86,3 +86,20 @@ def test_a_blank_name_and_a_second_delete(client: TestClient) -> None:
     agent = client.post("/agents", json={"name": "Once"}).json()
     assert client.delete(f"/agents/{agent['id']}").status_code == 204
     assert client.delete(f"/agents/{agent['id']}").status_code == 404
+
+
+def test_a_new_persona_is_what_the_model_sees(client: TestClient) -> None:
+    created = client.post("/agents", json={"name": "Persona", "persona": "Kind\nBrief"})
+    agent = created.json()["id"]
+    persona = f"/agents/{agent}/memory/blocks/persona"
+    assert client.get(persona).json()["lines"] == ["Kind", "Brief"]
+    changed = client.patch(f"/agents/{agent}", json={"persona": "Curious\nPrecise"})
+    assert changed.status_code == 200
+    assert changed.json()["persona"] == "Curious\nPrecise"
+    assert client.get(persona).json()["lines"] == ["Curious", "Precise"]
+    too_long = client.patch(
+        f"/agents/{agent}", json={"persona": "word " * 4000 + "\n" + "w " * 2000}
+    )
+    assert too_long.status_code in (409, 422)
+    assert client.get(f"/agents/{agent}").json()["persona"] == "Curious\nPrecise"
+    assert client.get(persona).json()["lines"] == ["Curious", "Precise"]
