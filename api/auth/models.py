@@ -30,6 +30,9 @@ class RefreshToken(Entity):
     email: str
     rotated: bool = False
     rotated_at: float | None = None
+    # The token it was rotated into, encrypted with a key only this token's secret gives:
+    # a replay within the grace window gets that same successor back, never a new one.
+    successor: str | None = None
     ttl: int
 
     def key(self) -> Key:

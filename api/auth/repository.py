@@ -33,28 +33,21 @@ async def get_session(table: Table, family_id: str) -> AuthSession | None:
     return AuthSession.from_dynamo_item(item) if item else None
 
 
-async def rotate(table: Table, old: RefreshToken, new: RefreshToken, at: float) -> None:
-    """Old token marked used and new one stored, only while both token and family are live:
-    of two concurrent rotations of one token, one loses (TransactionCancelled)."""
+async def rotate(
+    table: Table, old: RefreshToken, new: RefreshToken, at: float, successor: str
+) -> None:
+    """Old token marked used (with its sealed `successor`) and new one stored, only while
+    both token and family are live: of two concurrent rotations of one token, one loses
+    (TransactionCancelled)."""
     await table.transact_write(
         [
             Update(
                 old.key(),
-                set={"rotated": True, "rotated_at": at},
+                set={"rotated": True, "rotated_at": at, "successor": successor},
                 condition=AttrEquals("rotated", False),
             ),
             Put(new.to_dynamo_item(), condition=ItemAbsent()),
             Check(keys.auth_session(old.family_id), AttrEquals("revoked", False)),
-        ]
-    )
-
-
-async def add_to_family(table: Table, new: RefreshToken) -> None:
-    """Another live token in a family that is not revoked."""
-    await table.transact_write(
-        [
-            Put(new.to_dynamo_item(), condition=ItemAbsent()),
-            Check(keys.auth_session(new.family_id), AttrEquals("revoked", False)),
         ]
     )
 

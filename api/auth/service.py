@@ -11,6 +11,7 @@ from api.auth.models import ApiKey, ApiKeyRef, AuthSession, OAuthNonce, RefreshT
 from api.auth.tokens import TokenIssuer
 from api.errors import AppError, NotFound
 from api.kit.clock import Clock
+from api.kit.crypto import KeyRing
 from api.kit.secrets import digest, new_id, new_secret
 from api.store.table import ConditionFailed, Table, TransactionCancelled
 
@@ -98,36 +99,45 @@ async def start_session(
 async def refresh(
     table: Table, presented: str | None, issuer: TokenIssuer, clock: Clock
 ) -> SessionTokens:
-    """A new access token and the next refresh token; a reused one revokes its family."""
+    """A new access token and the next refresh token; a reused one revokes its family,
+    except within REUSE_GRACE_SECONDS of its rotation (two tabs refreshing at once), when
+    it gets the same successor as the first use: never a second branch."""
     if not presented or not presented.startswith(REFRESH_PREFIX):
         raise InvalidRefreshToken("Sign in again.")
     old = await repository.get_refresh_token(table, digest(presented))
     if old is None:
         raise InvalidRefreshToken("Sign in again.")
     now = clock.now()
-    secret, new = _new_refresh(old.family_id, old.email, old.ttl)
     if old.rotated:
-        await _sibling_or_revoke(table, old, new, now)
+        secret = await _successor(table, old, presented, now)
     else:
+        secret, new = _new_refresh(old.family_id, old.email, old.ttl)
+        sealed = _seal(presented, old, secret)
         try:
-            await repository.rotate(table, old, new, now)
+            await repository.rotate(table, old, new, now, sealed)
         except TransactionCancelled as e:
             if e.reasons[0] is None:  # the family was revoked
                 raise InvalidRefreshToken("This session has ended; sign in again.") from e
             current = await repository.get_refresh_token(table, old.token_hash)
-            await _sibling_or_revoke(table, current or old, new, now)
+            secret = await _successor(table, current or old, presented, now)
     return _tokens(issuer, old.email, old.family_id, secret, old.ttl, clock)
 
 
-async def _sibling_or_revoke(
-    table: Table, used: RefreshToken, new: RefreshToken, now: float
-) -> None:
+def _seal(presented: str, token: RefreshToken, successor: str) -> str:
+    return KeyRing(presented).encrypt(successor.encode(), token.token_hash.encode())
+
+
+async def _successor(table: Table, used: RefreshToken, presented: str, now: float) -> str:
+    """The secret `used` was rotated into, for a replay within the grace window; past it
+    (or for a token rotated without one) the reuse ends the family."""
     if used.rotated_at is None or now - used.rotated_at > REUSE_GRACE_SECONDS:
         await _revoke_for_reuse(table, used)
-    try:
-        await repository.add_to_family(table, new)
-    except TransactionCancelled as e:
-        raise InvalidRefreshToken("This session has ended; sign in again.") from e
+    if used.successor is None:
+        await _revoke_for_reuse(table, used)
+    secret = KeyRing(presented).decrypt(used.successor, used.token_hash.encode()).decode()
+    if not await session_is_live(table, used.family_id):
+        raise InvalidRefreshToken("This session has ended; sign in again.")
+    return secret
 
 
 async def _revoke_for_reuse(table: Table, token: RefreshToken) -> NoReturn:

@@ -167,3 +167,29 @@ def test_cors_lets_only_the_frontend_read_with_credentials(client: TestClient) -
         headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "GET"},
     )
     assert "access-control-allow-origin" not in evil.headers
+
+
+def _cookie(response: httpx2.Response) -> str:
+    value = response.cookies.get("am_refresh")
+    assert value
+    return value
+
+
+def test_a_replay_within_the_grace_window_gets_the_same_successor(
+    client: TestClient, app: FastAPI, clock: FrozenClock
+) -> None:
+    """Two tabs refreshing with one cookie agree on the next one: no second branch that
+    would live on by itself."""
+    sign_in(client)
+    shared = refresh_value(client)
+    first = refresh_with(app, shared)
+    clock.advance(REUSE_GRACE_SECONDS / 2)
+    second = refresh_with(app, shared)
+    assert first.status_code == second.status_code == 200
+    successor = _cookie(first)
+    assert _cookie(second) == successor
+    # The one successor rotates once; its own replay past the window ends the session.
+    assert refresh_with(app, successor).status_code == 200
+    clock.advance(REUSE_GRACE_SECONDS + 1)
+    assert refresh_with(app, successor).json()["code"] == "refresh_token_reused"
+    assert refresh_with(app, shared).status_code == 401
