@@ -87,10 +87,6 @@ class SearchEngine:
     def model_id(self) -> str | None:
         return self.embedder.model_id if self.embedder else None
 
-    @property
-    def default_mode(self) -> Mode:
-        return "hybrid" if self.embedder else "lexical"
-
     def mode_for(self, mode: Mode | None) -> Mode:
         """The mode a search asking for `mode` runs in: hybrid by default with an embedder,
         lexical without one (semantic without one is refused)."""
