@@ -1,12 +1,14 @@
 """Conversations and their messages in the table."""
 
 import contextlib
+import math
 
 from api.conversations.models import Conversation, SessionLookup
 from api.store import keys
 from api.store.table import (
     AllOf,
     AttrAbsent,
+    AttrEquals,
     Check,
     ConditionFailed,
     ItemAbsent,
@@ -118,3 +120,44 @@ async def delete(table: Table, conversation: Conversation, messages: list[Key]) 
         if i.get("conversation_id") == conversation.conversation_id
     ]
     await table.batch_write(deletes=doomed)
+
+
+async def take_lease(table: Table, conversation_id: str, holder: str, until: float) -> bool:
+    """The conversation's lease for `holder` until `until`, if nobody holds it (a lease
+    past its time is nobody's: its `ttl` makes it absent)."""
+    item = {
+        **keys.conversation_lease(conversation_id).as_item(),
+        keys.ENTITY: keys.CONVERSATION_LEASE,
+        "holder": holder,
+        "ttl": math.ceil(until),
+    }
+    try:
+        await table.put(item, condition=ItemAbsent())
+    except ConditionFailed:
+        return False
+    return True
+
+
+async def lease_until(table: Table, conversation_id: str) -> float | None:
+    item = await table.get(keys.conversation_lease(conversation_id))
+    return float(item["ttl"]) if item else None
+
+
+async def renew_lease(table: Table, conversation_id: str, holder: str, until: float) -> bool:
+    """False when the lease is no longer `holder`'s (it lapsed and another took it)."""
+    try:
+        await table.update(
+            keys.conversation_lease(conversation_id),
+            set={"ttl": math.ceil(until)},
+            condition=AttrEquals("holder", holder),
+        )
+    except ConditionFailed:
+        return False
+    return True
+
+
+async def release_lease(table: Table, conversation_id: str, holder: str) -> None:
+    with contextlib.suppress(ConditionFailed):  # lapsed meanwhile: nothing of ours to free
+        await table.delete(
+            keys.conversation_lease(conversation_id), condition=AttrEquals("holder", holder)
+        )

@@ -11,7 +11,7 @@ import contextlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from api.agents import service as agents
 from api.agents.architectures.base import AgentArchitecture
@@ -30,6 +30,7 @@ from api.memory.summarizer import summarizer_for
 from api.runtime import events
 from api.runtime.continuity import ContinuityHook
 from api.runtime.hooks import HookProvider, Hooks
+from api.runtime.lease import Lease
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import MessageClock, MessageFactory, Turn, TurnLLM
@@ -48,17 +49,6 @@ T = TypeVar("T")
 class ArchitectureUnavailable(AppError):
     status_code = 409
     code = "architecture_unavailable"
-
-
-class ConversationBusy(AppError):
-    status_code = 409
-    code = "conversation_busy"
-
-
-def _busy() -> ConversationBusy:
-    return ConversationBusy(
-        "A turn is already running in this conversation; send the next message when it ends."
-    )
 
 
 @dataclass(frozen=True)
@@ -100,15 +90,10 @@ class Runtime:
         self.providers = settings_service.ProviderCache()
         self.message_clock = MessageClock(clock)
         self.running: set[asyncio.Task[None]] = set()
-        # Conversations with a turn under way in this process: a second turn would interleave
-        # its messages with the first's. (Across processes nothing prevents it yet.)
-        self.busy: set[str] = set()
 
     async def prepare(self, request: TurnRequest, *, agent: Agent | None = None) -> "PreparedTurn":
         """Everything the turn needs, read concurrently; errors here (an unconfigured
         provider, say) are the request's and come back as a plain JSON error."""
-        if request.conversation_id in self.busy:
-            raise _busy()
         state = TurnState(
             user_email=request.user_email,
             agent_id=request.agent_id,
@@ -125,20 +110,35 @@ class Runtime:
         async def load_agent() -> Agent:
             return await asyncio.shield(agent_read)
 
+        # One turn at a time in a conversation, on every replica: its lease is taken in
+        # the same round as the reads.
+        lease = Lease(self.table, self.clock, request.conversation_id, state.run_id)
         # All in flight together; the first failure, in this order, is the one reported.
         results = await asyncio.gather(
+            lease.take(),
             agent_read,
             memory.list_blocks(self.table, request.agent_id),
             self._provider_settings(request.user_email, agent),
             hooks.agent_initialized(load_agent),
             return_exceptions=True,
         )
-        agent, views, stored, sections = (
-            _ok(results[0]),
-            _ok(results[1]),
-            _ok(results[2]),
-            _ok(results[3]),
-        )
+        try:
+            _ok(results[0])
+            return await self._prepared(request, state, hooks, lease, list(results[1:]))
+        except BaseException:
+            await lease.free()
+            raise
+
+    async def _prepared(
+        self,
+        request: TurnRequest,
+        state: TurnState,
+        hooks: Hooks,
+        lease: Lease,
+        results: list[Any],
+    ) -> "PreparedTurn":
+        agent: Agent = _ok(results[0])
+        views, stored, sections = _ok(results[1]), _ok(results[2]), _ok(results[3])
         architecture = ARCHITECTURES.get(agent.agent_architecture)
         if architecture is None:
             raise ArchitectureUnavailable(
@@ -167,7 +167,7 @@ class Runtime:
             messages=MessageFactory(self.message_clock, state, agent.event_expiry_days),
             max_steps=self.settings.max_turn_steps,
         )
-        return PreparedTurn(self, architecture(), turn, context)
+        return PreparedTurn(self, architecture(), turn, context, lease)
 
     async def _provider_settings(
         self, email: str, agent: Agent | None
@@ -219,27 +219,20 @@ class PreparedTurn:
     architecture: AgentArchitecture
     turn: Turn
     tool_context: ToolContext
+    lease: Lease  # the conversation's, taken when the turn was prepared
     failure: AppError | None = field(default=None)  # why the run failed, if it did
 
     async def stream(self) -> AsyncGenerator[events.RunEvent, None]:
         """The whole run: started, what the architecture yields, memory upkeep, and
         completed; or an error and failed. Cancellation (the client left) goes on up.
-        One run at a time per conversation: a second that got this far is refused."""
-        busy = self.runtime.busy
-        conversation_id = self.turn.state.conversation_id
-        if conversation_id in busy:
-            self.failure = _busy()
-            run_id = self.turn.state.run_id
-            yield events.RunError(run_id, self.failure.code, self.failure.message)
-            yield events.RunFailed(run_id, self.failure.code)
-            return
-        busy.add(conversation_id)
+        The conversation's lease is renewed while it runs and freed when it ends."""
+        self.lease.keep()
         try:
             async with contextlib.aclosing(self._run()) as run:
                 async for event in run:
                     yield event
         finally:
-            busy.discard(conversation_id)
+            await self.lease.free()
 
     async def _run(self) -> AsyncGenerator[events.RunEvent, None]:
         turn = self.turn

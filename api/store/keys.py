@@ -13,6 +13,7 @@ ProviderSettings   User#{email} / ProviderSettings#{provider}       a user's pro
 Conversation       USER#{email} / CONVERSATION#{conversation_id}    list a user's conversations
 SessionLookup      USER#{email} / Session#{agent_id}#{session_id}   session id -> conversation
 Message            CONVERSATION#{id} / MESSAGE#{timestamp}#{message_id} messages in order, last K
+ConversationLease  CONVERSATION#{id} / Lease                         the turn running in it
 MemoryBlockDef     Agent#{agent_id} / MemoryBlockDef#{block}        an agent's block definitions
 CoreMemory         Agent#{agent_id} / CoreMemory#{block}            read/update a block's lines
 ArchivalMemory     Agent#{agent_id} / Archival#{timestamp}#{memory_id} chronological archival
@@ -46,6 +47,7 @@ PROVIDER_SETTINGS = "ProviderSettings"
 CONVERSATION = "Conversation"
 SESSION_LOOKUP = "SessionLookup"
 MESSAGE = "Message"
+CONVERSATION_LEASE = "ConversationLease"
 MEMORY_BLOCK_DEF = "MemoryBlockDef"
 CORE_MEMORY = "CoreMemory"
 ARCHIVAL_MEMORY = "ArchivalMemory"
@@ -209,6 +211,11 @@ def message(conversation_id: str, ts: str, message_id: str) -> Key:
         messages_partition(conversation_id),
         f"MESSAGE#{_part('timestamp', ts)}#{_part('message id', message_id)}",
     )
+
+
+def conversation_lease(conversation_id: str) -> Key:
+    """Held by the turn running in the conversation, on whichever replica."""
+    return Key(messages_partition(conversation_id), "Lease")
 
 
 def messages_of(conversation_id: str) -> Query:

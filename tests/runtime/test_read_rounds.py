@@ -65,10 +65,14 @@ def test_reads_before_the_llm_are_two_rounds(
         ("query", "MemoryBlockDef"),
         ("query", "ProviderSettings"),
     ]
+    # The conversation's lease, taken in the round of reads (not after it).
+    lease, *message = writes
+    assert what(lease) == ("put", "Lease")
+    assert lease.start < min(c.end for c in concurrent)
     # The user's message, if its write started before the request reached the LLM (its
     # searchable copy is written after it).
-    assert [what(c) for c in writes] in ([], [("put", "MESSAGE")])
-    assert all(w.start >= max(c.end for c in reads) for w in writes)
+    assert [what(c) for c in message] in ([], [("put", "MESSAGE")])
+    assert all(w.start >= max(c.end for c in reads) for w in message)
 
 
 def test_the_core_memory_queries_are_in_flight_together(

@@ -15,16 +15,19 @@ from api.agents.architectures.registry import registered
 from api.agents.models import Agent
 from api.agents.schemas import AgentCreate
 from api.config import Settings
+from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
 from api.conversations.models import Conversation
 from api.kit.clock import FrozenClock
 from api.llm.types import ToolSpec
 from api.messages import repository as messages_repository
 from api.messages.models import Message
+from api.runtime import lease
 from api.runtime.events import RunEvent, ToolCalled
 from api.runtime.hooks import AgentInitialized, HookProvider, Hooks, MessageAdded, TurnFinished
+from api.runtime.lease import ConversationBusy
 from api.runtime.loop import TOOL_INTERRUPTED, AgentLoop
-from api.runtime.runner import ConversationBusy, PreparedTurn, Runtime
+from api.runtime.runner import PreparedTurn, Runtime
 from api.runtime.sse import relay
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
@@ -226,18 +229,49 @@ async def test_one_turn_at_a_time_in_a_conversation(stuck: Stopped, clock: Froze
     elsewhere = await conversations.create(stuck.table, stuck.agent, "", clock)
     request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
     first = await runtime.prepare(request)
-    raced = await runtime.prepare(request)  # prepared before the first one started
+    with pytest.raises(ConversationBusy) as busy:  # even before the first one started
+        await runtime.prepare(request)
+    assert busy.value.headers()["Retry-After"] == "30"
     task = await until_a_tool_runs(first)
 
     with pytest.raises(ConversationBusy):
         await runtime.prepare(request)
-    assert [type(e).__name__ for e in await raced.collect()] == ["RunError", "RunFailed"]
-    assert raced.failure is not None
-    assert raced.failure.code == "conversation_busy"
     # Other conversations go on.
-    await runtime.prepare(conversations.turn_request(elsewhere, "Hello", None))
+    other = await runtime.prepare(conversations.turn_request(elsewhere, "Hello", None))
+    await other.lease.free()
 
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await runtime.prepare(request)  # free again once the turn ended
+    again = await runtime.prepare(request)  # free again once the turn ended
+    await again.lease.free()
+
+
+async def test_two_replicas_never_run_two_turns_in_one_conversation(
+    stuck: Stopped, clock: FrozenClock, tmp_path: Path
+) -> None:
+    """Another process on the same file: its own runtime, its own connection."""
+    settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
+    table = SqliteTable(tmp_path / "s.db", "stuck", load_definition(), clock=clock)
+    other = Runtime(
+        table, clock, keys.keyring(settings), settings, search=SearchEngine(table, None, clock)
+    )
+    request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
+    first = await stuck.runtime.prepare(request)
+    with pytest.raises(ConversationBusy):
+        await other.prepare(request)
+    await first.lease.free()
+    second = await other.prepare(request)  # the first replica's turn is over
+    with pytest.raises(ConversationBusy):
+        await stuck.runtime.prepare(request)
+    # A replica that died holding the lease frees it by expiry.
+    clock.advance(lease.LEASE_SECONDS + 1)
+    third = await stuck.runtime.prepare(request)
+    assert (
+        await conversations_repository.renew_lease(
+            table, stuck.conversation.conversation_id, second.turn.state.run_id, clock.now() + 30
+        )
+        is False
+    )  # the lapsed holder cannot take it back
+    await third.lease.free()
+    await table.close()

@@ -1,0 +1,81 @@
+"""One turn at a time in a conversation, across every replica: a turn holds the
+conversation's lease item (a conditional write before its first LLM call), renews it while
+it runs and frees it when it ends. A process that dies holding one frees it by expiry:
+LEASE_SECONDS after its last renewal, the next turn may start."""
+
+import asyncio
+import contextlib
+import logging
+import math
+
+from api.conversations import repository as conversations
+from api.errors import AppError
+from api.kit.clock import Clock
+from api.store.table import Table
+
+log = logging.getLogger(__name__)
+
+LEASE_SECONDS = 30.0
+RENEW_EVERY_SECONDS = LEASE_SECONDS / 3
+
+
+class ConversationBusy(AppError):
+    status_code = 409
+    code = "conversation_busy"
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(
+            "A turn is already running in this conversation; send the next message when it ends.",
+            retry_after_seconds=retry_after,
+        )
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(max(1, math.ceil(self.retry_after)))}
+
+
+class Lease:
+    def __init__(self, table: Table, clock: Clock, conversation_id: str, holder: str) -> None:
+        self.table = table
+        self.clock = clock
+        self.conversation_id = conversation_id
+        self.holder = holder
+        self.held = False
+        self._renewing: asyncio.Task[None] | None = None
+
+    async def take(self) -> None:
+        """Held from now on, or ConversationBusy saying when to try again."""
+        until = self.clock.now() + LEASE_SECONDS
+        if await conversations.take_lease(self.table, self.conversation_id, self.holder, until):
+            self.held = True
+            return
+        other = await conversations.lease_until(self.table, self.conversation_id)
+        raise ConversationBusy(RENEW_EVERY_SECONDS if other is None else other - self.clock.now())
+
+    def keep(self) -> None:
+        """Renew it in the background while the turn runs."""
+        if self.held and self._renewing is None:
+            self._renewing = asyncio.ensure_future(self._renew())
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW_EVERY_SECONDS)
+            until = self.clock.now() + LEASE_SECONDS
+            if not await conversations.renew_lease(
+                self.table, self.conversation_id, self.holder, until
+            ):
+                log.warning("lost the lease of conversation %s", self.conversation_id)
+                return
+
+    async def free(self) -> None:
+        """Released, whatever happens to the caller meanwhile (a turn ending by
+        cancellation still frees its conversation)."""
+        if self._renewing is not None:
+            self._renewing.cancel()
+            await asyncio.gather(self._renewing, return_exceptions=True)
+        if self.held:
+            self.held = False
+            with contextlib.suppress(Exception):
+                await asyncio.shield(
+                    conversations.release_lease(self.table, self.conversation_id, self.holder)
+                )

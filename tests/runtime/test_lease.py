@@ -1,0 +1,53 @@
+"""One turn at a time in a conversation across replicas: two runtimes, each with its own
+handle on one SQLite file or one DynamoDB Local table, as two server processes have."""
+
+import pytest
+
+from api.agents import service as agents
+from api.agents.schemas import AgentCreate
+from api.config import Settings
+from api.conversations import service as conversations
+from api.kit.clock import FrozenClock
+from api.runtime import lease
+from api.runtime.lease import ConversationBusy
+from api.runtime.runner import Runtime
+from api.search.engine import SearchEngine
+from api.settings import keys
+from api.store.table import Table
+from tests.runtime.conftest import Store
+
+EMAIL = "ada@example.com"
+
+
+def runtime_on(table: Table, settings: Settings, clock: FrozenClock) -> Runtime:
+    return Runtime(
+        table, clock, keys.keyring(settings), settings, search=SearchEngine(table, None, clock)
+    )
+
+
+async def test_a_second_replica_waits_for_the_first_turn(
+    store: Store, settings: Settings, clock: FrozenClock
+) -> None:
+    a_table, b_table = store.open(), store.open()
+    await a_table.create()
+    a, b = runtime_on(a_table, settings, clock), runtime_on(b_table, settings, clock)
+    agent, _ = await agents.create(a_table, EMAIL, AgentCreate(name="Leased"), clock)
+    conversation = await conversations.create(a_table, agent, "", clock)
+    request = conversations.turn_request(conversation, "hello", None)
+
+    first = await a.prepare(request)
+    with pytest.raises(ConversationBusy) as busy:
+        await b.prepare(request)
+    assert int(busy.value.headers()["Retry-After"]) <= lease.LEASE_SECONDS
+    events = await first.collect()  # the whole turn, then the lease is freed
+    assert events[-1].__class__.__name__ == "RunCompleted"
+    second = await b.prepare(request)
+    with pytest.raises(ConversationBusy):
+        await a.prepare(request)
+    clock.advance(lease.LEASE_SECONDS + 1)  # the second replica died holding it
+    third = await a.prepare(request)
+    await third.lease.free()
+    await second.lease.free()  # lapsed and taken: freeing it touches nobody's lease
+    assert (await b.prepare(request)).lease.held
+    for table in (a_table, b_table):
+        await table.close()
