@@ -56,6 +56,20 @@ def test_a_wrong_setting_stops_the_cli_with_its_name() -> None:
     assert "Traceback" not in result.stderr
 
 
+def health_of(port: int, process: subprocess.Popen[str]) -> dict[str, str]:
+    """/health of a server process starting on `port`, once it answers."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                health: dict[str, str] = json.loads(r.read())
+                return health
+        except OSError:
+            assert process.poll() is None, "the server exited"
+            assert time.monotonic() < deadline, "the server never answered"
+            time.sleep(0.2)
+
+
 def test_serve_prints_its_url_and_answers_health(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "STORE": "sqlite", "SQLITE_PATH": str(tmp_path / "serve.db")}
@@ -70,15 +84,7 @@ def test_serve_prints_its_url_and_answers_health(tmp_path: Path) -> None:
         assert process.stdout is not None
         first_line = process.stdout.readline()
         assert f"http://127.0.0.1:{port}" in first_line
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                    health = json.loads(r.read())
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server never answered"
-                time.sleep(0.2)
+        health = health_of(port, process)
         assert health["status"] == "ok"
         assert health["store"] == "sqlite"
     finally:
@@ -119,18 +125,10 @@ def test_uvicorn_finds_the_app_as_the_seeds_start_it(tmp_path: Path) -> None:
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-                    assert json.loads(r.read())["store"] == "sqlite"
-                break
-            except OSError:
-                assert process.poll() is None, "uvicorn exited"
-                assert time.monotonic() < deadline, "the server never answered"
-                time.sleep(0.2)
+        assert health_of(port, process)["store"] == "sqlite"
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -43,6 +43,28 @@ def fake_openai() -> Iterator[FakeLLM]:
         yield fake
 
 
+def saved_under_older_rules(settings: Settings, values: dict[str, str]) -> None:
+    """The local user's OpenAI credentials replaced, in the file, by `values`: what an
+    older version of the service may have saved."""
+    from api.kit.crypto import KeyRing
+    from api.settings.service import associated_data
+
+    stale = KeyRing("k" * 40).encrypt(
+        json.dumps(values).encode(), associated_data("local@localhost", "openai")
+    )
+    db = sqlite3.connect(settings.sqlite_path)
+    (row,) = db.execute(
+        "SELECT item FROM \"agent-memory\" WHERE sk = 'ProviderSettings#openai'"
+    ).fetchone()
+    item = json.loads(row)
+    item["encrypted_credentials"]["S"] = stale
+    db.execute(
+        "UPDATE \"agent-memory\" SET item = ? WHERE sk = 'ProviderSettings#openai'",
+        (json.dumps(item),),
+    )
+    db.commit()
+
+
 def stored_rows(settings: Settings) -> list[dict[str, Any]]:
     rows = sqlite3.connect(settings.sqlite_path).execute(
         "SELECT item FROM \"agent-memory\" WHERE sk LIKE 'ProviderSettings#%'"
@@ -326,25 +348,8 @@ def test_a_redirect_is_not_followed_past_the_guard(client: TestClient) -> None:
 def test_settings_saved_under_older_rules_are_a_clear_error(
     client: TestClient, settings: Settings
 ) -> None:
-    from api.kit.crypto import KeyRing
-    from api.settings.service import associated_data
-
     client.put("/settings/providers/openai", json={"api_key": SECRET})
-    stale = KeyRing("k" * 40).encrypt(
-        json.dumps({"api_key": SECRET, "retired_field": "old-secret-value"}).encode(),
-        associated_data("local@localhost", "openai"),
-    )
-    db = sqlite3.connect(settings.sqlite_path)
-    (row,) = db.execute(
-        "SELECT item FROM \"agent-memory\" WHERE sk = 'ProviderSettings#openai'"
-    ).fetchone()
-    item = json.loads(row)
-    item["encrypted_credentials"]["S"] = stale
-    db.execute(
-        "UPDATE \"agent-memory\" SET item = ? WHERE sk = 'ProviderSettings#openai'",
-        (json.dumps(item),),
-    )
-    db.commit()
+    saved_under_older_rules(settings, {"api_key": SECRET, "retired_field": "old-secret-value"})
     response = client.get("/settings/providers/openai")
     assert response.status_code == 409
     assert response.json()["code"] == "stored_settings_invalid"
@@ -444,25 +449,8 @@ def test_a_stored_key_no_header_can_carry_is_a_clear_error(
     client: TestClient, settings: Settings
 ) -> None:
     """Saved before the rule: every use is a typed error naming what to do, never a 500."""
-    from api.kit.crypto import KeyRing
-    from api.settings.service import associated_data
-
     client.put("/settings/providers/openai", json={"api_key": SECRET})
-    stale = KeyRing("k" * 40).encrypt(
-        json.dumps({"api_key": "sk-with\u00a0space"}).encode(),
-        associated_data("local@localhost", "openai"),
-    )
-    db = sqlite3.connect(settings.sqlite_path)
-    (row,) = db.execute(
-        "SELECT item FROM \"agent-memory\" WHERE sk = 'ProviderSettings#openai'"
-    ).fetchone()
-    item = json.loads(row)
-    item["encrypted_credentials"]["S"] = stale
-    db.execute(
-        "UPDATE \"agent-memory\" SET item = ? WHERE sk = 'ProviderSettings#openai'",
-        (json.dumps(item),),
-    )
-    db.commit()
+    saved_under_older_rules(settings, {"api_key": "sk-with\u00a0space"})
     assert client.get("/settings/providers/openai").json()["code"] == "stored_settings_invalid"
     form = client.get("/agents/schema")
     assert form.status_code == 200
