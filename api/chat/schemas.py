@@ -1,6 +1,6 @@
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from api.messages.schemas import ID_PATTERN, ActorId, Prompt, Streamed
+from api.messages.schemas import ID_PATTERN, ActorId, Prompt, Streamed, Wait
 
 # A session id ends up in a sort key, and DynamoDB takes at most 1024 bytes there.
 MAX_SESSION_ID_BYTES = 512
@@ -24,6 +24,7 @@ class ChatIn(BaseModel):
     )
     user_id: str | None = Field(default=None, description="Optional; must be the caller.")
     stream: Streamed = True
+    wait: Wait = False
 
     @field_validator("session_id")
     @classmethod

@@ -38,4 +38,4 @@ async def open_turn(
         session_id=session_id,
         prompt=body.prompt,
     )
-    return await runtime.prepare(request, agent=agent)
+    return await runtime.prepare(request, agent=agent, wait=body.wait)

@@ -100,7 +100,7 @@ async def send_message(
     Server-Sent Events (docs/sse.md) unless `stream` is false or the client accepts only
     JSON. Every message is stored as it happens."""
     prepared = await runtime.prepare(
-        service.turn_request(conversation, body.content, body.actor_id)
+        service.turn_request(conversation, body.content, body.actor_id), wait=body.wait
     )
     return await respond(
         prepared, stream=body.stream, accept=accept, ping_seconds=settings.sse_ping_seconds

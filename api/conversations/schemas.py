@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from api.conversations.models import Conversation
 from api.kit.text import plain_name
 from api.messages.models import Message
-from api.messages.schemas import ActorId, Prompt, Streamed
+from api.messages.schemas import ActorId, Prompt, Streamed, Wait
 
 
 def _title(title: str) -> str:
@@ -28,6 +28,7 @@ class TurnIn(BaseModel):
     content: Prompt
     actor_id: ActorId = None
     stream: Streamed = True
+    wait: Wait = False
 
 
 class ConversationUpdate(BaseModel):

@@ -24,6 +24,15 @@ ActorId = Annotated[
     ),
 ]
 Streamed = Annotated[bool, Field(description="false: one JSON answer instead of SSE.")]
+MAX_WAIT_SECONDS = 60.0
+Wait = Annotated[
+    bool,
+    Field(
+        strict=True,
+        description="true: when another turn runs in the conversation, wait for it to end "
+        f"(up to {int(MAX_WAIT_SECONDS)} seconds) instead of answering 409.",
+    ),
+]
 
 
 class MessageHitOut(BaseModel):

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import time
 
 from api.conversations import repository as conversations
 from api.errors import AppError
@@ -17,6 +18,7 @@ log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 30.0
 RENEW_EVERY_SECONDS = LEASE_SECONDS / 3
+WAIT_STEP_SECONDS = 0.25  # how often a turn that waits its turn tries again
 
 
 class ConversationBusy(AppError):
@@ -43,12 +45,21 @@ class Lease:
         self.held = False
         self._renewing: asyncio.Task[None] | None = None
 
-    async def take(self) -> None:
-        """Held from now on, or ConversationBusy saying when to try again."""
-        until = self.clock.now() + LEASE_SECONDS
-        if await conversations.take_lease(self.table, self.conversation_id, self.holder, until):
-            self.held = True
-            return
+    async def take(self, *, wait_seconds: float = 0.0) -> None:
+        """Held from now on, or ConversationBusy saying when to try again; with
+        `wait_seconds`, tried again (every WAIT_STEP_SECONDS) until then first."""
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            until = self.clock.now() + LEASE_SECONDS
+            taken = await conversations.take_lease(
+                self.table, self.conversation_id, self.holder, until
+            )
+            if taken:
+                self.held = True
+                return
+            if time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(min(WAIT_STEP_SECONDS, max(0.0, deadline - time.monotonic())))
         other = await conversations.lease_until(self.table, self.conversation_id)
         raise ConversationBusy(RENEW_EVERY_SECONDS if other is None else other - self.clock.now())
 

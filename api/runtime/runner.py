@@ -27,6 +27,7 @@ from api.memory import compaction
 from api.memory import service as memory
 from api.memory.service import BlockView
 from api.memory.summarizer import summarizer_for
+from api.messages.schemas import MAX_WAIT_SECONDS
 from api.runtime import events
 from api.runtime.continuity import ContinuityHook
 from api.runtime.hooks import HookProvider, Hooks
@@ -91,7 +92,9 @@ class Runtime:
         self.message_clock = MessageClock(clock)
         self.running: set[asyncio.Task[None]] = set()
 
-    async def prepare(self, request: TurnRequest, *, agent: Agent | None = None) -> "PreparedTurn":
+    async def prepare(
+        self, request: TurnRequest, *, agent: Agent | None = None, wait: bool = False
+    ) -> "PreparedTurn":
         """Everything the turn needs, read concurrently; errors here (an unconfigured
         provider, say) are the request's and come back as a plain JSON error."""
         state = TurnState(
@@ -115,7 +118,7 @@ class Runtime:
         lease = Lease(self.table, self.clock, request.conversation_id, state.run_id)
         # All in flight together; the first failure, in this order, is the one reported.
         results = await asyncio.gather(
-            lease.take(),
+            lease.take(wait_seconds=MAX_WAIT_SECONDS if wait else 0.0),
             agent_read,
             memory.list_blocks(self.table, request.agent_id),
             self._provider_settings(request.user_email, agent),

@@ -298,3 +298,13 @@ def test_a_long_session_id_names_its_conversation_as_far_as_a_title_goes(
     assert title == "s" * 200
     again = chat(client, clock, agent_id=agent_id, prompt="Again", session_id=session_id)
     assert again["conversation_id"] == answer["conversation_id"]
+
+
+def test_wait_must_be_a_boolean(client: TestClient) -> None:
+    agent = new_agent(client)
+    refused = client.post("/chat", json={"agent_id": agent, "prompt": "hi", "wait": "yes"})
+    assert refused.status_code == 422
+    waited = client.post(
+        "/chat", json={"agent_id": agent, "prompt": "hi", "stream": False, "wait": True}
+    )
+    assert waited.status_code == 200  # nothing to wait for: runs at once

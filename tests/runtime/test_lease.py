@@ -51,3 +51,27 @@ async def test_a_second_replica_waits_for_the_first_turn(
     assert (await b.prepare(request)).lease.held
     for table in (a_table, b_table):
         await table.close()
+
+
+async def test_a_turn_that_asks_to_wait_gets_its_turn(
+    store: Store, settings: Settings, clock: FrozenClock
+) -> None:
+    import asyncio
+
+    a_table, b_table = store.open(), store.open()
+    await a_table.create()
+    a, b = runtime_on(a_table, settings, clock), runtime_on(b_table, settings, clock)
+    agent, _ = await agents.create(a_table, EMAIL, AgentCreate(name="Patient"), clock)
+    conversation = await conversations.create(a_table, agent, "", clock)
+    request = conversations.turn_request(conversation, "hello", None)
+
+    first = await a.prepare(request)
+    waiting = asyncio.ensure_future(b.prepare(request, wait=True))
+    await asyncio.sleep(3 * lease.WAIT_STEP_SECONDS)
+    assert not waiting.done()  # still waiting its turn
+    await first.collect()  # the first turn ends and frees the conversation
+    second = await asyncio.wait_for(waiting, timeout=10)
+    assert second.lease.held
+    await second.lease.free()
+    for table in (a_table, b_table):
+        await table.close()
