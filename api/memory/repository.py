@@ -123,13 +123,16 @@ async def save_block(
     )
 
 
+def _unchanged_since(previous_version: int | None) -> Condition:
+    """Nobody wrote the block's lines since `previous_version` was read (None: since they
+    were read as absent)."""
+    return ItemAbsent() if previous_version is None else AttrEquals("version", previous_version)
+
+
 async def save_core(table: Table, core: CoreMemory, *, previous_version: int | None) -> None:
-    """Write the block only if nobody else wrote it since `previous_version` was read
-    (None: since it was read as absent). ConditionFailed tells the caller to read again."""
-    condition = (
-        ItemAbsent() if previous_version is None else AttrEquals("version", previous_version)
-    )
-    await table.put(core.to_dynamo_item(), condition=condition)
+    """Write the block's lines if unchanged since read; ConditionFailed tells the caller to
+    read again."""
+    await table.put(core.to_dynamo_item(), condition=_unchanged_since(previous_version))
 
 
 async def delete_block(table: Table, agent_id: str, block: str, *, version: int | None) -> None:

@@ -223,41 +223,20 @@ async def update_block(
     if word_limit is not None:
         changes["word_limit"] = _word_limit(word_limit)
     wanted = None if lines is None else _wanted_lines(name, lines)
-    for attempt in range(MAX_ATTEMPTS):
-        definition, core = await _load(table, agent_id, name)
-        version = core.version if core else 0
-        if expected is not None and version != expected:
-            raise VersionMismatch(name, version)
-        updated = definition.model_copy(update=changes)
-        current = list(core.lines) if core else []
-        after = current if wanted is None else wanted
-        if wanted is not None and "word_limit" in changes:
+
+    def plan(definition: MemoryBlockDef, current: list[str]) -> _Plan:
+        if wanted is None or wanted == current:
+            return _Plan(None, 0, "")
+        if word_limit is not None:
             # The new limit must hold the new lines (a lower limit alone is allowed).
-            if blocks.count_words(after) > updated.word_limit:
-                raise BlockFull(name, blocks.count_words(after), updated.word_limit, action="fill")
-        elif wanted is not None:
-            _check_fits(name, updated.word_limit, current, after, action="rewrite")
-        if updated == definition and after == current:
-            return view(definition, core)
-        new_core = CoreMemory(
-            agent_id=agent_id,
-            block_name=name,
-            lines=after,
-            word_count=blocks.count_words(after),
-            version=version + 1,
-        )
-        try:
-            await repository.save_block(
-                table, updated, new_core, previous_version=core.version if core else None
-            )
-        except TransactionCancelled as e:
-            if e.refused(0):
-                names = [v.name for v in await list_blocks(table, agent_id)]
-                raise BlockNotFound(name, names) from None
-            await backoff(attempt)
-            continue
-        return view(updated, new_core)
-    raise MemoryBusy(f"[{name}] is being edited by too many writers at once; try again.")
+            words = blocks.count_words(wanted)
+            if words > definition.word_limit:
+                raise BlockFull(name, words, definition.word_limit, action="fill")
+        else:
+            _check_fits(name, definition.word_limit, current, wanted, action="rewrite")
+        return _Plan(wanted, 0, "")
+
+    return (await _edit(table, agent_id, name, plan, expected, changes)).block
 
 
 async def delete_block(
@@ -335,34 +314,49 @@ async def _edit(
     block: str,
     plan: Callable[[MemoryBlockDef, list[str]], _Plan],
     expected: int | None = None,
+    changes: dict[str, object] | None = None,
 ) -> LineChange:
-    """Read, plan, write if the version is unchanged; otherwise start over from a fresh read.
-    `plan` sees the current lines each time, so its decision (duplicate? in range?) is
-    always about what is actually stored."""
+    """Read, plan, write if the version is unchanged; otherwise start over from a fresh read
+    (or, with `expected`, refuse once the version is another). `plan` sees the definition
+    with `changes` made and the current lines each time, so its decision (duplicate? in
+    range? fits?) is always about what is actually stored. Definition changes and lines
+    are written together, and either moves the version on."""
     for attempt in range(MAX_ATTEMPTS):
         definition, core = await _load(table, agent_id, block)
-        if expected is not None and (core.version if core else 0) != expected:
-            raise VersionMismatch(block, core.version if core else 0)
-        step = plan(definition, list(core.lines) if core else [])
-        if step.lines is None:
+        version = core.version if core else 0
+        if expected is not None and version != expected:
+            raise VersionMismatch(block, version)
+        updated = definition.model_copy(update=changes) if changes else definition
+        current = list(core.lines) if core else []
+        step = plan(updated, current)
+        if step.lines is None and updated == definition:
             return LineChange(
                 view(definition, core), step.line_number, step.line, step.previous, changed=False
             )
-        updated = CoreMemory(
+        lines = current if step.lines is None else step.lines
+        new_core = CoreMemory(
             agent_id=agent_id,
             block_name=block,
-            lines=step.lines,
-            word_count=blocks.count_words(step.lines),
-            version=(core.version if core else 0) + 1,
+            lines=lines,
+            word_count=blocks.count_words(lines),
+            version=version + 1,
         )
+        previous = core.version if core else None
         try:
-            await repository.save_core(
-                table, updated, previous_version=core.version if core else None
-            )
+            if updated == definition:
+                await repository.save_core(table, new_core, previous_version=previous)
+            else:
+                await repository.save_block(table, updated, new_core, previous_version=previous)
         except ConditionFailed:
             await backoff(attempt)
             continue
-        return LineChange(view(definition, updated), step.line_number, step.line, step.previous)
+        except TransactionCancelled as e:
+            if e.refused(0):  # the definition is gone: the block was deleted meanwhile
+                names = [v.name for v in await list_blocks(table, agent_id)]
+                raise BlockNotFound(block, names) from None
+            await backoff(attempt)
+            continue
+        return LineChange(view(updated, new_core), step.line_number, step.line, step.previous)
     raise MemoryBusy(f"[{block}] is being edited by too many writers at once; try again.")
 
 
