@@ -8,6 +8,7 @@ from pydantic import AnyHttpUrl, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 APP_NAME = "agent-memory"
+EmbeddingBackend = Literal["static", "local", "ollama", "openai", "none"]
 
 
 def default_sqlite_path() -> Path:
@@ -69,7 +70,7 @@ class Settings(BaseSettings):
     # --- Embeddings (seed 002), see api/embeddings/factory.py ---------------------------
     # static: the shipped model, no dependencies; local: sentence-transformers (the extra
     # agent-memory[local]); ollama, openai: a server; none: lexical search only.
-    memory_embedding_backend: Literal["static", "local", "ollama", "openai", "none"] = "static"
+    memory_embedding_backend: EmbeddingBackend = "static"
     # The backend's model (a name, or for static and local a path); unset: its default.
     memory_embedding_model: str | None = None
     ollama_base_url: AnyHttpUrl = AnyHttpUrl("http://localhost:11434")

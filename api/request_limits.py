@@ -9,6 +9,8 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.error_handlers import HTTP_CODES
+
 MAX_REQUEST_HEADERS = 100
 
 
@@ -27,18 +29,12 @@ class RequestLimits:
             return
         limit = self.max_body_bytes
         if len(scope["headers"]) > MAX_REQUEST_HEADERS:
-            await _refuse(
-                scope,
-                receive,
-                send,
-                431,
-                "request_headers_too_large",
-                f"A request may carry at most {MAX_REQUEST_HEADERS} headers.",
-            )
+            message = f"A request may carry at most {MAX_REQUEST_HEADERS} headers."
+            await _refuse(scope, receive, send, 431, message)
             return
         length = Headers(scope=scope).get("content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
-            await _refuse(scope, receive, send, 413, "payload_too_large", _too_large(limit))
+            await _refuse(scope, receive, send, 413, _too_large(limit))
             return
         received = 0
 
@@ -55,10 +51,8 @@ class RequestLimits:
         await self.app(scope, counted, send)
 
 
-async def _refuse(
-    scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str
-) -> None:
+async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
     response = JSONResponse(
-        {"code": code, "message": message}, status, headers={"Connection": "close"}
+        {"code": HTTP_CODES[status], "message": message}, status, headers={"Connection": "close"}
     )
     await response(scope, receive, send)

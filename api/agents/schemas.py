@@ -1,11 +1,11 @@
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from api.agents.architectures.registry import DEFAULT
 from api.agents.models import Agent
 from api.kit.forms import FormField
-from api.kit.text import plain_name
+from api.kit.text import MetadataKey, PlainName
 
 MAX_RECENT_TURNS = 100
 
@@ -15,7 +15,7 @@ class AgentCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=100, title="Name")
+    name: PlainName = Field(min_length=1, max_length=100, title="Name")
     architecture: str = Field(default=DEFAULT, title="Architecture")
     provider: str = Field(default="offline", title="LLM provider")
     model: str = Field(default="offline-demo", min_length=1, max_length=200, title="Model")
@@ -42,44 +42,20 @@ class AgentCreate(BaseModel):
         title="Recent turns in context",
         description="How many of the latest turns of a session the agent sees; 0 for none.",
     )
-    metadata: dict[str, str] = Field(default_factory=dict, title="Metadata")
-
-    @field_validator("name")
-    @classmethod
-    def _named(cls, name: str) -> str:
-        return plain_name(name)
-
-    @field_validator("metadata")
-    @classmethod
-    def _keys(cls, metadata: dict[str, str]) -> dict[str, str]:
-        for key in metadata:
-            plain_name(key, "a metadata key")
-        return metadata
+    metadata: dict[MetadataKey, str] = Field(default_factory=dict, title="Metadata")
 
 
 class AgentUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(default=None, min_length=1, max_length=100)
+    name: PlainName | None = Field(default=None, min_length=1, max_length=100)
     architecture: str | None = None
     provider: str | None = None
     model: str | None = Field(default=None, min_length=1, max_length=200)
     persona: str | None = Field(default=None, max_length=5000)
     event_expiry_days: int | None = Field(default=None, strict=True, ge=0, le=3650)
     recent_turns: int | None = Field(default=None, strict=True, ge=0, le=MAX_RECENT_TURNS)
-    metadata: dict[str, str] | None = None
-
-    @field_validator("name")
-    @classmethod
-    def _named(cls, name: str | None) -> str | None:
-        return None if name is None else plain_name(name)
-
-    @field_validator("metadata")
-    @classmethod
-    def _keys(cls, metadata: dict[str, str] | None) -> dict[str, str] | None:
-        for key in metadata or {}:
-            plain_name(key, "a metadata key")
-        return metadata
+    metadata: dict[MetadataKey, str] | None = None
 
 
 class AgentOut(BaseModel):

@@ -130,9 +130,8 @@ def _seal(presented: str, token: RefreshToken, successor: str) -> str:
 async def _successor(table: Table, used: RefreshToken, presented: str, now: float) -> str:
     """The secret `used` was rotated into, for a replay within the grace window; past it
     (or for a token rotated without one) the reuse ends the family."""
-    if used.rotated_at is None or now - used.rotated_at > REUSE_GRACE_SECONDS:
-        await _revoke_for_reuse(table, used)
-    if used.successor is None:
+    late = used.rotated_at is None or now - used.rotated_at > REUSE_GRACE_SECONDS
+    if late or used.successor is None:
         await _revoke_for_reuse(table, used)
     secret = KeyRing(presented).decrypt(used.successor, used.token_hash.encode()).decode()
     if not await session_is_live(table, used.family_id):

@@ -1,25 +1,19 @@
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from api.conversations.models import Conversation
-from api.kit.text import plain_name
+from api.kit.text import Title
 from api.messages.models import Message
 from api.messages.schemas import ActorId, Prompt, Streamed, Wait
-
-
-def _title(title: str) -> str:
-    return plain_name(title, "a title") if title else title
 
 
 class ConversationCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_id: str = Field(min_length=1, max_length=64)
-    title: str = Field(default="", max_length=200)
-
-    _plain_title = field_validator("title")(_title)
+    title: Title = Field(default="", max_length=200)
 
 
 class TurnIn(BaseModel):
@@ -34,9 +28,7 @@ class TurnIn(BaseModel):
 class ConversationUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(max_length=200)
-
-    _plain_title = field_validator("title")(_title)
+    title: Title = Field(max_length=200)
 
 
 class ConversationOut(BaseModel):

@@ -2,12 +2,12 @@
 chosen, so that a server on Ollama never loads torch, and one on `none` loads nothing."""
 
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, get_args, runtime_checkable
 
-from api.config import Settings
+from api.config import EmbeddingBackend, Settings
 from api.embeddings.base import PROBE_TEXT, Embedder, EmbeddingConfigError, EmbeddingError
 
-KINDS = ("static", "local", "ollama", "openai", "none")
+KINDS: tuple[str, ...] = get_args(EmbeddingBackend)
 
 
 @runtime_checkable

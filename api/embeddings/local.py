@@ -15,7 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from api.embeddings.base import EmbeddingConfigError, ThreadedEmbedder, Vectors, normalized
+from api.embeddings.base import (
+    EmbeddingConfigError,
+    ThreadedEmbedder,
+    Vectors,
+    nonblank,
+    normalized,
+)
+from api.llm.errors import brief
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # The names under which the default model is known (bare, and its Hugging Face id).
@@ -117,7 +124,7 @@ class LocalEmbedder(ThreadedEmbedder):
     def embed(self, texts: Sequence[str]) -> Vectors:
         model = self._load()
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        at = [i for i, text in enumerate(texts) if text.strip()]
+        at = nonblank(texts)
         if at:
             rows = model.encode(
                 [texts[i] for i in at],
@@ -166,7 +173,7 @@ class LocalEmbedder(ThreadedEmbedder):
         return model
 
     def _not_loaded(self, source: str, e: Exception) -> str:
-        why = " ".join(str(e).split())[:300]
+        why = brief(e)
         if self.allow_download:
             return f"The sentence-transformers model {self.model!r} cannot be loaded: {why}"
         fixes = "set MEMORY_EMBEDDING_MODEL to a model directory on this machine"

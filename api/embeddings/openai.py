@@ -20,7 +20,7 @@ from api.embeddings.base import (
     nonblank,
     normalized,
 )
-from api.llm.errors import brief
+from api.llm.errors import brief, scrub
 
 DEFAULT_MODEL = "text-embedding-3-small"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -205,7 +205,7 @@ class OpenAIEmbedder:
         message = body.get("message") if isinstance(body, dict) else None
         if not isinstance(message, str) or not message:
             return "."
-        return ": " + brief(message.replace(self._key, "***"))
+        return ": " + brief(scrub(message, [self._key]))
 
 
 def _is_model_missing(e: openai.NotFoundError) -> bool:

@@ -4,6 +4,10 @@ prompts, logs and other people's screens: no control characters, no invisible fo
 visible in them. Contents (a block's lines, a message) are not names and keep newlines."""
 
 import unicodedata
+from functools import partial
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 
 def plain_name(value: str, what: str = "a name") -> str:
@@ -19,3 +23,14 @@ def plain_name(value: str, what: str = "a name") -> str:
     if not any(not char.isspace() for char in value):
         raise ValueError(f"{what} needs something visible in it")
     return value
+
+
+def _optional(what: str, value: str) -> str:
+    return plain_name(value, what) if value else value
+
+
+# What request models declare, so that every name is checked by the same rule.
+PlainName = Annotated[str, AfterValidator(plain_name)]
+BlockName = Annotated[str, AfterValidator(partial(plain_name, what="a block name"))]
+MetadataKey = Annotated[str, AfterValidator(partial(plain_name, what="a metadata key"))]
+Title = Annotated[str, AfterValidator(partial(_optional, "a title"))]  # may be empty

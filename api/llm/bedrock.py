@@ -152,9 +152,7 @@ class BedrockProvider:
         timeout: float = 60.0,
         max_attempts: int = 3,
     ) -> None:
-        self._secrets = tuple(
-            s for s in (access_key_id or "", secret_access_key or "", session_token or "") if s
-        )
+        self._secrets = tuple(s for s in (access_key_id, secret_access_key, session_token) if s)
         session = boto3.session.Session(
             aws_access_key_id=access_key_id,
             aws_secret_access_key=secret_access_key,

@@ -136,7 +136,7 @@ class OpenAIProvider:
         timeout: float = 60.0,
         max_retries: int = 2,
     ) -> None:
-        self._secrets = tuple(s for s in (api_key, organization or "") if s)
+        self._secrets = tuple(s for s in (api_key, organization) if s)
         self.label = "OpenAI" if base_url is None else "The OpenAI-compatible server"
         # OpenAI's newer models refuse `max_tokens`; compatible servers know only it.
         self._max_tokens_name = "max_completion_tokens" if base_url is None else "max_tokens"

@@ -285,11 +285,8 @@ async def delete_all(search: SearchEngine, agent_id: str) -> int:
     table = search.table
     deleted = 0
     async for found in search_repository.searchable(table, agent_id):
-        step = search_repository.MAX_CHANGE_KEYS
-        for start in range(0, len(found), step):
-            chunk = [Key(item[PK], item[SK]) for item in found[start : start + step]]
-            await search.commit(agent_id, [Delete(k) for k in chunk], removed=[k.sk for k in chunk])
-            deleted += len(chunk)
+        await search.remove(agent_id, [Key(item[PK], item[SK]) for item in found])
+        deleted += len(found)
     pk = keys.agent_partition(agent_id)
     while True:
         # Always the first page: what was deleted is gone, so no cursor is needed.

@@ -1,8 +1,8 @@
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from api.kit.text import plain_name
+from api.kit.text import BlockName
 from api.memory.archival import Match
 from api.memory.blocks import MAX_BLOCK_NAME, MAX_WORD_LIMIT
 from api.memory.models import DEFAULT_WORD_LIMIT, ArchivalMemory
@@ -42,15 +42,10 @@ class BlockOut(BaseModel):
 class BlockCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=MAX_BLOCK_NAME)
+    name: BlockName = Field(min_length=1, max_length=MAX_BLOCK_NAME)
     description: str = Field(default="", max_length=500)
     word_limit: int = Field(default=DEFAULT_WORD_LIMIT, strict=True, ge=1, le=MAX_WORD_LIMIT)
     content: str = Field(default="", description="Initial lines, one per line")
-
-    @field_validator("name")
-    @classmethod
-    def _named(cls, name: str) -> str:
-        return plain_name(name, "a block name")
 
 
 class LineIn(BaseModel):

@@ -3,12 +3,10 @@ newest first."""
 
 from api.conversations import repository as conversations
 from api.messages.models import Message, Said
-from api.search import repository as search_repository
 from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.table import (
     Check,
-    Delete,
     Item,
     ItemAbsent,
     ItemExists,
@@ -91,10 +89,5 @@ async def add_copy(
 
 
 async def delete_copies(search: SearchEngine, agent_id: str, message_keys: list[Key]) -> None:
-    """The searchable copies of these messages, through the change log, a transaction at a
-    time."""
-    copies = [keys.message_recall_of(agent_id, k) for k in message_keys]
-    step = search_repository.MAX_CHANGE_KEYS
-    for start in range(0, len(copies), step):
-        chunk = copies[start : start + step]
-        await search.commit(agent_id, [Delete(k) for k in chunk], removed=[k.sk for k in chunk])
+    """The searchable copies of these messages, through the change log."""
+    await search.remove(agent_id, [keys.message_recall_of(agent_id, k) for k in message_keys])

@@ -14,7 +14,6 @@ from api.search import vectors
 from api.search.documents import SEARCHED_ROLES
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
-from api.search.vectors import Vector
 from api.store.table import Item
 
 
@@ -23,11 +22,7 @@ def searchable(message: Message) -> bool:
     return message.role in SEARCHED_ROLES and bool(message.content.strip())
 
 
-def copy_item(search: SearchEngine, agent_id: str, message: Message, vector: Vector | None) -> Item:
-    return copy_item_with(agent_id, message, vectors.attributes(vector, search.model_id))
-
-
-def copy_item_with(agent_id: str, message: Message, vector_attributes: Item) -> Item:
+def copy_item(agent_id: str, message: Message, vector_attributes: Item) -> Item:
     """A message's searchable copy, carrying these vector attributes."""
     recall = MessageRecall(
         agent_id=agent_id,
@@ -49,8 +44,7 @@ async def record(search: SearchEngine, owner: str, agent_id: str, message: Messa
     if not searchable(message):
         await repository.add(search.table, message)
         return
-    (vector,) = await search.vectors([message.content])
-    recall = copy_item(search, agent_id, message, vector)
+    recall = copy_item(agent_id, message, await _vector_of(search, message))
     await repository.add_searchable(search, owner, agent_id, message, recall)
 
 
@@ -68,9 +62,13 @@ async def store(
 
 
 async def _copy(search: SearchEngine, owner: str, agent_id: str, message: Message) -> None:
-    (vector,) = await search.vectors([message.content])
-    recall = copy_item(search, agent_id, message, vector)
+    recall = copy_item(agent_id, message, await _vector_of(search, message))
     await repository.add_copy(search, owner, agent_id, message, recall)
+
+
+async def _vector_of(search: SearchEngine, message: Message) -> Item:
+    (vector,) = await search.vectors([message.content])
+    return vectors.attributes(vector, search.model_id)
 
 
 @dataclass(frozen=True)

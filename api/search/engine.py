@@ -24,7 +24,8 @@ from api.search import documents, repository, tokens, when
 from api.search.documents import Doc
 from api.search.index import AgentIndex, Filters, Found, Mode, Query
 from api.search.vectors import Vector
-from api.store.table import SK, Item, Table, TxOp
+from api.store import keys
+from api.store.table import SK, Delete, Item, Key, Table, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +161,14 @@ class SearchEngine:
             return
         raise SearchBusy("Too many writers changed this agent's memory at once; try again.")
 
+    async def remove(self, agent_id: str, keys: Sequence[Key]) -> None:
+        """Delete these searchable items of the agent, through the change log, as many
+        transactions as they need."""
+        step = repository.MAX_CHANGE_KEYS
+        for start in range(0, len(keys), step):
+            chunk = keys[start : start + step]
+            await self.commit(agent_id, [Delete(k) for k in chunk], removed=[k.sk for k in chunk])
+
     def in_background(self, work: Coroutine[Any, Any, None]) -> "asyncio.Task[None]":
         """Run a write after the caller moved on; shutdown waits for it (`aclose`)."""
         task = asyncio.ensure_future(work)
@@ -263,10 +272,16 @@ class SearchEngine:
         def parse(items: list[Item]) -> list[Doc]:
             return [d for d in (documents.of_item(i, model_id) for i in items) if d is not None]
 
-        docs: list[Doc] = []
-        async for page in repository.searchable(self.table, agent_id):
-            docs += await asyncio.to_thread(parse, page)
+        async def read(query: keys.Query) -> list[Doc]:
+            docs: list[Doc] = []
+            async for page in repository.pages(self.table, query):
+                docs += await asyncio.to_thread(parse, page)  # off the loop, page by page
+            return docs
+
+        # Memories and messages are read together: one round of paged queries, not two.
+        kinds = await asyncio.gather(*map(read, repository.searchable_queries(agent_id)))
         self._pending.pop(agent_id, None)
+        docs = [doc for found in kinds for doc in found]
         return await asyncio.to_thread(AgentIndex, docs, version=version, dimension=dimension)
 
     def _apply_pending(self, agent_id: str, index: AgentIndex) -> None:

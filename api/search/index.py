@@ -76,7 +76,6 @@ class Hit:
     doc: Doc
     score: float  # what the mode ranks by: fused (hybrid), BM25 (lexical) or cosine
     similarity: float | None  # cosine with the query, when the document has a vector
-    lexical: float | None  # BM25, when the document shares a term with the query
 
 
 @dataclass(frozen=True)
@@ -138,8 +137,7 @@ class _Main:
                     self.matrix[i] = d.vector
                     d.vector = self.matrix[i]  # a view: each vector is held once
         terms = [tokens.tokenize(d.text) for d in self.docs]
-        self.lengths = np.asarray([len(t) for t in terms], dtype=np.float64)
-        self.avgdl = float(self.lengths.mean()) if n else 1.0
+        self.avgdl = sum(len(t) for t in terms) / n if n else 1.0
         self.df: Counter[str] = Counter()
         for t in terms:
             self.df.update(set(t))
@@ -349,7 +347,6 @@ class AgentIndex:
                     similarity=float(similarity[i])
                     if similarity is not None and has_vector[i]
                     else None,
-                    lexical=float(lexical[i]) if lexical[i] > 0 else None,
                 )
                 for i in page
             ],

@@ -117,7 +117,7 @@ def _write(
         return [Update(key, set=attributes, condition=ItemExists())], {**work.item, **attributes}
     message = work.message
     assert message is not None
-    item = message_service.copy_item_with(agent_id, message, attributes)
+    item = message_service.copy_item(agent_id, message, attributes)
     return messages.copy_ops(owner, message, item), item
 
 

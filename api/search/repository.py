@@ -73,7 +73,7 @@ async def items(table: Table, agent_id: str, sks: Sequence[str]) -> dict[str, It
     return {item[SK]: item for item in found}
 
 
-async def _pages(table: Table, query: keys.Query) -> AsyncIterator[list[Item]]:
+async def pages(table: Table, query: keys.Query) -> AsyncIterator[list[Item]]:
     pk, sk = query
     cursor: str | None = None
     while True:
@@ -84,11 +84,16 @@ async def _pages(table: Table, query: keys.Query) -> AsyncIterator[list[Item]]:
             return
 
 
+def searchable_queries(agent_id: str) -> tuple[keys.Query, ...]:
+    """The queries that read every archival memory and message copy of the agent."""
+    return keys.archival_of(agent_id), keys.message_recalls_of(agent_id)
+
+
 async def searchable(table: Table, agent_id: str) -> AsyncIterator[list[Item]]:
     """Every archival memory and message copy of the agent, a page at a time (so that a
-    large agent is never held as items and as documents at once)."""
-    for query in (keys.archival_of(agent_id), keys.message_recalls_of(agent_id)):
-        async for page in _pages(table, query):
+    large agent is never held as items all at once)."""
+    for query in searchable_queries(agent_id):
+        async for page in pages(table, query):
             yield page
 
 

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from api.store.table import PK, SK, Condition, Item, Key, Page, Put, SkCondition, Table, TxOp
+from api.store import rules
+from api.store.table import PK, SK, Condition, Item, Key, Page, SkCondition, Table, TxOp
 
 READS = frozenset({"get", "query", "batch_get", "scan"})
 WRITES = frozenset({"put", "update", "delete", "batch_write", "transact_write"})
@@ -162,6 +163,5 @@ class RoundCounter:
 def _first_key(ops: Sequence[TxOp]) -> str:
     if not ops:
         return ""
-    first = ops[0]
-    key = first.item if isinstance(first, Put) else first.key.as_item()
-    return f"{key.get(PK)} {key.get(SK)}"
+    key = rules.op_key(ops[0])
+    return f"{key.pk} {key.sk}"
