@@ -114,11 +114,18 @@ class Runtime:
             return await asyncio.shield(agent_read)
 
         # One turn at a time in a conversation, on every replica: its lease is taken in
-        # the same round as the reads.
+        # the same round as the reads; a turn that waits its turn takes it first, so that
+        # it reads what the turn before it left.
         lease = Lease(self.table, self.clock, request.conversation_id, state.run_id)
+        if wait:
+            try:
+                await lease.take(wait_seconds=MAX_WAIT_SECONDS)
+            except BaseException:
+                agent_read.cancel()
+                raise
         # All in flight together; the first failure, in this order, is the one reported.
         results = await asyncio.gather(
-            lease.take(wait_seconds=MAX_WAIT_SECONDS if wait else 0.0),
+            _ready(None) if wait else lease.take(),
             agent_read,
             memory.list_blocks(self.table, request.agent_id),
             self._provider_settings(request.user_email, agent),
@@ -206,8 +213,8 @@ class Runtime:
         await self.providers.aclose()
 
 
-async def _ready(agent: Agent) -> Agent:
-    return agent
+async def _ready(value: T) -> T:
+    return value
 
 
 def _ok(result: T | BaseException) -> T:

@@ -72,6 +72,8 @@ async def test_a_turn_that_asks_to_wait_gets_its_turn(
     await first.collect()  # the first turn ends and frees the conversation
     second = await asyncio.wait_for(waiting, timeout=10)
     assert second.lease.held
+    # It read the conversation after its turn came: the first turn is in its context.
+    assert any("user: hello" in section for section in second.turn.context)
     await second.lease.free()
     for table in (a_table, b_table):
         await table.close()
