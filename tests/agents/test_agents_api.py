@@ -97,9 +97,10 @@ def test_a_new_persona_is_what_the_model_sees(client: TestClient) -> None:
     assert changed.status_code == 200
     assert changed.json()["persona"] == "Curious\nPrecise"
     assert client.get(persona).json()["lines"] == ["Curious", "Precise"]
-    too_long = client.patch(
-        f"/agents/{agent}", json={"persona": "word " * 4000 + "\n" + "w " * 2000}
-    )
-    assert too_long.status_code in (409, 422)
+    # A persona the block cannot hold is refused before the agent is saved.
+    assert client.patch(persona, json={"word_limit": 3}).status_code == 200
+    too_long = client.patch(f"/agents/{agent}", json={"persona": "one two three four"})
+    assert too_long.status_code == 409
+    assert too_long.json()["code"] == "block_full"
     assert client.get(f"/agents/{agent}").json()["persona"] == "Curious\nPrecise"
     assert client.get(persona).json()["lines"] == ["Curious", "Precise"]

@@ -308,3 +308,30 @@ def test_wait_must_be_a_boolean(client: TestClient) -> None:
         "/chat", json={"agent_id": agent, "prompt": "hi", "stream": False, "wait": True}
     )
     assert waited.status_code == 200  # nothing to wait for: runs at once
+
+
+async def test_a_busy_conversation_is_a_409_saying_when_to_try_again(
+    client: TestClient, settings: Settings, clock: FrozenClock
+) -> None:
+    """Another replica holds the conversation's lease: the turn is refused, not run."""
+    from api.conversations import repository as conversations
+    from api.store.definition import load_definition
+    from api.store.sqlite import SqliteTable
+
+    agent = new_agent(client)
+    conversation = client.post("/conversations", json={"agent_id": agent}).json()["id"]
+    other = SqliteTable(
+        settings.sqlite_path, settings.dynamodb_table, load_definition(), clock=clock
+    )
+    assert await conversations.take_lease(other, conversation, "elsewhere", clock.now() + 20)
+    busy = client.post(f"/conversations/{conversation}/messages", json={"content": "hi"})
+    assert busy.status_code == 409
+    assert busy.json()["code"] == "conversation_busy"
+    assert busy.headers["Retry-After"] == "20"
+    assert messages(client, conversation) == []
+    await conversations.release_lease(other, conversation, "elsewhere")
+    await other.close()
+    done = client.post(
+        f"/conversations/{conversation}/messages", json={"content": "hi", "stream": False}
+    )
+    assert done.status_code == 200

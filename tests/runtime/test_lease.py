@@ -25,7 +25,7 @@ def runtime_on(table: Table, settings: Settings, clock: FrozenClock) -> Runtime:
     )
 
 
-async def test_a_second_replica_waits_for_the_first_turn(
+async def test_a_second_replica_is_refused_while_the_first_turn_runs(
     store: Store, settings: Settings, clock: FrozenClock
 ) -> None:
     a_table, b_table = store.open(), store.open()
@@ -46,8 +46,10 @@ async def test_a_second_replica_waits_for_the_first_turn(
         await a.prepare(request)
     clock.advance(lease.LEASE_SECONDS + 1)  # the second replica died holding it
     third = await a.prepare(request)
+    await second.lease.free()  # lapsed and taken by the third: freeing it touches nothing
+    with pytest.raises(ConversationBusy):
+        await b.prepare(request)
     await third.lease.free()
-    await second.lease.free()  # lapsed and taken: freeing it touches nobody's lease
     assert (await b.prepare(request)).lease.held
     for table in (a_table, b_table):
         await table.close()

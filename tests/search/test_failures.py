@@ -71,9 +71,39 @@ async def test_large_indexes_are_searched_in_a_thread_with_the_same_results(
         await archival.insert(engine, AGENT, f"Note {i} about the garden")
     inline = await archival.search(engine, AGENT, "garden", page_size=20)
     monkeypatch.setattr(engine_module, "INLINE_DOCS", 0)
-    monkeypatch.setattr(engine_module, "INLINE_CHANGES", 0)
     threaded = await archival.search(engine, AGENT, "garden", page_size=20)
     assert threaded.matches == inline.matches
+
+
+async def test_a_large_catch_up_is_applied_off_the_loop_with_the_same_results(
+    engine: SearchEngine,
+    store: Table,
+    static: Embedder,
+    clock: FrozenClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reader = SearchEngine(store, static, clock)
+    await archival.insert(engine, AGENT, "First note about the garden")
+    await archival.search(reader, AGENT, "garden")  # loaded
+    for i in range(5):
+        await archival.insert(engine, AGENT, f"Note {i} about the garden")
+    loaded = reader._indexes[AGENT]
+    applied_in: list[str] = []
+    real_apply = reader._apply
+
+    def spy(*args: Any) -> None:
+        import threading
+
+        applied_in.append(threading.current_thread().name)
+        real_apply(*args)
+
+    monkeypatch.setattr(reader, "_apply", spy)
+    monkeypatch.setattr(engine_module, "INLINE_CHANGES", 0)
+    found = await archival.search(reader, AGENT, "garden", mode="lexical", page_size=10)
+    assert found.total == 6
+    assert reader._indexes[AGENT] is loaded  # caught up, not loaded again
+    assert applied_in
+    assert applied_in[0] != "MainThread"
 
 
 async def test_deleted_documents_piling_up_trigger_a_rebuild(engine: SearchEngine) -> None:
