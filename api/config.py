@@ -1,14 +1,20 @@
 """Settings from the environment, built once in create_app, never imported as a global."""
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from platformdirs import user_data_dir
-from pydantic import AnyHttpUrl, Field, SecretStr, ValidationError
+from pydantic import AfterValidator, AliasChoices, AnyHttpUrl, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 APP_NAME = "agent-memory"
 EmbeddingBackend = Literal["static", "local", "ollama", "openai", "none"]
+DEFAULT_PORT = 8283  # seed 002's (and Letta's), so its client's default URL reaches us
+
+
+def _also(name: str, seed_name: str) -> AliasChoices:
+    """A setting read under our name or, when ours is unset, under seed 002's."""
+    return AliasChoices(name, seed_name)
 
 
 def default_sqlite_path() -> Path:
@@ -21,14 +27,19 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", frozen=True)
 
     store: Literal["sqlite", "dynamodb"] = "sqlite"
-    sqlite_path: Path = Field(default_factory=default_sqlite_path)
+    sqlite_path: Annotated[Path, AfterValidator(Path.expanduser)] = Field(
+        default_factory=default_sqlite_path,
+        validation_alias=_also("sqlite_path", "memory_server_db_path"),
+    )
     dynamodb_table: str = Field(default="agent-memory", pattern=r"^[A-Za-z0-9_.-]{3,255}$")
     dynamodb_endpoint: AnyHttpUrl | None = None
     aws_region: str = Field(default="us-east-1", min_length=1)
     create_table: bool = True
 
-    host: str = "127.0.0.1"
-    port: int = Field(default=8000, ge=1, le=65535)
+    host: str = Field(default="127.0.0.1", validation_alias=_also("host", "memory_server_host"))
+    port: int = Field(
+        default=DEFAULT_PORT, ge=1, le=65535, validation_alias=_also("port", "memory_server_port")
+    )
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
     auth_mode: Literal["local", "google"] = "local"
@@ -60,6 +71,9 @@ class Settings(BaseSettings):
     max_turn_steps: int = Field(default=8, ge=2, le=50)
     # Seconds between SSE keep-alive comments while a turn streams.
     sse_ping_seconds: float = Field(default=15.0, gt=0, le=300)
+    # How long a turn sent with an Idempotency-Key goes on after its client left, waiting
+    # for the client to come back for it (GET /runs/{id}/events, or the request again).
+    run_resume_seconds: float = Field(default=10.0, ge=0, le=300)
     # Memory the per-agent search indexes of this process may take before the least
     # recently used are dropped (they reload from the table when next searched).
     search_index_memory_mb: int = Field(default=1024, ge=16)
@@ -79,6 +93,13 @@ class Settings(BaseSettings):
     openai_base_url: AnyHttpUrl | None = None
     # Whether the local backend may fetch a model from Hugging Face; never, unless true.
     memory_embedding_allow_download: bool = False
+
+    # --- Seed 002's REST API (api/seed002/) ---------------------------------------------
+    # POST /messages/search: results when the body gives no limit, and the most it may ask.
+    memory_default_search_limit: int = Field(default=5, ge=1, le=1000)
+    memory_max_search_limit: int = Field(default=20, ge=1, le=1000)
+    # POST /context/{agent_name}: relevant messages at most (0: memory blocks only).
+    memory_max_context_messages: int = Field(default=10, ge=0, le=1000)
 
     @property
     def private_provider_urls(self) -> bool:
@@ -146,8 +167,22 @@ def check_settings(settings: Settings) -> None:
         problems.append("ENCRYPTION_OLD_KEYS: every key needs at least 32 characters")
     if settings.memory_embedding_backend == "openai" and not settings.openai_api_key:
         problems.append("OPENAI_API_KEY: required when MEMORY_EMBEDDING_BACKEND=openai")
+    if settings.memory_default_search_limit > settings.memory_max_search_limit:
+        problems.append(
+            "MEMORY_DEFAULT_SEARCH_LIMIT: may not exceed MEMORY_MAX_SEARCH_LIMIT "
+            f"({settings.memory_default_search_limit} > {settings.memory_max_search_limit})"
+        )
     if problems:
         raise ConfigError("Invalid configuration: " + "; ".join(problems))
+
+
+def _variable(field: str) -> str:
+    """The environment variables a setting is read from, as a person would type them."""
+    info = Settings.model_fields.get(field)
+    alias = info.validation_alias if info else None
+    if isinstance(alias, AliasChoices):
+        return " or ".join(str(choice).upper() for choice in alias.choices)
+    return field.upper()
 
 
 def load_settings() -> Settings:
@@ -157,7 +192,7 @@ def load_settings() -> Settings:
     except ValidationError as e:
         problems = []
         for error in e.errors():
-            variable = "_".join(str(part) for part in error["loc"][:1]).upper()
+            variable = _variable("_".join(str(part) for part in error["loc"][:1]))
             given = error.get("input")
             shown = f" (got {given!r})" if isinstance(given, str | int) else ""
             problems.append(f"{variable}: {error['msg']}{shown}")

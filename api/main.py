@@ -23,15 +23,20 @@ from api.config import Settings, check_settings, load_settings
 from api.conversations import router as conversations
 from api.embeddings.factory import start_embedder
 from api.health import router as health
+from api.idempotency.middleware import Idempotency
 from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import derived_key
 from api.memory import router as agent_memory
 from api.messages import router as messages
 from api.request_limits import RequestLimits
+from api.runs import router as runs_router
+from api.runs import service as runs
 from api.runtime.hooks import HookProvider
+from api.runtime.lease import LEASE_SECONDS
 from api.runtime.runner import Runtime
 from api.search.engine import SearchEngine
+from api.seed002 import router as seed002
 from api.settings import keys as encryption_keys
 from api.settings import router as provider_settings
 from api.store import build_table
@@ -55,6 +60,18 @@ class State(TypedDict):
     keyring: KeyRing
     runtime: Runtime
     search: SearchEngine
+
+
+async def sweep_dead_runs(table: Table, clock: Clock) -> None:
+    """End as interrupted the turns whose process died: at start, then as leases lapse."""
+    while True:
+        try:
+            ended = await runs.sweep_dead(table, clock)
+            if ended:
+                log.warning("%d turns left running by a stopped process were interrupted", ended)
+        except StoreError as e:
+            log.warning("looking for turns left running failed: %s", e)
+        await asyncio.sleep(LEASE_SECONDS)
 
 
 async def sweep_expired(table: Table, every_seconds: float = SWEEP_SECONDS) -> None:
@@ -90,7 +107,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[State]:
         store = table or build_table(settings, clock)
-        sweeper: asyncio.Task[None] | None = None
+        sweepers: list[asyncio.Task[None]] = []
         runtime: Runtime | None = None
         search: SearchEngine | None = None
         try:
@@ -101,7 +118,10 @@ def create_app(
             if settings.create_table:
                 await store.create()
             log.info("store ready: %s table %s", store.engine, store.name)
-            sweeper = asyncio.create_task(sweep_expired(store))
+            sweepers = [
+                asyncio.create_task(sweep_expired(store)),
+                asyncio.create_task(sweep_dead_runs(store, clock)),
+            ]
             loaded = architectures.load_entry_points()
             if loaded:
                 log.info("architectures from installed packages: %s", ", ".join(loaded))
@@ -122,9 +142,9 @@ def create_app(
                 await runtime.stop()
             if search is not None:
                 await search.aclose()
-            if sweeper is not None:
+            for sweeper in sweepers:
                 sweeper.cancel()
-                await asyncio.gather(sweeper, return_exceptions=True)
+            await asyncio.gather(*sweepers, return_exceptions=True)
             if table is None:
                 await store.close()
 
@@ -135,12 +155,22 @@ def create_app(
         lifespan=lifespan,
     )
     error_handlers.install(app)
+    # Inside CORS, so that its replays and refusals carry CORS headers too, and inside
+    # RequestLimits, so that the body it reads is bounded. resume: wired with GET /runs.
+    app.add_middleware(Idempotency, resume=None)
     app.add_middleware(
         CORSMiddleware,
         allow_origins=[settings.frontend_origin],
         allow_credentials=True,
         allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
-        allow_headers=["Authorization", "Content-Type"],
+        allow_headers=[
+            "Authorization",
+            "Content-Type",
+            "If-Match",
+            "Idempotency-Key",
+            "Last-Event-ID",
+        ],
+        expose_headers=["ETag", "Retry-After", "Run-Id", "Idempotent-Replayed"],
     )
     app.include_router(health.router)
     app.include_router(users.router)
@@ -150,6 +180,8 @@ def create_app(
     app.include_router(messages.router)
     app.include_router(conversations.router)
     app.include_router(chat.router)
+    app.include_router(seed002.router)
+    app.include_router(runs_router.router)
     app.add_middleware(RequestLimits, max_body_bytes=settings.max_request_bytes)
     if not google_mode:
         app.add_middleware(

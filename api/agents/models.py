@@ -2,6 +2,7 @@ from datetime import datetime
 
 from pydantic import Field
 
+from api.kit.json_data import StoredJson
 from api.store import keys
 from api.store.entity import Entity
 from api.store.table import Key
@@ -21,7 +22,7 @@ class Agent(Entity):
     agent_persona: str = ""
     event_expiry_days: int = Field(default=7, ge=0)
     recent_turns: int = Field(default=10, ge=0)  # conversation turns loaded per turn
-    metadata: dict[str, str] = Field(default_factory=dict)
+    metadata: StoredJson = Field(default_factory=dict)  # free JSON (seed 002)
     created_at: datetime
     updated_at: datetime
     version: int = 0  # every save is conditioned on it: no edit overwrites another

@@ -3,7 +3,7 @@
 from fastapi import APIRouter, Request, Response, status
 
 from api.agents import service
-from api.agents.deps import OwnedAgent
+from api.agents.deps import AgentByIdOrName, OwnedAgent
 from api.agents.schemas import AgentCreate, AgentForm, AgentOut, AgentUpdate
 from api.auth.deps import CurrentUser
 from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
@@ -48,7 +48,8 @@ async def list_agents(user: CurrentUser, table: TableDep) -> list[AgentOut]:
 
 
 @router.get("/{agent_id}")
-async def get_agent(agent: OwnedAgent) -> AgentOut:
+async def get_agent(agent: AgentByIdOrName) -> AgentOut:
+    """By id or, failing that, by name (seed 002's `GET /agents/{name}`)."""
     return AgentOut.of(agent)
 
 

@@ -1,11 +1,12 @@
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from api.agents.architectures.registry import DEFAULT
 from api.agents.models import Agent
 from api.kit.forms import FormField
-from api.kit.text import MetadataKey, PlainName
+from api.kit.json_data import Metadata
+from api.kit.text import PlainName
 
 MAX_RECENT_TURNS = 100
 
@@ -42,7 +43,11 @@ class AgentCreate(BaseModel):
         title="Recent turns in context",
         description="How many of the latest turns of a session the agent sees; 0 for none.",
     )
-    metadata: dict[MetadataKey, str] = Field(default_factory=dict, title="Metadata")
+    metadata: Metadata = Field(
+        default_factory=dict,
+        title="Metadata",
+        description="Free JSON: an object of your own (null or left out: empty).",
+    )
 
 
 class AgentUpdate(BaseModel):
@@ -55,7 +60,7 @@ class AgentUpdate(BaseModel):
     persona: str | None = Field(default=None, max_length=5000)
     event_expiry_days: int | None = Field(default=None, strict=True, ge=0, le=3650)
     recent_turns: int | None = Field(default=None, strict=True, ge=0, le=MAX_RECENT_TURNS)
-    metadata: dict[MetadataKey, str] | None = None
+    metadata: Metadata | None = None
 
 
 class AgentOut(BaseModel):
@@ -67,7 +72,7 @@ class AgentOut(BaseModel):
     persona: str
     event_expiry_days: int
     recent_turns: int
-    metadata: dict[str, str]
+    metadata: dict[str, JsonValue]
     created_at: datetime
     updated_at: datetime
 

@@ -104,7 +104,7 @@ async def create(table: Table, email: str, body: AgentCreate, clock: Clock) -> t
         if existing is None:
             raise
         return existing, False
-    await memory.ensure_default_blocks(table, agent.agent_id, persona=body.persona)
+    await memory.ensure_default_blocks(table, agent.agent_id, persona=body.persona, clock=clock)
     return agent, True
 
 
@@ -124,6 +124,36 @@ async def get(table: Table, email: str, agent_id: str) -> Agent:
     return agent
 
 
+async def get_by_name(table: Table, email: str, name: str) -> Agent:
+    """The caller's agent with this name (as names compare: case and spacing aside),
+    found through the caller's own name guard: another tenant's agent is never reached."""
+    normalized = normalize_name(name)
+    agent = await _existing(table, email, normalized) if normalized else None
+    if agent is None:
+        raise AgentNotFound(f"You have no agent named {name.strip()[:100]!r}.")
+    return agent
+
+
+async def get_by_id_or_name(table: Table, email: str, id_or_name: str) -> Agent:
+    """The caller's agent with this id or, failing that, this name (an id wins). Both are
+    looked up at once, in the caller's partition."""
+    normalized = normalize_name(id_or_name)
+    by_id, guard = await asyncio.gather(
+        repository.get(table, email, id_or_name),
+        repository.guard_of(table, email, normalized) if normalized else _no_guard(),
+    )
+    if by_id is not None:
+        return by_id
+    agent = await repository.get(table, email, guard.agent_id) if guard else None
+    if agent is None:
+        raise AgentNotFound("No agent with that id or name.")
+    return agent
+
+
+async def _no_guard() -> AgentNameGuard | None:
+    return None
+
+
 async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) -> Agent:
     """The changes applied to the agent as stored; a concurrent edit is re-read and the
     changes applied again, so neither is lost."""
@@ -140,7 +170,9 @@ async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) ->
         # The persona block is what the model sees: a new persona becomes its lines (what
         # the agent wrote there itself is replaced). First, so a persona that does not fit
         # the block is refused before anything is saved.
-        await memory.write_lines(table, agent.agent_id, "persona", changes["persona"].splitlines())
+        await memory.write_lines(
+            table, agent.agent_id, "persona", changes["persona"].splitlines(), clock=clock
+        )
     for _ in range(SAVE_ATTEMPTS):
         updated, old_guard, new_guard = _apply(agent, changes, clock)
         try:

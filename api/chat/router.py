@@ -10,7 +10,7 @@ from api.chat import service
 from api.chat.schemas import ChatIn
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.runtime.deps import RuntimeDep
-from api.runtime.responses import TURN_RESPONSES, respond
+from api.runtime.responses import TURN_RESPONSES, IdempotencyKey, respond
 
 router = APIRouter(tags=["chat"])
 
@@ -24,10 +24,15 @@ async def chat(
     runtime: RuntimeDep,
     settings: SettingsDep,
     accept: Annotated[str | None, Header()] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> Response:
     """Run one turn. Streams Server-Sent Events (see docs/sse.md) unless `stream` is false
     or the client accepts only JSON."""
     prepared = await service.open_turn(table, clock, runtime, user.email, body)
     return await respond(
-        prepared, stream=body.stream, accept=accept, ping_seconds=settings.sse_ping_seconds
+        prepared,
+        stream=body.stream,
+        accept=accept,
+        settings=settings,
+        resumable=idempotency_key is not None,
     )

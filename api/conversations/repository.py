@@ -143,6 +143,12 @@ async def lease_until(table: Table, conversation_id: str) -> float | None:
     return float(item["ttl"]) if item else None
 
 
+async def lease_holder(table: Table, conversation_id: str) -> str | None:
+    """Who holds the conversation's lease (None: nobody, or a holder whose time is past)."""
+    item = await table.get(keys.conversation_lease(conversation_id))
+    return str(item["holder"]) if item else None
+
+
 async def renew_lease(table: Table, conversation_id: str, holder: str, until: float) -> bool:
     """False when the lease is no longer `holder`'s (it lapsed and another took it)."""
     try:

@@ -21,7 +21,7 @@ from api.conversations.schemas import (
 from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
 from api.messages import repository as messages
 from api.runtime.deps import RuntimeDep
-from api.runtime.responses import TURN_RESPONSES, respond
+from api.runtime.responses import TURN_RESPONSES, IdempotencyKey, respond
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 Limit = Annotated[int, Query(ge=1, le=100)]
@@ -95,6 +95,7 @@ async def send_message(
     runtime: RuntimeDep,
     settings: SettingsDep,
     accept: Annotated[str | None, Header()] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> Response:
     """Run one turn: the message, the agent's reply and its tool calls, streamed as
     Server-Sent Events (docs/sse.md) unless `stream` is false or the client accepts only
@@ -103,5 +104,9 @@ async def send_message(
         service.turn_request(conversation, body.content, body.actor_id), wait=body.wait
     )
     return await respond(
-        prepared, stream=body.stream, accept=accept, ping_seconds=settings.sse_ping_seconds
+        prepared,
+        stream=body.stream,
+        accept=accept,
+        settings=settings,
+        resumable=idempotency_key is not None,
     )

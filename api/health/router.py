@@ -5,7 +5,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from api import __version__
-from api.deps import TableDep
+from api.deps import SearchDep, SettingsDep, TableDep
 from api.error_handlers import public_body
 from api.store.table import StoreError
 
@@ -14,9 +14,19 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/health")
-async def health(table: TableDep) -> JSONResponse:
-    """`ok` when the store answers; 503 with the store's error when it does not."""
-    body: dict[str, Any] = {"store": table.engine, "table": table.name, "version": __version__}
+async def health(table: TableDep, settings: SettingsDep, search: SearchDep) -> JSONResponse:
+    """`ok` when the store answers; 503 with the store's error when it does not. Seed 002's
+    fields too: the embedding backend and its dimension (null without one), and in local
+    mode the SQLite file (null otherwise: a server's paths are not shown to the internet)."""
+    local_file = settings.auth_mode == "local" and settings.store == "sqlite"
+    body: dict[str, Any] = {
+        "store": table.engine,
+        "table": table.name,
+        "version": __version__,
+        "embedding_backend": settings.memory_embedding_backend,
+        "embedding_dimension": search.embedder.dimension if search.embedder else None,
+        "database_path": str(settings.sqlite_path) if local_file else None,
+    }
     try:
         await table.ping()
     except StoreError as e:

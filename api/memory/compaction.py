@@ -10,6 +10,7 @@ archived, as inserts are idempotent.
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from api.llm.errors import ProviderError
 from api.memory import archival, blocks, repository, service
@@ -129,6 +130,7 @@ async def compact_block(
             lines=shorter,
             word_count=blocks.count_words(shorter),
             version=core.version + 1,
+            updated_at=datetime.fromtimestamp(search.clock.now(), tz=UTC),
         )
         try:
             await repository.save_core(table, updated, previous_version=core.version)

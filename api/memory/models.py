@@ -17,6 +17,7 @@ class MemoryBlockDef(Entity):
     description: str = ""
     word_limit: int = Field(default=DEFAULT_WORD_LIMIT, ge=1)
     is_default: bool = False
+    created_at: datetime | None = None  # None: created before blocks kept their times
 
     def key(self) -> Key:
         return keys.memory_block_def(self.agent_id, self.block_name)
@@ -32,6 +33,7 @@ class CoreMemory(Entity):
     lines: list[str] = Field(default_factory=list)
     word_count: int = 0
     version: int = 0
+    updated_at: datetime | None = None  # the last write; None: before blocks kept times
 
     def key(self) -> Key:
         return keys.core_memory(self.agent_id, self.block_name)

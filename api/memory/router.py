@@ -6,7 +6,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from api.agents.deps import OwnedAgent
-from api.deps import SearchDep, TableDep
+from api.deps import ClockDep, SearchDep, TableDep
 from api.memory import archival
 from api.memory import service as memory
 from api.memory.errors import etag
@@ -37,7 +37,7 @@ async def list_blocks(agent: OwnedAgent, table: TableDep) -> list[BlockOut]:
 
 @router.post("/blocks", status_code=status.HTTP_201_CREATED)
 async def create_block(
-    agent: OwnedAgent, body: BlockCreate, response: Response, table: TableDep
+    agent: OwnedAgent, body: BlockCreate, response: Response, table: TableDep, clock: ClockDep
 ) -> BlockOut:
     created = await memory.create_block(
         table,
@@ -46,6 +46,7 @@ async def create_block(
         description=body.description,
         word_limit=body.word_limit,
         content=body.content,
+        clock=clock,
     )
     return _tagged(response, created)
 
@@ -65,6 +66,7 @@ async def update_block(
     body: BlockUpdate,
     response: Response,
     table: TableDep,
+    clock: ClockDep,
     expected: IfMatch,
 ) -> BlockOut:
     """Description, word limit and lines in one write. With If-Match, only if the block is
@@ -77,6 +79,7 @@ async def update_block(
         word_limit=body.word_limit,
         lines=body.lines,
         expected=expected,
+        clock=clock,
     )
     return _tagged(response, updated)
 
@@ -93,11 +96,14 @@ async def append_line(
     body: LineIn,
     response: Response,
     table: TableDep,
+    clock: ClockDep,
     expected: IfMatch,
 ) -> LineChangeOut:
     """Add a line at the end, with no need to read the block first. A line already there
     is not added again (200, `changed: false`, its line number): safe to retry."""
-    change = await memory.append_line(table, agent.agent_id, block, body.content, expected=expected)
+    change = await memory.append_line(
+        table, agent.agent_id, block, body.content, expected=expected, clock=clock
+    )
     if not change.changed:
         response.status_code = status.HTTP_200_OK
     return _changed(response, change)
@@ -111,11 +117,12 @@ async def replace_line(
     body: LineIn,
     response: Response,
     table: TableDep,
+    clock: ClockDep,
     expected: IfMatch,
 ) -> LineChangeOut:
     """Replace line N (from 1); the same text again changes nothing (`changed: false`)."""
     change = await memory.replace_line(
-        table, agent.agent_id, block, line_number, body.content, expected=expected
+        table, agent.agent_id, block, line_number, body.content, expected=expected, clock=clock
     )
     return _changed(response, change)
 
@@ -127,11 +134,14 @@ async def delete_line(
     line_number: int,
     response: Response,
     table: TableDep,
+    clock: ClockDep,
     expected: IfMatch,
 ) -> LineChangeOut:
     """Remove line N; the lines below move up. Not idempotent by itself (a retry removes
     the next line): send If-Match to make a retry safe."""
-    change = await memory.delete_line(table, agent.agent_id, block, line_number, expected=expected)
+    change = await memory.delete_line(
+        table, agent.agent_id, block, line_number, expected=expected, clock=clock
+    )
     return _changed(response, change)
 
 

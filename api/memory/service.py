@@ -8,7 +8,9 @@ retries, so concurrent edits all land and none overwrites another.
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
+from api.kit.clock import Clock, SystemClock
 from api.memory import blocks, repository
 from api.memory.errors import (
     BlockExists,
@@ -31,6 +33,13 @@ from api.search.engine import SearchEngine
 from api.store.table import ConditionFailed, Table, TransactionCancelled
 
 MAX_DESCRIPTION_CHARS = 500
+# Blocks keep when they were created and last written. Callers that hold the app's clock
+# pass it; the others (the same time in production) use the system's.
+SYSTEM_CLOCK: Clock = SystemClock()
+
+
+def _at(clock: Clock) -> datetime:
+    return datetime.fromtimestamp(clock.now(), tz=UTC)
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,8 @@ class BlockView:
     is_default: bool
     lines: tuple[str, ...]
     version: int
+    created_at: datetime | None = None  # None: written before blocks kept their times
+    updated_at: datetime | None = None
 
     @property
     def word_count(self) -> int:
@@ -77,6 +88,8 @@ def view(definition: MemoryBlockDef, core: CoreMemory | None) -> BlockView:
         is_default=definition.is_default,
         lines=tuple(core.lines) if core else (),
         version=core.version if core else 0,
+        created_at=definition.created_at,
+        updated_at=core.updated_at if core and core.updated_at else definition.created_at,
     )
 
 
@@ -147,9 +160,12 @@ def _initial_lines(block: str, text: str, word_limit: int) -> list[str]:
     return lines
 
 
-async def ensure_default_blocks(table: Table, agent_id: str, *, persona: str = "") -> None:
+async def ensure_default_blocks(
+    table: Table, agent_id: str, *, persona: str = "", clock: Clock = SYSTEM_CLOCK
+) -> None:
     """Create `human` and `persona` where missing; `persona` starts with the agent's persona
     text, one line per line. Safe to call again and concurrently."""
+    now = _at(clock)
     for default in blocks.DEFAULT_BLOCKS:
         text = persona if default.name == "persona" else ""
         lines = _initial_lines(default.name, text, DEFAULT_WORD_LIMIT)
@@ -160,6 +176,7 @@ async def ensure_default_blocks(table: Table, agent_id: str, *, persona: str = "
                 block_name=default.name,
                 description=default.description,
                 is_default=True,
+                created_at=now,
             ),
             CoreMemory(
                 agent_id=agent_id,
@@ -167,6 +184,7 @@ async def ensure_default_blocks(table: Table, agent_id: str, *, persona: str = "
                 lines=lines,
                 word_count=blocks.count_words(lines),
                 version=1,
+                updated_at=now,
             ),
         )
 
@@ -179,14 +197,17 @@ async def create_block(
     description: str = "",
     word_limit: int = DEFAULT_WORD_LIMIT,
     content: str = "",
+    clock: Clock = SYSTEM_CLOCK,
 ) -> BlockView:
     """A custom block; BlockExists when its normalized name is taken."""
     block = block_name(name)
+    now = _at(clock)
     definition = MemoryBlockDef(
         agent_id=agent_id,
         block_name=block,
         description=_description(description),
         word_limit=_word_limit(word_limit),
+        created_at=now,
     )
     lines = _initial_lines(block, content, definition.word_limit)
     core = CoreMemory(
@@ -195,6 +216,7 @@ async def create_block(
         lines=lines,
         word_count=blocks.count_words(lines),
         version=1,
+        updated_at=now,
     )
     if not await repository.create_block(table, definition, core):
         raise BlockExists(block)
@@ -210,6 +232,7 @@ async def update_block(
     word_limit: int | None = None,
     lines: Sequence[str] | None = None,
     expected: int | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> BlockView:
     """A new description, word limit or set of lines (cleaned, empty and repeated lines
     dropped), all in one write that moves the block's version on. With `expected`, only if
@@ -236,7 +259,7 @@ async def update_block(
             _check_fits(name, definition.word_limit, current, wanted, action="rewrite")
         return _Plan(wanted, 0, "")
 
-    return (await _edit(table, agent_id, name, plan, expected, changes)).block
+    return (await _edit(table, agent_id, name, plan, expected, changes, clock=clock)).block
 
 
 async def delete_block(
@@ -315,6 +338,8 @@ async def _edit(
     plan: Callable[[MemoryBlockDef, list[str]], _Plan],
     expected: int | None = None,
     changes: dict[str, object] | None = None,
+    *,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> LineChange:
     """Read, plan, write if the version is unchanged; otherwise start over from a fresh read
     (or, with `expected`, refuse once the version is another). `plan` sees the definition
@@ -340,6 +365,7 @@ async def _edit(
             lines=lines,
             word_count=blocks.count_words(lines),
             version=version + 1,
+            updated_at=_at(clock),
         )
         previous = core.version if core else None
         try:
@@ -361,7 +387,13 @@ async def _edit(
 
 
 async def append_line(
-    table: Table, agent_id: str, block: str, content: str, *, expected: int | None = None
+    table: Table,
+    agent_id: str,
+    block: str,
+    content: str,
+    *,
+    expected: int | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> LineChange:
     """Add a line at the end; a line already present is not added again (changed=False,
     line_number tells where it is)."""
@@ -375,7 +407,7 @@ async def append_line(
         _check_fits(name, definition.word_limit, lines, after, action="append to")
         return _Plan(after, len(after), line)
 
-    return await _edit(table, agent_id, name, plan, expected)
+    return await _edit(table, agent_id, name, plan, expected, clock=clock)
 
 
 async def replace_line(
@@ -386,6 +418,7 @@ async def replace_line(
     new_content: str,
     *,
     expected: int | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> LineChange:
     name = block_name(block)
     line = _line(
@@ -408,11 +441,17 @@ async def replace_line(
         )
         return _Plan(after, line_number, line, previous)
 
-    return await _edit(table, agent_id, name, plan, expected)
+    return await _edit(table, agent_id, name, plan, expected, clock=clock)
 
 
 async def delete_line(
-    table: Table, agent_id: str, block: str, line_number: int, *, expected: int | None = None
+    table: Table,
+    agent_id: str,
+    block: str,
+    line_number: int,
+    *,
+    expected: int | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> LineChange:
     """Remove a line; the lines below it move up by one. `line` is the removed line."""
     name = block_name(block)
@@ -422,7 +461,7 @@ async def delete_line(
         removed = lines[line_number - 1]
         return _Plan([*lines[: line_number - 1], *lines[line_number:]], line_number, removed)
 
-    return await _edit(table, agent_id, name, plan, expected)
+    return await _edit(table, agent_id, name, plan, expected, clock=clock)
 
 
 def _wanted_lines(block: str, lines: Sequence[str]) -> list[str]:
@@ -433,8 +472,15 @@ def _wanted_lines(block: str, lines: Sequence[str]) -> list[str]:
 
 
 async def write_lines(
-    table: Table, agent_id: str, block: str, lines: Sequence[str], *, expected: int | None = None
+    table: Table,
+    agent_id: str,
+    block: str,
+    lines: Sequence[str],
+    *,
+    expected: int | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> BlockView:
     """Replace a block's whole content (a person editing it): lines cleaned, empty and
-    repeated lines dropped."""
-    return await update_block(table, agent_id, block, lines=lines, expected=expected)
+    repeated lines dropped. Written on the version read (a concurrent write makes it read
+    again); with `expected`, only on that version."""
+    return await update_block(table, agent_id, block, lines=lines, expected=expected, clock=clock)

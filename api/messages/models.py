@@ -3,6 +3,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import Field
 
+from api.kit.json_data import StoredJson
 from api.store import keys
 from api.store.entity import Entity
 from api.store.table import Key
@@ -23,6 +24,7 @@ class Message(Entity):
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     tool_call_id: str | None = None
     interrupted: bool = False
+    metadata: StoredJson | None = None  # a client's own JSON (seed 002's POST /messages)
     created_at: datetime
     ttl: int | None = None
 
@@ -52,6 +54,7 @@ class MessageRecall(Entity):
     content: str
     actor_id: str | None = None
     interrupted: bool = False
+    metadata: StoredJson | None = None
     created_at: datetime
     ttl: int | None = None
 

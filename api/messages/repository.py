@@ -1,12 +1,17 @@
 """Messages in the table: written one at a time as a turn produces them, read in order or
 newest first."""
 
+import contextlib
+
 from api.conversations import repository as conversations
 from api.messages.models import Message, Said
 from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.table import (
+    SK,
+    AttrEquals,
     Check,
+    ConditionFailed,
     Item,
     ItemAbsent,
     ItemExists,
@@ -15,12 +20,26 @@ from api.store.table import (
     Table,
     TransactionCancelled,
     TxOp,
+    any_of,
 )
+
+# A message is written once (its id is new, so this only guards a replay), except over a
+# draft of itself: the answer as it stood while it streamed.
+DRAFT = "draft"
+_NEW_OR_DRAFT = any_of(ItemAbsent(), AttrEquals(DRAFT, True))
 
 
 async def add(table: Table, message: Message) -> None:
-    # A message is written once; its id is new, so the condition only guards a replay.
-    await table.put(message.to_dynamo_item(), condition=ItemAbsent())
+    await table.put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT)
+
+
+async def save_draft(table: Table, draft: Message) -> None:
+    """What an answer has so far, marked interrupted until the answer itself (or what was
+    kept of it when it was cut short) replaces it; a draft arriving after that is refused.
+    If the process dies, the conversation keeps what the client saw, marked as cut off."""
+    item = {**draft.model_copy(update={"interrupted": True}).to_dynamo_item(), DRAFT: True}
+    with contextlib.suppress(ConditionFailed):
+        await table.put(item, condition=_NEW_OR_DRAFT)
 
 
 async def add_searchable(
@@ -31,7 +50,7 @@ async def add_searchable(
     await search.commit(
         agent_id,
         [
-            Put(message.to_dynamo_item(), condition=ItemAbsent()),
+            Put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT),
             conversations.still_open(owner, message.conversation_id),
             Put(recall),
         ],
@@ -91,3 +110,25 @@ async def add_copy(
 async def delete_copies(search: SearchEngine, agent_id: str, message_keys: list[Key]) -> None:
     """The searchable copies of these messages, through the change log."""
     await search.remove(agent_id, [keys.message_recall_of(agent_id, k) for k in message_keys])
+
+
+async def newest_copies(table: Table, agent_id: str, *, limit: int) -> list[Item]:
+    """The searchable copies of an agent's messages (user, assistant and system text, from
+    all its conversations), newest first: one query of the agent's partition."""
+    pk, sk = keys.message_recalls_of(agent_id)
+    found: list[Item] = []
+    cursor: str | None = None
+    while len(found) < limit:
+        page = await table.query(pk, sk=sk, forward=False, limit=limit - len(found), cursor=cursor)
+        found += page.items
+        if page.cursor is None:
+            break
+        cursor = page.cursor
+    return found
+
+
+async def copies(table: Table, agent_id: str, sort_keys: list[str]) -> dict[str, Item]:
+    """The searchable copies with these sort keys (those that still exist), by sort key."""
+    partition = keys.agent_partition(agent_id)
+    found = await table.batch_get([Key(partition, sk) for sk in sort_keys])
+    return {item[SK]: item for item in found}

@@ -3,18 +3,21 @@ search for, its searchable copy (with its vector) in the agent's partition. `rec
 both in one transaction; `store`, for a turn, writes the message and then its copy."""
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from api.conversations import repository as conversations
 from api.errors import AppError
+from api.kit.json_data import plain
 from api.messages import repository
 from api.messages.models import Message, MessageRecall
 from api.search import vectors
 from api.search.documents import SEARCHED_ROLES
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
-from api.store.table import Item
+from api.store.table import Item, Table
 
 
 def searchable(message: Message) -> bool:
@@ -32,10 +35,28 @@ def copy_item(agent_id: str, message: Message, vector_attributes: Item) -> Item:
         content=message.content,
         actor_id=message.actor_id,
         interrupted=message.interrupted,
+        metadata=message.metadata,
         created_at=message.created_at,
         ttl=message.ttl,
     )
     return {**recall.to_dynamo_item(), **vector_attributes}
+
+
+DAY_SECONDS = 86_400
+
+
+def expires_at(created_at: datetime, expiry_days: int) -> int | None:
+    """A message's `ttl` under its agent's event expiry (0 days: kept)."""
+    return int(created_at.timestamp()) + expiry_days * DAY_SECONDS if expiry_days else None
+
+
+async def newest(table: Table, agent_id: str, *, limit: int) -> list[MessageRecall]:
+    """An agent's latest messages across all its conversations, newest first: those search
+    finds (user, assistant and system text), as their searchable copies hold them."""
+    return [
+        MessageRecall.from_dynamo_item(item)
+        for item in await repository.newest_copies(table, agent_id, limit=limit)
+    ]
 
 
 async def record(search: SearchEngine, owner: str, agent_id: str, message: Message) -> None:
@@ -82,6 +103,7 @@ class MessageHit:
     created_at: datetime
     score: float
     similarity: float | None
+    metadata: dict[str, Any] | None = None  # only when the search asked for it
 
 
 @dataclass(frozen=True)
@@ -134,10 +156,12 @@ async def search(
     conversation_id: str | None = None,
     after: datetime | None = None,
     before: datetime | None = None,
+    with_metadata: bool = False,
 ) -> MessageSearch:
     """An agent of `owner`'s messages across all its conversations (or one, named by its
     id or by a session id as `POST /chat` names it), best first. A session that does not
-    exist finds nothing."""
+    exist finds nothing. `with_metadata`: each hit also carries the metadata its client
+    stored with it (one more read, of the hits only)."""
     chosen = search.mode_for(mode)
     after, before = _utc(after), _utc(before)
     if after is not None and before is not None and after >= before:
@@ -162,4 +186,12 @@ async def search(
         offset=offset,
         limit=limit,
     )
-    return MessageSearch(result.total, result.mode, [_hit(h) for h in result.hits])
+    hits = [_hit(h) for h in result.hits]
+    if with_metadata and hits:
+        sort_keys = [h.doc.sk for h in result.hits]
+        stored = await repository.copies(search.table, agent_id, sort_keys)
+        hits = [
+            dataclasses.replace(hit, metadata=plain(stored.get(sk, {}).get("metadata")))
+            for hit, sk in zip(hits, sort_keys, strict=True)
+        ]
+    return MessageSearch(result.total, result.mode, hits)

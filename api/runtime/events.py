@@ -1,6 +1,7 @@
 """What a run tells its client, one event at a time. `docs/sse.md` documents each event and
 its fields; the SSE event name is `EVENT`, the data is `data()` as JSON."""
 
+import json
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any, ClassVar
 
@@ -16,6 +17,10 @@ class RunEvent:
             name: asdict(value) if is_dataclass(value) and not isinstance(value, type) else value
             for name, value in vars(self).items()
         }
+
+    def json(self) -> str:
+        """The data as sent and as kept in the run's journal."""
+        return json.dumps(self.data(), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -106,3 +111,15 @@ class RunCompleted(RunEvent):
 class RunFailed(RunEvent):
     EVENT = "run.failed"
     code: str
+
+
+INTERRUPTED = "interrupted"
+
+
+def interrupted(run_id: str) -> list[RunEvent]:
+    """How a run that stopped before it finished ends (its client left and nobody took it
+    up, or its process stopped)."""
+    return [
+        RunError(run_id, INTERRUPTED, "The turn stopped before it finished."),
+        RunFailed(run_id, INTERRUPTED),
+    ]

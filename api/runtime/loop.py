@@ -13,9 +13,10 @@ from collections.abc import AsyncGenerator
 
 from api.llm.types import ChatMessage, ToolCall, ToolCallEvent
 from api.llm.types import TextDelta as LLMText
+from api.messages.models import Message
 from api.runtime import events
 from api.runtime.toolbox import Toolbox
-from api.runtime.turn import Turn
+from api.runtime.turn import Turn, tool_call_item
 
 TOOL_INTERRUPTED = "Interrupted: the turn stopped before this tool answered."
 
@@ -36,6 +37,9 @@ class AgentLoop:
             offered = self.tools.specs if self.tools and not last else []
             text: list[str] = []
             calls: list[ToolCall] = []
+            # Its time and id are fixed now, so that its drafts and itself are one message.
+            reply = turn.messages.new("assistant")
+            turn.draft.follow(reply, text, calls)
             try:
                 async for event in turn.llm.stream(history, offered):
                     if isinstance(event, LLMText):
@@ -48,14 +52,14 @@ class AgentLoop:
                             run_id, step, call.id, call.name, dict(call.arguments)
                         )
             except BaseException:
+                turn.draft.stop()
                 if text or calls:  # what the model produced before it stopped
-                    partial = turn.messages.new(
-                        "assistant", "".join(text), tool_calls=calls, interrupted=True
-                    )
+                    partial = _with(reply, text, calls, interrupted=True)
                     await turn.hooks.message_added(partial)
                     await self._interrupt(calls)
                 raise
-            reply = turn.messages.new("assistant", "".join(text), tool_calls=calls)
+            turn.draft.stop()
+            reply = _with(reply, text, calls)
             pending = list(calls)
             written = False
             try:
@@ -94,3 +98,13 @@ class AgentLoop:
                     "tool", TOOL_INTERRUPTED, tool_call_id=call.id, interrupted=True
                 )
             )
+
+
+def _with(reply: Message, text: list[str], calls: list[ToolCall], **changes: bool) -> Message:
+    return reply.model_copy(
+        update={
+            "content": "".join(text),
+            "tool_calls": [tool_call_item(c) for c in calls],
+            **changes,
+        }
+    )

@@ -1,22 +1,43 @@
 """How a turn answers: a Server-Sent Events stream, or one JSON document for clients that
 ask for no stream (`"stream": false`, or an `Accept` naming JSON only)."""
 
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Header
 from fastapi.responses import JSONResponse, Response
 
+from api.config import Settings
 from api.runtime import events
 from api.runtime.runner import PreparedTurn
 from api.runtime.schemas import ToolUse, TurnOut, TurnUsage
-from api.runtime.sse import event_stream
+from api.runtime.sse import event_stream, run_headers
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        description="Sent again with the same key, the request gets the same turn: its "
+        "stored answer, or its stream while it runs (docs/idempotency.md). A streamed turn "
+        "with a key goes on a while after its client leaves, for it to come back.",
+    ),
+]
 
 
 async def respond(
-    prepared: PreparedTurn, *, stream: bool, accept: str | None, ping_seconds: float
+    prepared: PreparedTurn,
+    *,
+    stream: bool,
+    accept: str | None,
+    settings: Settings,
+    resumable: bool = False,
 ) -> Response:
+    """`resumable`: the client sent an Idempotency-Key, so it means to come back for the
+    turn if its connection drops; the turn waits a while for it rather than stopping."""
     if wants_stream(stream, accept):
-        return event_stream(prepared, ping_seconds=ping_seconds)
-    return JSONResponse((await answer(prepared)).model_dump(mode="json"))
+        grace = settings.run_resume_seconds if resumable else 0.0
+        return event_stream(prepared, ping_seconds=settings.sse_ping_seconds, grace_seconds=grace)
+    found = await answer(prepared)
+    return JSONResponse(found.model_dump(mode="json"), headers=run_headers(prepared))
 
 
 def wants_stream(asked: bool, accept: str | None) -> bool:

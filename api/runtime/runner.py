@@ -9,8 +9,10 @@ write of the user's message."""
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
 from api.agents import service as agents
@@ -28,13 +30,17 @@ from api.memory import service as memory
 from api.memory.service import BlockView
 from api.memory.summarizer import summarizer_for
 from api.messages.schemas import MAX_WAIT_SECONDS
+from api.runs import repository as runs
+from api.runs.bus import RunBus
+from api.runs.journal import RunJournal
+from api.runs.models import Run
 from api.runtime import events
 from api.runtime.continuity import ContinuityHook
 from api.runtime.hooks import HookProvider, Hooks
 from api.runtime.lease import Lease
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
-from api.runtime.turn import MessageClock, MessageFactory, Turn, TurnLLM
+from api.runtime.turn import DAY, MessageClock, MessageFactory, Turn, TurnLLM
 from api.search.engine import SearchEngine
 from api.settings import repository as provider_settings
 from api.settings import service as settings_service
@@ -45,6 +51,7 @@ from api.tools.native import NATIVE_MEMORY_TOOLS, ToolContext
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+Outcome = Literal["completed", "failed", "interrupted"]
 
 
 class ArchitectureUnavailable(AppError):
@@ -91,6 +98,7 @@ class Runtime:
         self.providers = settings_service.ProviderCache()
         self.message_clock = MessageClock(clock)
         self.running: set[asyncio.Task[None]] = set()
+        self.runs = RunBus()
 
     async def prepare(
         self, request: TurnRequest, *, agent: Agent | None = None, wait: bool = False
@@ -164,6 +172,16 @@ class Runtime:
             cache=self.providers,
         )
         summarizer = summarizer_for(provider, agent.agent_model)
+        now = self.clock.now()
+        expiry = agent.event_expiry_days
+        run = Run(
+            run_id=state.run_id,
+            user_email=state.user_email,
+            agent_id=state.agent_id,
+            conversation_id=state.conversation_id,
+            created_at=datetime.fromtimestamp(now, UTC),
+            ttl=math.ceil(now) + expiry * DAY if expiry else None,
+        )
         context = ToolContext(self.search, agent.agent_id, summarizer)
         turn = Turn(
             agent=agent,
@@ -177,7 +195,8 @@ class Runtime:
             messages=MessageFactory(self.message_clock, state, agent.event_expiry_days),
             max_steps=self.settings.max_turn_steps,
         )
-        return PreparedTurn(self, architecture(), turn, context, lease)
+        journal = RunJournal(self.table, self.clock, run, self.runs, turn.draft.take)
+        return PreparedTurn(self, architecture(), turn, context, lease, journal)
 
     async def _provider_settings(
         self, email: str, agent: Agent | None
@@ -198,6 +217,32 @@ class Runtime:
         self.running.add(task)
         task.add_done_callback(self._forget)
         return task
+
+    def left(self, task: asyncio.Task[None], run_id: str, *, grace_seconds: float) -> None:
+        """The client of a running turn left. The turn stops now, or, given grace, goes on
+        while someone follows it (`GET /runs/{id}/events`, or the same request sent again
+        with its Idempotency-Key) and stops once nobody has for `grace_seconds`."""
+        if task.done():
+            return
+        if grace_seconds <= 0:
+            task.cancel()
+            return
+        self.start(self._unless_followed(task, run_id, grace_seconds))
+
+    async def _unless_followed(
+        self, task: asyncio.Task[None], run_id: str, grace_seconds: float
+    ) -> None:
+        deadline = self.clock.now() + grace_seconds
+        while not task.done():
+            await asyncio.wait({task}, timeout=max(0.0, deadline - self.clock.now()))
+            if task.done():
+                return
+            run = await runs.get(self.table, run_id)
+            watched = run.watched_until if run and run.watched_until else 0.0
+            if watched <= self.clock.now():
+                task.cancel()
+                return
+            deadline = watched
 
     def _forget(self, task: asyncio.Task[None]) -> None:
         self.running.discard(task)
@@ -230,39 +275,58 @@ class PreparedTurn:
     turn: Turn
     tool_context: ToolContext
     lease: Lease  # the conversation's, taken when the turn was prepared
+    journal: RunJournal  # its events, kept for readers who resume
     failure: AppError | None = field(default=None)  # why the run failed, if it did
+    outcome: Outcome | None = field(default=None)  # how it ended, once it has
 
     async def stream(self) -> AsyncGenerator[events.RunEvent, None]:
         """The whole run: started, what the architecture yields, memory upkeep, and
         completed; or an error and failed. Cancellation (the client left) goes on up.
         The conversation's lease is renewed while it runs and freed when it ends."""
         self.lease.keep()
+        journal = self.journal
         try:
             async with contextlib.aclosing(self._run()) as run:
                 async for event in run:
+                    journal.add(event.EVENT, event.json())
                     yield event
         finally:
-            await self.lease.free()
+            if self.outcome in (None, "interrupted"):  # ended without saying so
+                for event in events.interrupted(self.turn.state.run_id):
+                    journal.add(event.EVENT, event.json())
+            try:
+                await journal.close(self.outcome or "interrupted")
+            finally:
+                await self.lease.free()
 
     async def _run(self) -> AsyncGenerator[events.RunEvent, None]:
         turn = self.turn
         state = turn.state
-        yield events.RunStarted(
+        started = events.RunStarted(
             state.run_id, state.agent_id, state.conversation_id, state.actor_id, state.session_id
         )
+        announced = False
         try:
-            # Stored while the LLM call starts: the model need not wait for our write, but
-            # nothing reaches the client before it is stored.
+            # The user's message and the run are stored while the LLM call starts: the
+            # model need not wait for our writes, but the client hears of the run only once
+            # both are (a reader may then ask for it; a crash keeps the message).
             turn.hooks.add_soon(turn.messages.new("user", turn.prompt))
-            stored = False
             async with contextlib.aclosing(self.architecture.run(turn)) as produced:
-                async for event in produced:
-                    if not stored:
-                        await turn.hooks.settled()
-                        stored = True
+                first = asyncio.ensure_future(anext(produced, None))
+                try:
+                    await asyncio.gather(turn.hooks.settled(), self.journal.open())
+                except BaseException:
+                    first.cancel()
+                    await asyncio.gather(first, return_exceptions=True)
+                    raise
+                announced = True
+                yield started
+                event = await first
+                while event is not None:
                     yield event
                     # Let the client have it before the run parses what else arrived.
                     await asyncio.sleep(0)
+                    event = await anext(produced, None)
             await turn.hooks.settled()
             for event in await self._memory_upkeep():
                 yield event
@@ -278,6 +342,8 @@ class PreparedTurn:
                 log.exception("turn %s failed", state.run_id)
                 self.failure = AppError("unexpected failure")
             body = public_body(self.failure)
+            if not announced:
+                yield started
             await asyncio.gather(turn.hooks.settled(), return_exceptions=True)
             if turn.llm.calls:
                 await self._memory_upkeep(quiet=True)
@@ -319,7 +385,8 @@ class PreparedTurn:
         ]
         return found
 
-    async def _finished(self, outcome: Literal["completed", "failed", "interrupted"]) -> None:
+    async def _finished(self, outcome: Outcome) -> None:
+        self.outcome = outcome
         try:
             await self.turn.hooks.turn_finished(outcome)
         except Exception:

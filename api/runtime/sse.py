@@ -1,36 +1,51 @@
 """A run as Server-Sent Events (sse-starlette).
 
 The run works in its own task and hands events over a queue. When the client goes away,
-sse-starlette stops the stream and the task is cancelled: the LLM request is closed, and
-what the model had produced is stored, marked interrupted, by the task itself."""
+sse-starlette stops the stream and the runtime is told (`Runtime.left`): the task is
+cancelled, at once or after a grace while someone follows the run elsewhere, and stores
+what the model had produced, marked interrupted, itself. Event ids are the numbers the
+run's journal gives them, so `GET /runs/{id}/events` resumes from any of them."""
 
 import asyncio
 import contextlib
-import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from api.error_handlers import SERVER_MESSAGE
-from api.runtime.events import RunCompleted, RunError, RunEvent, RunFailed
+from api.runs.models import StoredEvent
+from api.runtime import events
+from api.runtime.events import RunCompleted, RunEvent, RunFailed
 from api.runtime.runner import PreparedTurn
 
 HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+RUN_ID_HEADER = "Run-Id"
 
 
-def event_stream(prepared: PreparedTurn, *, ping_seconds: float) -> EventSourceResponse:
-    return EventSourceResponse(relay(prepared), ping=ping_seconds, headers=HEADERS)
+def run_headers(prepared: PreparedTurn) -> Mapping[str, str]:
+    return {RUN_ID_HEADER: prepared.turn.state.run_id}
 
 
-def encode(number: int, event: RunEvent) -> ServerSentEvent:
-    return ServerSentEvent(
-        data=json.dumps(event.data(), ensure_ascii=False), event=event.EVENT, id=str(number)
+def event_stream(
+    prepared: PreparedTurn, *, ping_seconds: float, grace_seconds: float = 0.0
+) -> EventSourceResponse:
+    return EventSourceResponse(
+        relay(prepared, grace_seconds=grace_seconds),
+        ping=ping_seconds,
+        headers={**HEADERS, **run_headers(prepared)},
     )
 
 
-async def relay(prepared: PreparedTurn) -> AsyncIterator[ServerSentEvent]:
-    """The run's events as they come, numbered; a run that ends without saying how (the
-    server shutting down mid-turn) ends the stream with an error."""
+def stored_event(number: int, event: str, data: str) -> ServerSentEvent:
+    return ServerSentEvent(data=data, event=event, id=str(number))
+
+
+def encode(number: int, event: RunEvent) -> ServerSentEvent:
+    return stored_event(number, event.EVENT, event.json())
+
+
+async def relay(prepared: PreparedTurn, *, grace_seconds: float) -> AsyncIterator[ServerSentEvent]:
+    """The run's events as they come, numbered as its journal numbers them; a run that
+    ends without saying how (the server shutting down mid-turn) ends as interrupted."""
     queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
 
     async def pump() -> None:
@@ -41,7 +56,9 @@ async def relay(prepared: PreparedTurn) -> AsyncIterator[ServerSentEvent]:
         finally:
             queue.put_nowait(None)
 
-    task = prepared.runtime.start(pump())
+    runtime = prepared.runtime
+    run_id = prepared.turn.state.run_id
+    task = runtime.start(pump())
     number = 0
     last: RunEvent | None = None
     try:
@@ -50,8 +67,21 @@ async def relay(prepared: PreparedTurn) -> AsyncIterator[ServerSentEvent]:
             last = event
             yield encode(number, event)
         if not isinstance(last, RunCompleted | RunFailed):  # the run broke off: say so
-            run_id = prepared.turn.state.run_id
-            yield encode(number + 1, RunError(run_id, "internal_error", SERVER_MESSAGE))
-            yield encode(number + 2, RunFailed(run_id, "internal_error"))
+            for event in events.interrupted(run_id):
+                number += 1
+                yield encode(number, event)
     finally:
-        task.cancel()  # done already, unless the client left mid-run
+        runtime.left(task, run_id, grace_seconds=grace_seconds)
+
+
+def replayed_stream(
+    stored: AsyncIterator[StoredEvent], *, ping_seconds: float
+) -> EventSourceResponse:
+    """A run's events as its journal kept them (the same ids and data), for a client that
+    resumes or follows it."""
+
+    async def sent() -> AsyncIterator[ServerSentEvent]:
+        async for event in stored:
+            yield stored_event(event.number, event.event, event.data)
+
+    return EventSourceResponse(sent(), ping=ping_seconds, headers=HEADERS)

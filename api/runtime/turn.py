@@ -3,7 +3,7 @@ injected hooks and state, and what was read for it. An architecture uses these; 
 builds storage, memory or hooks of its own."""
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -99,6 +99,38 @@ def tool_call_item(call: ToolCall) -> dict[str, Any]:
 
 
 @dataclass
+class Draft:
+    """The answer of the step being streamed, as the run's journal saves it while it grows
+    (see api/runs/journal.py): the reply message as it will be stored, fixed when the step
+    starts, and the text and calls that arrived so far."""
+
+    reply: Message | None = None
+    text: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    _saved: tuple[int, int] = (0, 0)
+
+    def follow(self, reply: Message, text: list[str], calls: list[ToolCall]) -> None:
+        self.reply, self.text, self.calls, self._saved = reply, text, calls, (0, 0)
+
+    def stop(self) -> None:
+        """The reply itself is being stored: no draft of it after this."""
+        self.reply = None
+
+    def take(self) -> Message | None:
+        """The reply as it stands, if it grew since the last draft taken."""
+        size = (len(self.text), len(self.calls))
+        if self.reply is None or size == self._saved:
+            return None
+        self._saved = size
+        return self.reply.model_copy(
+            update={
+                "content": "".join(self.text),
+                "tool_calls": [tool_call_item(c) for c in self.calls],
+            }
+        )
+
+
+@dataclass
 class Turn:
     agent: Agent
     prompt: str
@@ -110,6 +142,7 @@ class Turn:
     context: Sequence[str]  # sections the hooks added to the system prompt
     messages: MessageFactory
     max_steps: int
+    draft: Draft = field(default_factory=Draft)
 
     def system_prompt(self, own: str) -> str:
         """The architecture's own prompt followed by what the hooks added."""

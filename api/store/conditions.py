@@ -9,6 +9,7 @@ from api.store.table import (
     PK,
     TTL,
     AllOf,
+    AnyOf,
     AttrAbsent,
     AttrEquals,
     AttrExists,
@@ -45,6 +46,8 @@ def holds(condition: Condition, current: Item | None, now: float) -> bool:
         return current is not None
     if isinstance(condition, AllOf):
         return all(holds(c, current, now) for c in condition.conditions)
+    if isinstance(condition, AnyOf):
+        return any(holds(c, current, now) for c in condition.conditions)
     attrs: Mapping[str, Any] = current or {}
     if isinstance(condition, AttrAbsent):
         return condition.name not in attrs

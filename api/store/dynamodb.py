@@ -32,6 +32,7 @@ from api.store.table import (
     SK,
     TTL,
     AllOf,
+    AnyOf,
     AttrAbsent,
     AttrEquals,
     AttrExists,
@@ -135,6 +136,8 @@ def _condition(cond: Condition, expr: _Expression, now: float) -> str:
         return f"(attribute_exists({expr.name(cond.name)}) AND {_live(expr, now)})"
     if isinstance(cond, AllOf):
         return "(" + " AND ".join(_condition(c, expr, now) for c in cond.conditions) + ")"
+    if isinstance(cond, AnyOf):
+        return "(" + " OR ".join(_condition(c, expr, now) for c in cond.conditions) + ")"
     raise InvalidItem(f"Unknown condition {cond!r}")
 
 

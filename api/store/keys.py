@@ -28,6 +28,10 @@ RefreshToken       RefreshToken#{sha256} / RefreshToken#Metadata    rotate a ses
 AuthSession        AuthSession#{family_id} / AuthSession#Metadata   a sign-in's token family
 OAuthNonce         OAuthNonce#{sha256} / OAuthNonce#Metadata        an ID token nonce, used once
 ApiKeyRef          User#{email} / ApiKeyRef#{key_id}                list and revoke a user's keys
+IdempotencyRecord  User#{email} / Idempotency#{sha256}              a request's first answer, by key
+Run                Run#{run_id} / Run                               a turn's state and owner
+RunEvents          Run#{run_id} / Events#{first event number}       a turn's events, in batches
+LiveRun            LiveRuns#{shard} / Run#{run_id}                  turns running, for the sweep
 
 Index gsi1 (sparse): an agent's conversations, newest last:
 gsi1pk `Agent#{agent_id}`, gsi1sk `CONVERSATION#{timestamp}#{conversation_id}`;
@@ -35,6 +39,7 @@ provider credentials by the key that encrypted them (for rotation):
 gsi1pk `CredentialsKey#{key_id}`, gsi1sk `{email}#{provider}`.
 """
 
+import hashlib
 from datetime import UTC, datetime
 
 from api.store.table import InvalidKey, Key, Sk, SkCondition
@@ -62,6 +67,10 @@ REFRESH_TOKEN = "RefreshToken"  # noqa: S105 (an entity name)
 AUTH_SESSION = "AuthSession"
 OAUTH_NONCE = "OAuthNonce"
 API_KEY_REF = "ApiKeyRef"
+IDEMPOTENCY_RECORD = "IdempotencyRecord"
+RUN = "Run"
+RUN_EVENTS = "RunEvents"
+LIVE_RUN = "LiveRun"
 
 ENTITY = "entity"
 GSI1 = "gsi1"
@@ -122,6 +131,11 @@ def api_key_ref(email: str, key_id: str) -> Key:
 
 def api_key_refs_of(email: str) -> Query:
     return user_partition(email), Sk.begins_with("ApiKeyRef#")
+
+
+def idempotency_record(email: str, key_hash: str) -> Key:
+    """A request's first answer, under its sender and the hash of its Idempotency-Key."""
+    return Key(user_partition(email), f"Idempotency#{_part('key hash', key_hash)}")
 
 
 # --- agents and settings -----------------------------------------------------------------
@@ -303,3 +317,41 @@ def search_changes_between(agent_id: str, first: int, last: int) -> Query:
     low = search_change(agent_id, first).sk
     high = search_change(agent_id, last).sk
     return agent_partition(agent_id), Sk.between(low, high)
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+_EVENT_DIGITS = 9
+LIVE_RUN_SHARDS = 16  # spread the turns running at once over several partitions
+
+
+def run_partition(run_id: str) -> str:
+    return f"Run#{_part('run id', run_id)}"
+
+
+def run(run_id: str) -> Key:
+    # "Run" sorts after every "Events#…": one query from an event on reads the new
+    # batches and then the run's state.
+    return Key(run_partition(run_id), "Run")
+
+
+def run_events(run_id: str, first: int) -> Key:
+    return Key(run_partition(run_id), f"Events#{first:0{_EVENT_DIGITS}d}")
+
+
+def run_events_from(run_id: str, first: int) -> Query:
+    """The batches starting at event `first` or later, then the run itself."""
+    return run_partition(run_id), Sk.ge(f"Events#{first:0{_EVENT_DIGITS}d}")
+
+
+def run_events_of(run_id: str) -> Query:
+    return run_partition(run_id), Sk.begins_with("Events#")
+
+
+def live_runs(shard: int) -> str:
+    return f"LiveRuns#{shard}"
+
+
+def live_run(run_id: str) -> Key:
+    shard = int.from_bytes(hashlib.sha256(run_id.encode()).digest()[:2]) % LIVE_RUN_SHARDS
+    return Key(live_runs(shard), f"Run#{_part('run id', run_id)}")

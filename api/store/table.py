@@ -110,11 +110,20 @@ class AllOf:
     conditions: tuple["Condition", ...]
 
 
-Condition = ItemAbsent | ItemExists | AttrEquals | AttrAbsent | AttrExists | AllOf
+@dataclass(frozen=True)
+class AnyOf:
+    conditions: tuple["Condition", ...]
+
+
+Condition = ItemAbsent | ItemExists | AttrEquals | AttrAbsent | AttrExists | AllOf | AnyOf
 
 
 def all_of(*conditions: Condition) -> AllOf:
     return AllOf(tuple(conditions))
+
+
+def any_of(*conditions: Condition) -> AnyOf:
+    return AnyOf(tuple(conditions))
 
 
 # --- operations ------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from api.store.table import (
     Key,
     Table,
     all_of,
+    any_of,
 )
 from tests.contract.conftest import skip_on_moto
 
@@ -117,6 +118,17 @@ async def test_attribute_conditions(table: Table) -> None:
     with pytest.raises(ConditionFailed):
         await table.update(KEY, set={"c": 1}, condition=AttrEquals("a", "y"))
     assert "c" not in (await table.get(KEY) or {})
+
+
+async def test_either_of_two_conditions(table: Table) -> None:
+    """A draft: written where nothing is, or over an earlier draft, never over the final."""
+    draft = any_of(ItemAbsent(), AttrEquals("draft", True))
+    await table.put({**KEY.as_item(), "draft": True, "text": "Hel"}, condition=draft)
+    await table.put({**KEY.as_item(), "draft": True, "text": "Hello"}, condition=draft)
+    await table.put({**KEY.as_item(), "draft": False, "text": "Hello!"}, condition=draft)
+    with pytest.raises(ConditionFailed):
+        await table.put({**KEY.as_item(), "draft": True, "text": "Hell"}, condition=draft)
+    assert (await table.get(KEY) or {})["text"] == "Hello!"
 
 
 async def test_concurrent_counter_adds_all_land(table: Table, engine: str) -> None:

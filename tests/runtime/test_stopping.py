@@ -216,7 +216,7 @@ async def test_a_server_shutting_down_mid_turn_ends_the_stream_with_an_error(
 ) -> None:
     request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
     names: list[str | None] = []
-    async for sent in relay(await stuck.runtime.prepare(request)):
+    async for sent in relay(await stuck.runtime.prepare(request), grace_seconds=0):
         names.append(sent.event)
         if sent.event == "tool.call":
             await stuck.runtime.stop()  # as the lifespan does at shutdown

@@ -93,6 +93,17 @@ def archival_memory(owner: Tenant) -> dict[str, str]:
     return {**ids, "memory_id": created.json()["id"]}
 
 
+def run(owner: Tenant) -> dict[str, str]:
+    ids = agent(owner)
+    turn = owner.client.post(
+        "/chat",
+        json={"agent_id": ids["agent_id"], "prompt": "hi", "stream": False},
+        headers=owner.headers,
+    )
+    assert turn.status_code == 200, turn.text
+    return {"run_id": turn.headers["Run-Id"]}
+
+
 def conversation(owner: Tenant) -> dict[str, str]:
     ids = agent(owner)
     created = owner.client.post(
@@ -153,6 +164,8 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("POST", "/conversations/{conversation_id}/messages"): Probe(
         conversation, body={"content": "hello", "stream": False}
     ),
+    ("GET", "/runs/{run_id}"): Probe(run),
+    ("GET", "/runs/{run_id}/events"): Probe(run),
     ("POST", "/chat"): Probe(
         agent,
         body={"agent_id": "{agent_id}", "prompt": "hello", "stream": False},

@@ -109,6 +109,7 @@ async def core_memory_append(context: ToolContext, arguments: Arguments) -> str:
         context.agent_id,
         text_arg(arguments, "block"),
         text_arg(arguments, "content"),
+        clock=context.clock,
     )
     block = change.block
     if change.changed:
@@ -152,6 +153,7 @@ async def core_memory_replace(context: ToolContext, arguments: Arguments) -> str
         text_arg(arguments, "block"),
         int_arg(arguments, "line_number"),
         text_arg(arguments, "new_content"),
+        clock=context.clock,
     )
     block = change.block
     if change.changed:
@@ -193,6 +195,7 @@ async def core_memory_delete(context: ToolContext, arguments: Arguments) -> str:
         context.agent_id,
         text_arg(arguments, "block"),
         int_arg(arguments, "line_number"),
+        clock=context.clock,
     )
     block = change.block
     reply = (

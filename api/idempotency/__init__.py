@@ -1,0 +1,1 @@
+"""Idempotency-Key: a retried POST, PUT, PATCH or DELETE gets the first answer again."""

@@ -1,0 +1,134 @@
+"""A run's journal: its events written to the table as they happen, in batches (every
+FLUSH_SECONDS or every FLUSH_EVENTS events, whichever comes first), together with the
+draft of the answer being streamed. A client that lost its stream reads them back on any
+replica; a process killed mid-answer leaves what its client saw, marked as cut off."""
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from api.kit.clock import Clock
+from api.messages import repository as messages
+from api.messages.models import Message
+from api.runs import repository
+from api.runs.bus import RunBus
+from api.runs.models import Run, RunEvents, RunState
+from api.runs.process import this_process
+from api.store.table import Table
+
+log = logging.getLogger(__name__)
+
+FLUSH_SECONDS = 0.25
+FLUSH_EVENTS = 20
+
+
+def no_draft() -> Message | None:
+    return None
+
+
+class RunJournal:
+    def __init__(
+        self,
+        table: Table,
+        clock: Clock,
+        run: Run,
+        bus: RunBus,
+        draft: Callable[[], Message | None] = no_draft,
+    ) -> None:
+        self.table = table
+        self.clock = clock
+        self.run = run
+        self.bus = bus
+        self.draft = draft  # what the answer has that no draft has saved yet, if anything
+        self._pending: list[list[str]] = []
+        self._next = 1  # the number of the first pending event
+        self._timer: asyncio.TimerHandle | None = None
+        self._writing: asyncio.Task[None] | None = None
+
+    async def open(self) -> None:
+        """The run exists (a reader may ask for it) once this returns."""
+        await repository.open_run(self.table, self.run, this_process())
+
+    def add(self, event: str, data: str) -> int:
+        """Kept, to be written soon; the event's number (its SSE id)."""
+        self._pending.append([event, data])
+        number = self._next + len(self._pending) - 1
+        if len(self._pending) >= FLUSH_EVENTS:
+            self._flush_now()
+        elif self._timer is None and not self._busy:
+            self._timer = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self._flush_now)
+        return number
+
+    @property
+    def _busy(self) -> bool:
+        return self._writing is not None and not self._writing.done()
+
+    def _flush_now(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._busy:
+            self._writing = asyncio.ensure_future(self._write())
+
+    async def _write(self) -> None:
+        while True:
+            batch, first = self._pending, self._next
+            self._pending = []
+            self._next += len(batch)
+            draft = self.draft()
+            writes = []
+            if batch:
+                run_id, ttl = self.run.run_id, self.run.ttl
+                writes.append(
+                    repository.append(
+                        self.table, RunEvents(run_id=run_id, first=first, events=batch, ttl=ttl)
+                    )
+                )
+            if draft is not None:
+                writes.append(messages.save_draft(self.table, draft))
+            results = await asyncio.gather(*writes, return_exceptions=True)
+            if batch and isinstance(results[0], BaseException):
+                # Kept for the next write: a reader sees them late rather than never.
+                log.warning("writing events of run %s failed", self.run.run_id, exc_info=results[0])
+                self._pending = batch + self._pending
+                self._next = first
+            for result in results[1 if batch else 0 :]:
+                if isinstance(result, BaseException):
+                    log.warning(
+                        "saving the draft of run %s failed", self.run.run_id, exc_info=result
+                    )
+            self.bus.touch(self.run.run_id)
+            if len(self._pending) < FLUSH_EVENTS:
+                if self._pending and self._timer is None:
+                    loop = asyncio.get_running_loop()
+                    self._timer = loop.call_later(FLUSH_SECONDS, self._flush_now)
+                return
+
+    async def close(self, state: RunState) -> None:
+        """Everything written, and the run ended as `state`. Runs to its end through a
+        cancellation (the turn's task is cancelled when its client leaves)."""
+        closing = asyncio.ensure_future(self._close(state))
+        cancelled = False
+        while not closing.done():
+            try:
+                await asyncio.wait({closing})
+            except asyncio.CancelledError:
+                cancelled = True
+        if closing.exception() is not None:
+            log.warning("ending run %s failed", self.run.run_id, exc_info=closing.exception())
+        if cancelled:
+            raise asyncio.CancelledError
+
+    async def _close(self, state: RunState) -> None:
+        self.draft = no_draft
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._writing is not None:
+            await self._writing
+        if self._pending:
+            await self._write()
+        ended = await repository.end(self.table, self.run.run_id, state, self.clock.now())
+        if not ended:
+            log.warning("run %s was ended by another process before it finished", self.run.run_id)
+        self.bus.touch(self.run.run_id)

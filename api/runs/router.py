@@ -1,0 +1,74 @@
+"""/runs: a turn's state, and its events again (docs/sse.md, "Resuming a stream")."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header
+from fastapi.responses import Response
+
+from api.auth.deps import CurrentUser
+from api.deps import ClockDep, SettingsDep, TableDep
+from api.errors import BadRequest
+from api.runs import service
+from api.runs.schemas import RunOut
+from api.runtime.deps import RuntimeDep
+from api.runtime.sse import replayed_stream
+
+router = APIRouter(prefix="/runs", tags=["runs"])
+
+MAX_EVENT_ID_DIGITS = 9
+
+
+class InvalidLastEventId(BadRequest):
+    code = "invalid_last_event_id"
+
+
+def _after(last_event_id: str | None) -> int:
+    if last_event_id is None or not last_event_id.strip():
+        return 0
+    value = last_event_id.strip()
+    if not value.isascii() or not value.isdigit() or len(value) > MAX_EVENT_ID_DIGITS:
+        raise InvalidLastEventId(
+            "Last-Event-ID must be the `id` of an event of this run (a whole number)."
+        )
+    return int(value)
+
+
+EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The run's events after Last-Event-ID, then live until it ends "
+        "(docs/sse.md).",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    }
+}
+
+
+@router.get("/{run_id}")
+async def get_run(run_id: str, user: CurrentUser, table: TableDep) -> RunOut:
+    """Whether a turn is running, and how it ended."""
+    return RunOut.of(await service.owned(table, user.email, run_id))
+
+
+@router.get("/{run_id}/events", response_model=None, responses=EVENTS_RESPONSES)
+async def run_events(
+    run_id: str,
+    user: CurrentUser,
+    table: TableDep,
+    clock: ClockDep,
+    runtime: RuntimeDep,
+    settings: SettingsDep,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+) -> Response:
+    """A turn's events from the start, or after `Last-Event-ID`, and then as they happen
+    until it ends: on any replica, after a restart too (a turn whose process died ends
+    as interrupted). While a client follows it, a turn whose own client left goes on."""
+    after = _after(last_event_id)
+    run = await service.owned(table, user.email, run_id)
+    stored = service.follow(
+        table,
+        clock,
+        runtime.runs,
+        run,
+        after=after,
+        watch_seconds=settings.run_resume_seconds,
+    )
+    return replayed_stream(stored, ping_seconds=settings.sse_ping_seconds)

@@ -1,0 +1,108 @@
+"""Reading a run back: its events from any point, then live until it ends, on any replica;
+and the runs whose process died, found and ended as interrupted."""
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+
+from api.conversations import repository as conversations
+from api.errors import NotFound
+from api.kit.clock import Clock
+from api.runs import repository
+from api.runs.bus import RunBus
+from api.runs.models import LiveRun, Run, RunEvents, StoredEvent
+from api.runs.process import this_process
+from api.runtime import events
+from api.store.table import Table
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.25  # how often a reader on another replica looks for new events
+ALIVE_CHECK_SECONDS = 5.0  # how often a reader checks that the run's process still lives
+
+
+class RunNotFound(NotFound):
+    code = "run_not_found"
+
+
+async def owned(table: Table, email: str, run_id: str) -> Run:
+    """The caller's run; another tenant's is as absent as one that never was."""
+    run = await repository.get(table, run_id)
+    if run is None or run.user_email != email:
+        raise RunNotFound("No run with this id.")
+    return run
+
+
+async def follow(
+    table: Table,
+    clock: Clock,
+    bus: RunBus,
+    run: Run,
+    *,
+    after: int = 0,
+    watch_seconds: float = 0.0,
+) -> AsyncIterator[StoredEvent]:
+    """The run's events numbered above `after`, as stored and then as they are written,
+    until it ends. While it runs the reader says so every `watch_seconds / 2` (a run whose
+    client left keeps going while someone follows it)."""
+    run_id = run.run_id
+    batches, current = await repository.read_from(table, run_id, 1)
+    next_first = 1
+    watched_at = alive_at = time.monotonic()
+    if watch_seconds > 0:
+        await repository.watched(table, run_id, clock.now() + watch_seconds)
+    while True:
+        for batch in batches:
+            for stored in batch.numbered():
+                if stored.number > after:
+                    after = stored.number
+                    yield stored
+            next_first = batch.first + len(batch.events)
+        if current is None or current.ended:
+            return
+        now = time.monotonic()
+        if watch_seconds > 0 and now - watched_at >= watch_seconds / 2:
+            watched_at = now
+            await repository.watched(table, run_id, clock.now() + watch_seconds)
+        if now - alive_at >= ALIVE_CHECK_SECONDS:
+            alive_at = now
+            if await conversations.lease_holder(table, current.conversation_id) != run_id:
+                await end_dead(table, clock, current)
+        await bus.wait(run_id, POLL_SECONDS)
+        batches, current = await repository.read_from(table, run_id, next_first)
+
+
+async def end_dead(table: Table, clock: Clock, run: Run) -> None:
+    """A run whose process died: its journal ends as an interrupted run's does. The draft
+    of its answer is in its conversation already, marked interrupted."""
+    first = await repository.next_number(table, run.run_id)
+    ending = [[e.EVENT, e.json()] for e in events.interrupted(run.run_id)]
+    await repository.append(
+        table, RunEvents(run_id=run.run_id, first=first, events=ending, ttl=run.ttl)
+    )
+    if await repository.end(table, run.run_id, "interrupted", clock.now()):
+        log.warning("run %s was left running by a process that died: interrupted", run.run_id)
+
+
+async def sweep_dead(table: Table, clock: Clock) -> int:
+    """Ends the runs whose process is gone: known dead on this host at once (a restart),
+    elsewhere once their conversation's lease has lapsed. How many were ended."""
+    live = await repository.live_runs(table)
+    ended = await asyncio.gather(*(_sweep_one(table, clock, marker) for marker in live))
+    return sum(ended)
+
+
+async def _sweep_one(table: Table, clock: Clock, marker: LiveRun) -> bool:
+    run, holder = await asyncio.gather(
+        repository.get(table, marker.run_id),
+        conversations.lease_holder(table, marker.conversation_id),
+    )
+    if run is None or run.ended:
+        await repository.forget_live(table, marker.run_id)
+        return False
+    dead = this_process().knows_dead(marker.host, marker.pid, marker.token)
+    if not dead and holder == run.run_id:
+        return False
+    await end_dead(table, clock, run)
+    return True

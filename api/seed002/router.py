@@ -1,0 +1,169 @@
+"""Seed 002's endpoints (the local memory server's REST API), served as documented, in the
+caller's tenant: an agent name resolves among the caller's agents only. `POST /agents` and
+`GET /agents/{name}` are the agents router's own routes; `GET /health` is the health
+router's. docs/local-server.md describes them."""
+
+from datetime import UTC, datetime, timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
+from fastapi.exceptions import RequestValidationError
+
+from api.agents.deps import NamedAgent
+from api.auth.deps import CurrentUser
+from api.config import Settings
+from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
+from api.memory import service as memory
+from api.memory.errors import etag
+from api.memory.preconditions import IfMatch
+from api.memory.service import BlockView
+from api.runtime.deps import RuntimeDep
+from api.seed002 import service
+from api.seed002.schemas import (
+    ContextIn,
+    ContextOut,
+    MemoryBlockIn,
+    MemoryBlockOut,
+    MemoryBlockUpdate,
+    MessageIn,
+    MessageOut,
+    SearchIn,
+)
+
+router = APIRouter(tags=["memory server (seed 002)"])
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_LISTED = 1000
+
+
+@router.post("/messages", status_code=status.HTTP_201_CREATED)
+async def add_message(
+    body: MessageIn,
+    user: CurrentUser,
+    search: SearchDep,
+    clock: ClockDep,
+    runtime: RuntimeDep,
+) -> MessageOut:
+    """Store a message with its embedding, in the agent's default session (or the body's
+    `session_id`): searchable at once, listed in /conversations, part of the session's
+    recent turns, and expiring after the agent's event expiry."""
+
+    def stamp() -> datetime:
+        # The runtime's message clock: messages of turns and of this route never share a
+        # time, so they keep their order whatever the clock's resolution.
+        return EPOCH + timedelta(microseconds=runtime.message_clock.next())
+
+    agent, message = await service.add_message(search, clock, stamp, user.email, body)
+    return MessageOut(
+        id=message.message_id,
+        agent_id=agent.agent_id,
+        role=message.role,
+        content=message.content,
+        created_at=message.created_at,
+        metadata=message.metadata,
+        similarity=None,
+        conversation_id=message.conversation_id,
+    )
+
+
+@router.post("/messages/search")
+async def search_messages(
+    body: SearchIn, user: CurrentUser, search: SearchDep, settings: SettingsDep
+) -> list[MessageOut]:
+    """The agent's messages most relevant to the query, best first, each with its cosine
+    `similarity` to the query."""
+    limit = _search_limit(body.limit, settings)
+    agent, hits = await service.search_messages(
+        search, user.email, body.agent_name, body.query, limit
+    )
+    return [MessageOut.of_hit(agent.agent_id, h) for h in hits]
+
+
+@router.get("/messages/{agent_name}")
+async def list_messages(
+    agent: NamedAgent,
+    table: TableDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_LISTED)] = 100,
+) -> list[MessageOut]:
+    """The agent's messages, most recent first, across all its conversations (user,
+    assistant and system messages with text; a turn's tool traffic is not listed)."""
+    return [MessageOut.of_copy(m) for m in await service.newest_messages(table, agent, limit)]
+
+
+@router.post("/memory-blocks", status_code=status.HTTP_201_CREATED)
+async def create_block(
+    body: MemoryBlockIn, user: CurrentUser, response: Response, table: TableDep, clock: ClockDep
+) -> MemoryBlockOut:
+    """A new block; 409 `block_exists` when the agent has one with that label (the empty
+    `human` and `persona` blocks every agent starts with do not count)."""
+    agent, block = await service.create_block(table, clock, user.email, body)
+    return _tagged(response, MemoryBlockOut.of(agent, block), block)
+
+
+@router.get("/memory-blocks/{agent_name}")
+async def list_blocks(agent: NamedAgent, table: TableDep) -> list[MemoryBlockOut]:
+    return [MemoryBlockOut.of(agent, b) for b in await memory.list_blocks(table, agent.agent_id)]
+
+
+@router.get("/memory-blocks/{agent_name}/{label}")
+async def read_block(
+    agent: NamedAgent, label: str, response: Response, table: TableDep
+) -> MemoryBlockOut:
+    """The block; its version is also the ETag, for If-Match on a later PUT."""
+    block = await memory.read_block(table, agent.agent_id, label)
+    return _tagged(response, MemoryBlockOut.of(agent, block), block)
+
+
+@router.put("/memory-blocks/{agent_name}/{label}")
+async def replace_block(
+    agent: NamedAgent,
+    label: str,
+    body: MemoryBlockUpdate,
+    response: Response,
+    table: TableDep,
+    clock: ClockDep,
+    expected: IfMatch,
+) -> MemoryBlockOut:
+    """Replace the block's value. Written on the version this request read, so an edit
+    landing meanwhile (the agent appending a line) is read again, never overwritten
+    unseen; with If-Match, only on the version you read (412 `version_mismatch`)."""
+    block = await memory.write_lines(
+        table, agent.agent_id, label, body.value.splitlines(), expected=expected, clock=clock
+    )
+    return _tagged(response, MemoryBlockOut.of(agent, block), block)
+
+
+@router.post("/context/{agent_name}")
+async def context(
+    agent: NamedAgent, body: ContextIn, search: SearchDep, settings: SettingsDep
+) -> ContextOut:
+    """What to put in a prompt: the agent's memory blocks that hold something, and at most
+    MEMORY_MAX_CONTEXT_MESSAGES messages relevant to the query, best first."""
+    blocks, hits = await service.context(search, agent, body, settings.memory_max_context_messages)
+    return ContextOut(
+        memory_blocks=[MemoryBlockOut.of(agent, b) for b in blocks],
+        relevant_messages=[MessageOut.of_hit(agent.agent_id, h) for h in hits],
+    )
+
+
+def _tagged(response: Response, out: MemoryBlockOut, block: BlockView) -> MemoryBlockOut:
+    response.headers["ETag"] = etag(block.version)
+    return out
+
+
+def _search_limit(limit: int | None, settings: Settings) -> int:
+    """The body's limit, or the default; above MEMORY_MAX_SEARCH_LIMIT a validation error
+    like any other (the maximum is a setting, so the schema cannot say it)."""
+    if limit is None:
+        return settings.memory_default_search_limit
+    maximum = settings.memory_max_search_limit
+    if limit > maximum:
+        raise RequestValidationError(
+            [
+                {
+                    "loc": ("body", "limit"),
+                    "msg": f"Input should be less than or equal to {maximum}",
+                    "type": "less_than_equal",
+                }
+            ]
+        )
+    return limit
