@@ -193,7 +193,7 @@ def parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("serve", help="run the API (embedded SQLite unless configured)")
     s.add_argument("--host", help="address to bind (default HOST or 127.0.0.1)")
-    s.add_argument("--port", type=int, help="port (default PORT or 8000)")
+    s.add_argument("--port", type=int, help="port (default PORT or 8283)")
     s.set_defaults(run=serve)
 
     c = sub.add_parser("create-table", help="create the table if it does not exist")

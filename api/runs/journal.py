@@ -45,9 +45,13 @@ class RunJournal:
         self._timer: asyncio.TimerHandle | None = None
         self._writing: asyncio.Task[None] | None = None
 
-    async def open(self) -> None:
-        """The run exists (a reader may ask for it) once this returns."""
-        await repository.open_run(self.table, self.run, this_process())
+    async def open(self, event: str, data: str) -> None:
+        """The run exists with its first event (a reader may ask for it) once this returns."""
+        first = RunEvents(
+            run_id=self.run.run_id, first=self._next, events=[[event, data]], ttl=self.run.ttl
+        )
+        self._next += 1
+        await repository.open_run(self.table, self.run, first, this_process())
 
     def add(self, event: str, data: str) -> int:
         """Kept, to be written soon; the event's number (its SSE id)."""

@@ -17,7 +17,7 @@ from api.store.table import (
 )
 
 
-async def open_run(table: Table, run: Run, by: ProcessId) -> None:
+async def open_run(table: Table, run: Run, first: RunEvents, by: ProcessId) -> None:
     live = LiveRun(
         run_id=run.run_id,
         conversation_id=run.conversation_id,
@@ -25,7 +25,9 @@ async def open_run(table: Table, run: Run, by: ProcessId) -> None:
         pid=by.pid,
         token=by.token,
     )
-    await table.batch_write(puts=[run.to_dynamo_item(), live.to_dynamo_item()])
+    await table.batch_write(
+        puts=[run.to_dynamo_item(), first.to_dynamo_item(), live.to_dynamo_item()]
+    )
 
 
 async def append(table: Table, batch: RunEvents) -> None:

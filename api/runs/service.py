@@ -73,10 +73,16 @@ async def follow(
         batches, current = await repository.read_from(table, run_id, next_first)
 
 
+# The events a dead process had sent but not yet written (about FLUSH_SECONDS of them)
+# worth) took numbers its client may have seen: the ending is numbered well past them, so
+# that a client resuming from the last id it saw still gets it.
+DEAD_RUN_GAP = 1000
+
+
 async def end_dead(table: Table, clock: Clock, run: Run) -> None:
     """A run whose process died: its journal ends as an interrupted run's does. The draft
     of its answer is in its conversation already, marked interrupted."""
-    first = await repository.next_number(table, run.run_id)
+    first = await repository.next_number(table, run.run_id) + DEAD_RUN_GAP
     ending = [[e.EVENT, e.json()] for e in events.interrupted(run.run_id)]
     await repository.append(
         table, RunEvents(run_id=run.run_id, first=first, events=ending, ttl=run.ttl)

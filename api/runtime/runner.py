@@ -8,6 +8,7 @@ write of the user's message."""
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
 from collections.abc import AsyncGenerator, Awaitable, Sequence
@@ -279,6 +280,13 @@ class PreparedTurn:
     failure: AppError | None = field(default=None)  # why the run failed, if it did
     outcome: Outcome | None = field(default=None)  # how it ended, once it has
 
+    @functools.cached_property
+    def started(self) -> events.RunStarted:
+        state = self.turn.state
+        return events.RunStarted(
+            state.run_id, state.agent_id, state.conversation_id, state.actor_id, state.session_id
+        )
+
     async def stream(self) -> AsyncGenerator[events.RunEvent, None]:
         """The whole run: started, what the architecture yields, memory upkeep, and
         completed; or an error and failed. Cancellation (the client left) goes on up.
@@ -288,7 +296,8 @@ class PreparedTurn:
         try:
             async with contextlib.aclosing(self._run()) as run:
                 async for event in run:
-                    journal.add(event.EVENT, event.json())
+                    if event is not self.started:  # journaled when the run was opened
+                        journal.add(event.EVENT, event.json())
                     yield event
         finally:
             if self.outcome in (None, "interrupted"):  # ended without saying so
@@ -302,9 +311,7 @@ class PreparedTurn:
     async def _run(self) -> AsyncGenerator[events.RunEvent, None]:
         turn = self.turn
         state = turn.state
-        started = events.RunStarted(
-            state.run_id, state.agent_id, state.conversation_id, state.actor_id, state.session_id
-        )
+        started = self.started
         announced = False
         try:
             # The user's message and the run are stored while the LLM call starts: the
@@ -314,7 +321,9 @@ class PreparedTurn:
             async with contextlib.aclosing(self.architecture.run(turn)) as produced:
                 first = asyncio.ensure_future(anext(produced, None))
                 try:
-                    await asyncio.gather(turn.hooks.settled(), self.journal.open())
+                    await asyncio.gather(
+                        turn.hooks.settled(), self.journal.open(started.EVENT, started.json())
+                    )
                 except BaseException:
                     first.cancel()
                     await asyncio.gather(first, return_exceptions=True)

@@ -86,6 +86,8 @@ class Reply:
     retry_after: float | None = None
     # Waited before answering at all (ends early if the client goes away).
     delay_seconds: float = 0.0
+    # Waited between streamed chunks: a model that takes its time.
+    chunk_delay_seconds: float = 0.0
     # Stream this many chunks (SSE events; OpenAI's [DONE] and Anthropic's ping count),
     # then hang until the client disconnects, at most MAX_STALL_SECONDS, after which the
     # response ends there, truncated. A non-streamed request with this set hangs the
@@ -205,6 +207,8 @@ async def _paced(
         if await request.is_disconnected():
             fake.disconnects += 1
             return
+        if reply.chunk_delay_seconds:
+            await asyncio.sleep(reply.chunk_delay_seconds)
     if stall_after is not None and await _wait_for_disconnect(request, MAX_STALL_SECONDS):
         fake.disconnects += 1
 

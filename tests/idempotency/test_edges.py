@@ -18,7 +18,7 @@ from api.kit.clock import FrozenClock
 from api.main import create_app
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
-from api.store.table import Condition, ItemAbsent, Item, Throttled
+from api.store.table import Condition, Item, ItemAbsent, Throttled
 from tests.idempotency.conftest import LOCAL, key, records
 
 

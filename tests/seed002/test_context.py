@@ -1,0 +1,100 @@
+"""POST /context/{agent_name}: the memory blocks and the relevant messages a prompt needs."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.kit.clock import FrozenClock
+from tests.seed002.conftest import new_agent, post_message, refused, serve
+
+
+def test_context_has_blocks_and_relevant_messages(api: TestClient, clock: FrozenClock) -> None:
+    new_agent(api)
+    api.post(
+        "/memory-blocks", json={"agent_name": "my_agent", "label": "human", "value": "Name: Alice"}
+    )
+    post_message(api, clock, "My name is Alice and I live in Boston", metadata={"n": 1})
+    post_message(api, clock, "Nice to meet you, Alice!", role="assistant")
+    post_message(api, clock, "The weather is awful today")
+
+    answered = api.post(
+        "/context/my_agent", json={"agent_name": "my_agent", "query": "Where do I live?"}
+    )
+    assert answered.status_code == 200, answered.text
+    context = answered.json()
+    # Blocks that hold something (the empty persona block adds nothing to a prompt).
+    assert [(b["label"], b["value"]) for b in context["memory_blocks"]] == [
+        ("human", "Name: Alice")
+    ]
+    assert {"id", "agent_id", "created_at", "updated_at"} <= set(context["memory_blocks"][0])
+    best = context["relevant_messages"][0]
+    assert best["content"] == "My name is Alice and I live in Boston"
+    assert best["metadata"] == {"n": 1}
+    assert best["role"] == "user"
+    assert all(isinstance(m["similarity"], float) for m in context["relevant_messages"])
+
+    # The path names the agent; the body's agent_name may be left out.
+    same = api.post("/context/my_agent", json={"query": "Where do I live?"}).json()
+    assert same == context
+
+
+def test_a_blank_query_gives_blocks_only(api: TestClient, clock: FrozenClock) -> None:
+    new_agent(api, persona="I am a helpful assistant.")
+    post_message(api, clock, "Something said")
+    context = api.post("/context/my_agent", json={"query": "  "}).json()
+    assert [b["label"] for b in context["memory_blocks"]] == ["persona"]
+    assert context["relevant_messages"] == []
+
+
+def test_context_errors(api: TestClient) -> None:
+    new_agent(api)
+    refused(api.post("/context/nobody", json={"query": "x"}), 404, "agent_not_found")
+    mismatch = api.post("/context/my_agent", json={"agent_name": "other", "query": "x"})
+    refused(mismatch, 400, "agent_name_mismatch")
+    for body in ({}, {"query": 5}, {"query": "x", "limit": 3}, {"query": "x" * 32_001}):
+        refused(api.post("/context/my_agent", json=body), 422, "validation_error")
+
+
+def test_context_messages_are_at_most_the_default_ten(api: TestClient, clock: FrozenClock) -> None:
+    new_agent(api)
+    for i in range(14):
+        post_message(api, clock, f"Pizza fact {i}")
+    context = api.post("/context/my_agent", json={"query": "pizza"}).json()
+    assert len(context["relevant_messages"]) == 10
+
+
+@pytest.fixture
+def three(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    clock: FrozenClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[TestClient]:
+    monkeypatch.setenv("MEMORY_MAX_CONTEXT_MESSAGES", "3")
+    yield from serve("local", request, tmp_path, clock)
+
+
+def test_context_messages_follow_their_setting(three: TestClient, clock: FrozenClock) -> None:
+    new_agent(three)
+    for i in range(6):
+        post_message(three, clock, f"Pizza fact {i}")
+    context = three.post("/context/my_agent", json={"query": "pizza"}).json()
+    assert len(context["relevant_messages"]) == 3
+
+
+def test_zero_context_messages_gives_blocks_only(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    clock: FrozenClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MEMORY_MAX_CONTEXT_MESSAGES", "0")
+    for client in serve("local", request, tmp_path, clock):
+        new_agent(client)
+        post_message(client, clock, "Pizza")
+        assert client.post("/context/my_agent", json={"query": "pizza"}).json() == {
+            "memory_blocks": [],
+            "relevant_messages": [],
+        }
