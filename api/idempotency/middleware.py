@@ -307,7 +307,7 @@ class Attempt:
     async def _renew(self) -> None:
         while True:
             await asyncio.sleep(self.owner.renew_seconds)
-            until = math.ceil(self.record.until or 0)
+            until = math.ceil(self.clock.now() + self.owner.claim_seconds)
             try:
                 if not await repository.renew(self.table, self.record, until):
                     log.warning("lost the claim on an Idempotency-Key: its request ran unrenewed")
