@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 FLUSH_SECONDS = 0.25
 FLUSH_EVENTS = 20
+CLOSING_ATTEMPTS = 3  # writes of the last events before the run ends without them
 
 
 def no_draft() -> Message | None:
@@ -67,10 +68,13 @@ class RunJournal:
     def _busy(self) -> bool:
         return self._writing is not None and not self._writing.done()
 
-    def _flush_now(self) -> None:
+    def _cancel_timer(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+    def _flush_now(self) -> None:
+        self._cancel_timer()
         if not self._busy:
             self._writing = asyncio.ensure_future(self._write())
 
@@ -91,7 +95,8 @@ class RunJournal:
             if draft is not None:
                 writes.append(messages.save_draft(self.table, draft))
             results = await asyncio.gather(*writes, return_exceptions=True)
-            if batch and isinstance(results[0], BaseException):
+            failed = bool(batch) and isinstance(results[0], BaseException)
+            if failed:
                 # Kept for the next write: a reader sees them late rather than never.
                 log.warning("writing events of run %s failed", self.run.run_id, exc_info=results[0])
                 self._pending = batch + self._pending
@@ -102,7 +107,7 @@ class RunJournal:
                         "saving the draft of run %s failed", self.run.run_id, exc_info=result
                     )
             self.bus.touch(self.run.run_id)
-            if len(self._pending) < FLUSH_EVENTS:
+            if failed or len(self._pending) < FLUSH_EVENTS:  # a failed store is not hammered
                 if self._pending and self._timer is None:
                     loop = asyncio.get_running_loop()
                     self._timer = loop.call_later(FLUSH_SECONDS, self._flush_now)
@@ -125,13 +130,16 @@ class RunJournal:
 
     async def _close(self, state: RunState) -> None:
         self.draft = no_draft
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._cancel_timer()
         if self._writing is not None:
             await self._writing
-        if self._pending:
+        for attempt in range(CLOSING_ATTEMPTS):
+            if not self._pending:
+                break
+            if attempt:
+                await asyncio.sleep(FLUSH_SECONDS)
             await self._write()
+            self._cancel_timer()
         ended = await repository.end(self.table, self.run.run_id, state, self.clock.now())
         if not ended:
             log.warning("run %s was ended by another process before it finished", self.run.run_id)

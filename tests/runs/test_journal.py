@@ -1,0 +1,97 @@
+"""The journal writes a run's events in batches (every FLUSH_SECONDS or FLUSH_EVENTS), keeps
+what a failed write did not store for the next one, and a reader that finds the run's
+process gone ends the run as interrupted."""
+
+import asyncio
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from api.kit.clock import FrozenClock
+from api.runs import journal as journal_module
+from api.runs import repository, service
+from api.runs.bus import RunBus
+from api.runs.journal import FLUSH_EVENTS, RunJournal
+from api.runs.models import Run
+from api.store.definition import load_definition
+from api.store.sqlite import SqliteTable
+
+
+def new_run(clock: FrozenClock, run_id: str = "r1") -> Run:
+    return Run(
+        run_id=run_id,
+        user_email="ada@example.com",
+        agent_id="a1",
+        conversation_id="c1",
+        created_at=datetime.fromtimestamp(clock.now(), UTC),
+    )
+
+
+async def stored_numbers(table: SqliteTable, run_id: str = "r1") -> list[int]:
+    batches, _ = await repository.read_from(table, run_id, 1)
+    return [e.number for b in batches for e in b.numbered()]
+
+
+@pytest.fixture
+async def table(tmp_path: Path, clock: FrozenClock) -> SqliteTable:
+    table = SqliteTable(
+        tmp_path / "runs.db", "runs", load_definition(), clock=clock, busy_timeout_ms=50
+    )
+    await table.create()
+    return table
+
+
+async def test_events_are_written_by_the_batch_or_by_the_clock(
+    table: SqliteTable, clock: FrozenClock
+) -> None:
+    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    await journal.open("run.started", "{}")
+    for i in range(FLUSH_EVENTS - 1):
+        journal.add("text.delta", f'{{"i": {i}}}')
+    await asyncio.sleep(0.05)
+    assert await stored_numbers(table) == [1]  # 19 events wait for the clock...
+    await asyncio.sleep(journal_module.FLUSH_SECONDS)
+    assert await stored_numbers(table) == list(range(1, 21))  # ...which comes
+    for i in range(FLUSH_EVENTS):
+        journal.add("text.delta", f'{{"i": {i}}}')
+    await asyncio.sleep(0.05)
+    assert await stored_numbers(table) == list(range(1, 41))  # 20 are written at once
+    await journal.close("completed")
+    _, run = await repository.read_from(table, "r1", 1)
+    assert run is not None
+    assert run.state == "completed"
+
+
+async def test_what_a_failed_write_did_not_store_goes_with_the_next(
+    table: SqliteTable, clock: FrozenClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    await journal.open("run.started", "{}")
+    blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # another process holds the database
+    for i in range(FLUSH_EVENTS):
+        journal.add("text.delta", f'{{"i": {i}}}')
+    await asyncio.sleep(0.2)  # the write was tried and failed
+    assert "writing events of run r1 failed" in caplog.text
+    assert await stored_numbers(table) == [1]
+    blocker.execute("ROLLBACK")
+    blocker.close()
+    journal.add("text.delta", '{"i": 20}')
+    await journal.close("completed")
+    assert await stored_numbers(table) == list(range(1, 23))
+
+
+async def test_a_reader_ends_a_run_whose_process_is_gone(
+    table: SqliteTable, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service, "ALIVE_CHECK_SECONDS", 0.0)
+    run = new_run(clock)
+    journal = RunJournal(table, clock, run, RunBus())
+    await journal.open("run.started", "{}")  # and then its process died: no lease is held
+    followed = [
+        (e.number, e.event) async for e in service.follow(table, clock, RunBus(), run, after=0)
+    ]
+    assert followed == [(1, "run.started"), (1002, "error"), (1003, "run.failed")]
+    assert (await repository.get(table, "r1")).state == "interrupted"  # type: ignore[union-attr]
