@@ -2,7 +2,7 @@
 #
 # No Docker engine runs on the development machine, so this file is checked by reading.
 #   docker build -t agent-memory .
-#   docker run --rm -p 127.0.0.1:8000:8000 -v agent-memory-data:/data agent-memory
+#   docker run --rm -p 127.0.0.1:8283:8283 -v agent-memory-data:/data agent-memory
 #
 # The project is installed editable (the uv default): the venv's .pth file and the
 # console script's shebang hold absolute paths under /app, so the builder and runtime
@@ -57,17 +57,17 @@ ENV PATH=/app/.venv/bin:$PATH \
 # ALLOW_REMOTE: inside a container the server must bind 0.0.0.0 for a published port to
 # reach it. It only permits that bind: with the default AUTH_MODE=local the server still
 # answers only requests addressed to localhost (ALLOWED_HOSTS), so publish the port on the
-# host's loopback (-p 127.0.0.1:8000:8000), or use AUTH_MODE=google.
+# host's loopback (-p 127.0.0.1:8283:8283), or use AUTH_MODE=google.
 
 # Declared after the chown above so a fresh volume starts owned by the app user.
 VOLUME ["/data"]
 
 USER app
 
-EXPOSE 8000
+EXPOSE 8283
 
 # python:3.11-slim has no curl; urlopen raises (non-zero exit) on errors and HTTP >= 400.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/health', timeout=3)"]
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8283/health', timeout=3)"]
 
-CMD ["agent-memory", "serve", "--host", "0.0.0.0", "--port", "8000"]
+CMD ["agent-memory", "serve", "--host", "0.0.0.0", "--port", "8283"]

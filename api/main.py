@@ -156,8 +156,9 @@ def create_app(
     )
     error_handlers.install(app)
     # Inside CORS, so that its replays and refusals carry CORS headers too, and inside
-    # RequestLimits, so that the body it reads is bounded. resume: wired with GET /runs.
-    app.add_middleware(Idempotency, resume=None)
+    # RequestLimits, so that the body it reads is bounded. A streamed turn sent again
+    # re-attaches to its run (GET /runs/{id}/events from the first event).
+    app.add_middleware(Idempotency, resume=runs_router.resume)
     app.add_middleware(
         CORSMiddleware,
         allow_origins=[settings.frontend_origin],

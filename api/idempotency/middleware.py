@@ -50,13 +50,14 @@ log = logging.getLogger(__name__)
 METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 HEADER = b"idempotency-key"
 REPLAYED = "Idempotent-Replayed"
-RUN_ID = "run-id"  # sent by the turn routes with a streamed turn
+RUN_ID = "run-id"  # the run a turn route started (api/runtime/sse.py)
 # Sign-in, refresh and logout set and rotate cookies and refresh tokens: replaying one of
 # those answers would hand out a token that was already rotated away, or undo a logout.
 PASSED_THROUGH = "/auth/"
 # An item holds 400 KB at most; the rest is left for the headers and the record itself.
 MAX_STORED_BODY_BYTES = 300 * 1024
-KEPT_HEADERS = ("content-type", "etag", "location", "retry-after")  # never set-cookie
+# Never set-cookie. Run-Id: a turn answered as JSON names its run (GET /runs/{id}) too.
+KEPT_HEADERS = ("content-type", "etag", "location", "retry-after", RUN_ID)
 # Answers a retry should not get again: they say "not now", not "no".
 TRANSIENT = frozenset({408, 409, 412, 425, 429})
 

@@ -4,14 +4,20 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header
 from fastapi.responses import Response
+from starlette.types import Scope
 
 from api.auth.deps import CurrentUser
+from api.config import Settings
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.errors import BadRequest
+from api.kit.clock import Clock
 from api.runs import service
+from api.runs.models import Run
 from api.runs.schemas import RunOut
 from api.runtime.deps import RuntimeDep
+from api.runtime.runner import Runtime
 from api.runtime.sse import replayed_stream
+from api.store.table import Table
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 
@@ -63,12 +69,22 @@ async def run_events(
     as interrupted). While a client follows it, a turn whose own client left goes on."""
     after = _after(last_event_id)
     run = await service.owned(table, user.email, run_id)
+    return _events_of(run, table, clock, runtime, settings, after=after)
+
+
+async def resume(scope: Scope, email: str, run_id: str) -> Response:
+    """The answer to a turn's request sent again with its Idempotency-Key (the
+    idempotency middleware's hook): the run's events from the first, then live."""
+    state = scope["state"]
+    table: Table = state["table"]
+    run = await service.owned(table, email, run_id)
+    return _events_of(run, table, state["clock"], state["runtime"], state["settings"], after=0)
+
+
+def _events_of(
+    run: Run, table: Table, clock: Clock, runtime: Runtime, settings: Settings, *, after: int
+) -> Response:
     stored = service.follow(
-        table,
-        clock,
-        runtime.runs,
-        run,
-        after=after,
-        watch_seconds=settings.run_resume_seconds,
+        table, clock, runtime.runs, run, after=after, watch_seconds=settings.run_resume_seconds
     )
-    return replayed_stream(stored, ping_seconds=settings.sse_ping_seconds)
+    return replayed_stream(run.run_id, stored, ping_seconds=settings.sse_ping_seconds)

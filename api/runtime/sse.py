@@ -75,7 +75,7 @@ async def relay(prepared: PreparedTurn, *, grace_seconds: float) -> AsyncIterato
 
 
 def replayed_stream(
-    stored: AsyncIterator[StoredEvent], *, ping_seconds: float
+    run_id: str, stored: AsyncIterator[StoredEvent], *, ping_seconds: float
 ) -> EventSourceResponse:
     """A run's events as its journal kept them (the same ids and data), for a client that
     resumes or follows it."""
@@ -84,4 +84,6 @@ def replayed_stream(
         async for event in stored:
             yield stored_event(event.number, event.event, event.data)
 
-    return EventSourceResponse(sent(), ping=ping_seconds, headers=HEADERS)
+    return EventSourceResponse(
+        sent(), ping=ping_seconds, headers={**HEADERS, RUN_ID_HEADER: run_id}
+    )

@@ -53,16 +53,7 @@ async def add_message(
         return EPOCH + timedelta(microseconds=runtime.message_clock.next())
 
     agent, message = await service.add_message(search, clock, stamp, user.email, body)
-    return MessageOut(
-        id=message.message_id,
-        agent_id=agent.agent_id,
-        role=message.role,
-        content=message.content,
-        created_at=message.created_at,
-        metadata=message.metadata,
-        similarity=None,
-        conversation_id=message.conversation_id,
-    )
+    return MessageOut.of_message(agent.agent_id, message)
 
 
 @router.post("/messages/search")

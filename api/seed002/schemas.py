@@ -13,7 +13,7 @@ from api.kit.json_data import storable
 from api.kit.text import BlockName, MetadataKey, PlainName
 from api.memory.blocks import MAX_BLOCK_NAME
 from api.memory.service import BlockView
-from api.messages.models import MessageRecall
+from api.messages.models import Message, MessageRecall
 from api.messages.schemas import ID_PATTERN, MAX_QUERY_CHARS
 from api.messages.service import MessageHit
 
@@ -119,6 +119,19 @@ class MessageOut(BaseModel):
         "the message or the server has no embedding)."
     )
     conversation_id: str
+
+    @classmethod
+    def of_message(cls, agent_id: str, message: Message) -> "MessageOut":
+        return cls(
+            id=message.message_id,
+            agent_id=agent_id,
+            role=message.role,
+            content=message.content,
+            created_at=message.created_at,
+            metadata=message.metadata,
+            similarity=None,
+            conversation_id=message.conversation_id,
+        )
 
     @classmethod
     def of_copy(cls, recall: MessageRecall) -> "MessageOut":

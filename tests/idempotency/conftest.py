@@ -3,8 +3,9 @@ read back from that store."""
 
 import asyncio
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
@@ -19,12 +20,13 @@ from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
 from api.store.dynamodb_local import DynamoDBLocal
 from api.store.sqlite import SqliteTable
-from api.store.table import Item, Table
+from api.store.table import Condition, Item, ItemAbsent, Key, Table, Throttled
 from tests.contract.conftest import moto_aws
 
 __all__ = ["moto_aws"]
 
 LOCAL = "http://127.0.0.1"
+RECORD = "Idempotency#"  # the sort keys of idempotency records
 
 
 @pytest.fixture
@@ -81,3 +83,43 @@ def records(client: TestClient) -> list[IdempotencyRecord]:
 
     assert client.portal is not None  # the client runs the app (inside `with`)
     return [IdempotencyRecord.from_dynamo_item(item) for item in client.portal.call(scan)]
+
+
+class FailingStore(SqliteTable):
+    """SQLite that fails (Throttled) the writes the test names in `failing`: "user" (the
+    local user's creation, on the first request), and of idempotency records "claim" (the
+    first write), "settle" (the answer), "renew" and "release"."""
+
+    failing: frozenset[str] = frozenset()
+
+    def _fail(self, step: str) -> None:
+        if step in self.failing:
+            raise Throttled(f"the test fails the {step}")
+
+    async def put(self, item: Item, *, condition: Condition | None = None) -> None:
+        if item["sk"] == "User#Metadata":
+            self._fail("user")
+        elif item["sk"].startswith(RECORD):
+            self._fail("claim" if isinstance(condition, ItemAbsent) else "settle")
+        await super().put(item, condition=condition)
+
+    async def update(
+        self,
+        key: Key,
+        *,
+        set: Mapping[str, Any] | None = None,
+        set_if_absent: Mapping[str, Any] | None = None,
+        add: Mapping[str, Any] | None = None,
+        remove: Sequence[str] = (),
+        condition: Condition | None = None,
+    ) -> Item:
+        if key.sk.startswith(RECORD):
+            self._fail("renew")
+        return await super().update(
+            key, set=set, set_if_absent=set_if_absent, add=add, remove=remove, condition=condition
+        )
+
+    async def delete(self, key: Key, *, condition: Condition | None = None) -> None:
+        if key.sk.startswith(RECORD):
+            self._fail("release")
+        await super().delete(key, condition=condition)

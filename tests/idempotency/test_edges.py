@@ -14,12 +14,11 @@ from fastapi.testclient import TestClient
 from api.config import Settings
 from api.errors import AppError
 from api.idempotency.middleware import MAX_STORED_BODY_BYTES
+from api.idempotency.models import CLAIM_SECONDS
 from api.kit.clock import FrozenClock
 from api.main import create_app
 from api.store.definition import load_definition
-from api.store.sqlite import SqliteTable
-from api.store.table import Condition, Item, ItemAbsent, Throttled
-from tests.idempotency.conftest import LOCAL, key, records
+from tests.idempotency.conftest import LOCAL, FailingStore, key, records
 
 
 class Unavailable(AppError):
@@ -39,20 +38,6 @@ class Counted:
         if self.failures:
             raise self.failures.pop(0)
         return {"call": self.calls}
-
-
-class FailingStore(SqliteTable):
-    """SQLite whose writes of idempotency records fail (Throttled) when the test says:
-    `claim` (the first write, ItemAbsent) or `settle` (storing the answer)."""
-
-    failing: frozenset[str] = frozenset()
-
-    async def put(self, item: Item, *, condition: Condition | None = None) -> None:
-        if item["sk"].startswith("Idempotency#"):
-            step = "claim" if isinstance(condition, ItemAbsent) else "settle"
-            if step in self.failing:
-                raise Throttled(f"the test fails the {step}")
-        await super().put(item, condition=condition)
 
 
 @pytest.fixture
@@ -130,7 +115,7 @@ def test_an_answer_too_big_to_keep_is_sent_whole_and_not_kept(
     ids=["empty", "empty-quoted", "too-long", "not-ascii", "tab", "del"],
 )
 def test_a_key_that_is_not_one_is_refused(client: TestClient, counted: Counted, value: str) -> None:
-    refused = client.post("/counted", headers={"Idempotency-Key": value.encode("latin-1")})  # type: ignore[dict-item]
+    refused = client.post("/counted", headers={b"Idempotency-Key": value.encode("latin-1")})
     assert refused.status_code == 400, value
     assert refused.json()["code"] == "invalid_idempotency_key"
     assert "printable ASCII" in refused.json()["message"]
@@ -213,3 +198,34 @@ def test_an_answer_that_cannot_be_stored_still_reaches_the_client(
     assert records(client) == []  # freed: nothing to replay, and nothing left claimed
     store.failing = frozenset()
     assert client.post("/counted", headers=key("unstored")).json() == {"call": 2}
+
+
+def test_a_store_that_cannot_tell_the_caller_runs_nothing(
+    client: TestClient, store: FailingStore, counted: Counted
+) -> None:
+    store.failing = frozenset({"user"})  # the local user is made on the first request
+    refused = client.post("/counted", headers=key("who"))
+    assert refused.status_code == 503
+    assert refused.json()["code"] == "store_throttled"
+    assert counted.calls == 0
+    store.failing = frozenset()
+    assert client.post("/counted", headers=key("who")).json() == {"call": 1}
+
+
+def test_a_claim_that_cannot_be_freed_frees_itself_when_it_lapses(
+    client: TestClient,
+    store: FailingStore,
+    counted: Counted,
+    clock: FrozenClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store.failing = frozenset({"release"})
+    counted.failures = [Unavailable("Try later.")]
+    with caplog.at_level(logging.WARNING, logger="api.idempotency.middleware"):
+        assert client.post("/counted", headers=key("stuck")).status_code == 503
+    assert "freeing an Idempotency-Key failed" in caplog.text
+    busy = client.post("/counted", headers=key("stuck"))
+    assert busy.status_code == 409
+    assert busy.json()["code"] == "idempotency_request_in_progress"
+    clock.advance(CLAIM_SECONDS)
+    assert client.post("/counted", headers=key("stuck")).json() == {"call": 2}

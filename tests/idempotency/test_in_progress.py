@@ -5,6 +5,7 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import pytest
 from fastapi.testclient import TestClient
@@ -22,18 +23,26 @@ class Gate(HookProvider):
     def __init__(self) -> None:
         self.entered = threading.Event()
         self.opened = threading.Event()
+        self.opened.set()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Turns wait inside the block; on the way out (failing or not) they are let go
+        before the requests they hold are waited for."""
+        self.opened.clear()
+        try:
+            yield
+        finally:
+            self.opened.set()
 
     async def on_agent_initialized(self, event: AgentInitialized) -> None:
         self.entered.set()
-        while not self.opened.is_set():
-            await asyncio.sleep(0.01)
+        await asyncio.to_thread(self.opened.wait)  # a worker thread waits, not the loop
 
 
 @pytest.fixture
-def gate() -> Iterator[Gate]:
-    gate = Gate()
-    yield gate
-    gate.opened.set()  # never leave a request hanging, whatever failed
+def gate() -> Gate:
+    return Gate()
 
 
 @pytest.fixture
@@ -48,7 +57,7 @@ def test_a_retry_while_the_turn_runs_waits_then_gets_its_answer(
 ) -> None:
     agent_id = client.post("/agents", json={"name": "Tea"}).json()["id"]
     body = {"agent_id": agent_id, "prompt": "I prefer tea", "session_id": "s1", "stream": False}
-    with ThreadPoolExecutor(1) as pool:
+    with ThreadPoolExecutor(1) as pool, gate.held():
         first = pool.submit(client.post, "/chat", json=body, headers=key("turn-1"))
         assert gate.entered.wait(10), "the first turn never started"
 

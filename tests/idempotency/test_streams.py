@@ -6,16 +6,17 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
 from fastapi import FastAPI, Response
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.testclient import TestClient
-from starlette.types import Scope
+from starlette.background import BackgroundTask
+from starlette.types import Message, Receive, Scope, Send
 
 from api import error_handlers
 from api.config import Settings
@@ -28,7 +29,7 @@ from api.store.sqlite import SqliteTable
 from api.store.table import Table
 from api.users.service import LocalIdentity
 from tests.fakes.serving import serve_in_thread
-from tests.idempotency.conftest import LOCAL, key, records
+from tests.idempotency.conftest import LOCAL, FailingStore, key, records
 
 EMAIL = "local@localhost"
 RUN_ID = "run-7"
@@ -43,10 +44,19 @@ class Turns:
         self.opened = threading.Event()
         self.opened.set()
 
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Routes wait inside the block; on the way out (failing or not) they are let go
+        before the requests they hold are waited for."""
+        self.opened.clear()
+        try:
+            yield
+        finally:
+            self.opened.set()
+
     async def wait(self) -> None:
         self.entered.set()
-        while not self.opened.is_set():
-            await asyncio.sleep(0.01)
+        await asyncio.to_thread(self.opened.wait)  # a worker thread waits, not the loop
 
     async def events(self) -> AsyncIterator[bytes]:
         yield b"event: run.started\ndata: {}\n\n"
@@ -107,6 +117,13 @@ def tiny_app(
         await turns.wait()
         return {"call": call}
 
+    @app.post("/then-more")
+    async def then_more(status: int) -> JSONResponse:
+        """Answers, then goes on working (a background task held by the gate)."""
+        turns.calls += 1
+        body = {"call": turns.calls}
+        return JSONResponse(body, status_code=status, background=BackgroundTask(turns.wait))
+
     @app.post("/headers", status_code=201)
     async def headers() -> Response:
         turns.calls += 1
@@ -117,6 +134,7 @@ def tiny_app(
             headers={
                 "ETag": '"v1"',
                 "Location": "/things/1",
+                "Run-Id": "run-9",
                 "Set-Cookie": "session=secret",
                 "X-Other": "not kept",
             },
@@ -133,10 +151,8 @@ def table(tmp_path: Path, clock: FrozenClock) -> Iterator[Table]:
 
 
 @pytest.fixture
-def turns() -> Iterator[Turns]:
-    turns = Turns()
-    yield turns
-    turns.opened.set()  # never leave a request hanging, whatever failed
+def turns() -> Turns:
+    return Turns()
 
 
 @pytest.fixture
@@ -213,21 +229,47 @@ def test_a_stream_is_not_held_back(
     def build(root: str) -> tuple[str, FastAPI]:
         return root, tiny_app(table, clock, turns, resume)
 
-    with serve_in_thread("tiny", build, "/health", lifespan="on") as root:
-        turns.opened.clear()
-        with (
-            httpx2.Client(base_url=root, timeout=10) as http,
-            http.stream("POST", "/turn", headers=key("live")) as streamed,
-        ):
-            lines = streamed.iter_lines()
-            assert next(lines) == "event: run.started"
-            assert not turns.opened.is_set()  # the turn is still held: nothing was buffered
-            # A retry while it streams re-attaches to the run.
-            again = http.post("/turn", headers=key("live"))
-            assert again.text == "event: resumed\n\n"
-            turns.opened.set()
-            assert "event: run.completed" in list(lines)
+    with (
+        serve_in_thread("tiny", build, "/health", lifespan="on") as root,
+        turns.held(),
+        httpx2.Client(base_url=root, timeout=10) as http,
+        http.stream("POST", "/turn", headers=key("live")) as streamed,
+    ):
+        lines = streamed.iter_lines()
+        assert next(lines) == "event: run.started"
+        assert not turns.opened.is_set()  # the turn is still held: nothing was buffered
+        # A retry while it streams re-attaches to the run.
+        again = http.post("/turn", headers=key("live"))
+        assert again.text == "event: resumed\n\n"
+        turns.opened.set()
+        assert "event: run.completed" in list(lines)
     assert turns.calls == 1
+
+
+def test_the_key_is_settled_before_the_answer_leaves(
+    table: Table, clock: FrozenClock, turns: Turns
+) -> None:
+    """A client that got an answer finds it stored, or finds the key free when the answer
+    is not kept, even while the request goes on working after it answered."""
+
+    def build(root: str) -> tuple[str, FastAPI]:
+        return root, tiny_app(table, clock, turns, None)
+
+    with (
+        serve_in_thread("tiny", build, "/health", lifespan="on") as root,
+        httpx2.Client(base_url=root, timeout=10) as http,
+        turns.held(),
+    ):
+        made = http.post("/then-more?status=201", headers=key("kept"))
+        assert (made.status_code, made.json()) == (201, {"call": 1})
+        again = http.post("/then-more?status=201", headers=key("kept"))
+        assert (again.status_code, again.json()) == (201, {"call": 1})
+        assert again.headers["idempotent-replayed"] == "true"
+
+        failed = http.post("/then-more?status=503", headers=key("not-kept"))
+        assert (failed.status_code, failed.json()) == (503, {"call": 2})
+        retried = http.post("/then-more?status=503", headers=key("not-kept"))
+        assert (retried.status_code, retried.json()) == (503, {"call": 3})  # run again
 
 
 def test_kept_headers_are_replayed_and_cookies_are_not(
@@ -240,6 +282,7 @@ def test_kept_headers_are_replayed_and_cookies_are_not(
         assert (again.status_code, again.content) == (201, b"made")
         assert again.headers["etag"] == '"v1"'
         assert again.headers["location"] == "/things/1"
+        assert again.headers["run-id"] == "run-9"
         assert again.headers["content-type"].startswith("text/plain")
         assert "set-cookie" not in again.headers
         assert "x-other" not in again.headers
@@ -256,8 +299,7 @@ def eventually(check: Callable[[], bool], what: str, timeout: float = 10.0) -> N
 
 def test_a_running_request_keeps_its_claim(table: Table, clock: FrozenClock, turns: Turns) -> None:
     app = tiny_app(table, clock, turns, None, renew_seconds=0.02)
-    with client_for(app) as client, ThreadPoolExecutor(1) as pool:
-        turns.opened.clear()
+    with client_for(app) as client, ThreadPoolExecutor(1) as pool, turns.held():
         first = pool.submit(client.post, "/slow", headers=key("slow"))
         assert turns.entered.wait(10)
         (claim,) = records(client)
@@ -273,14 +315,40 @@ def test_a_running_request_keeps_its_claim(table: Table, clock: FrozenClock, tur
     assert turns.calls == 1
 
 
+@pytest.fixture
+def failing(tmp_path: Path, clock: FrozenClock) -> Iterator[FailingStore]:
+    store = FailingStore(tmp_path / "failing.db", "failing", load_definition(), clock=clock)
+    yield store
+    asyncio.run(store.close())
+
+
+def test_a_renewal_that_fails_is_tried_again(
+    failing: FailingStore, clock: FrozenClock, turns: Turns, caplog: pytest.LogCaptureFixture
+) -> None:
+    failing.failing = frozenset({"renew"})
+    app = tiny_app(failing, clock, turns, None, renew_seconds=0.02)
+    with client_for(app) as client, ThreadPoolExecutor(1) as pool, turns.held():
+        first = pool.submit(client.post, "/slow", headers=key("slow"))
+        assert turns.entered.wait(10)
+        eventually(lambda: "renewing the claim" in caplog.text, "a renewal failing")
+        failing.failing = frozenset()
+        (claim,) = records(client)
+        until = claim.until or 0
+        clock.advance(10)
+        eventually(lambda: (records(client)[0].until or 0) > until, "a renewal that works")
+        turns.opened.set()
+        assert first.result(timeout=10).json() == {"call": 1}
+        again = client.post("/slow", headers=key("slow"))
+        assert (again.json(), again.headers["idempotent-replayed"]) == ({"call": 1}, "true")
+
+
 def test_a_request_that_lost_its_claim_leaves_the_new_answer_alone(
     table: Table, clock: FrozenClock, turns: Turns, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A request stalled past its `until` (renewal never came) is taken over; when it ends,
     what the request that took over stored stays."""
     app = tiny_app(table, clock, turns, None, renew_seconds=3600)
-    with client_for(app) as client, ThreadPoolExecutor(2) as pool:
-        turns.opened.clear()
+    with client_for(app) as client, ThreadPoolExecutor(2) as pool, turns.held():
         stalled = pool.submit(client.post, "/slow", headers=key("slow"))
         assert turns.entered.wait(10)
         clock.advance(CLAIM_SECONDS)
@@ -293,3 +361,45 @@ def test_a_request_that_lost_its_claim_leaves_the_new_answer_alone(
         assert again.json() == {"call": 2}  # the answer of the request that held the key
         assert again.headers["idempotent-replayed"] == "true"
     assert "taken over before its answer was stored" in caplog.text
+
+
+async def test_a_client_that_leaves_mid_body_runs_nothing(
+    tmp_path: Path, clock: FrozenClock
+) -> None:
+    table = SqliteTable(tmp_path / "left.db", "left", load_definition(), clock=clock)
+    await table.create()
+    reached: list[Scope] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        reached.append(scope)
+
+    said: list[Message] = [
+        {"type": "http.request", "body": b'{"name": ', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    answered: list[Message] = []
+
+    async def receive() -> Message:
+        return said.pop(0)
+
+    async def send(message: Message) -> None:
+        answered.append(message)
+
+    scope: Scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/agents",
+        "query_string": b"",
+        "headers": [(b"idempotency-key", b"left")],
+        "state": {
+            "table": table,
+            "settings": Settings(sqlite_path=Path("unused.db"), local_user_email=EMAIL),
+            "clock": clock,
+            "local": LocalIdentity(EMAIL),
+            "token_issuer": None,
+        },
+    }
+    await Idempotency(app, resume=None)(scope, receive, send)
+    assert (reached, answered) == ([], [])
+    assert (await table.scan(entity="IdempotencyRecord")).items == []
+    await table.close()

@@ -207,3 +207,31 @@ def test_a_bad_last_event_id_or_an_unknown_run_is_refused(
     assert ended.status_code == 200
     assert parse_sse(ended.text)[0] == []
     assert json.loads(a.get(f"/runs/{run_id}").text)["run_id"] == run_id
+
+
+def test_a_turn_sent_again_with_its_key_reattaches_to_the_same_run(
+    two_servers: tuple[str, str], fake_openai: FakeLLM
+) -> None:
+    a, b = (httpx2.Client(base_url=root, timeout=30) for root in two_servers)
+    agent_id = use_openai(a, fake_openai)
+    fake_openai.replies.append(Reply(text=STORY, chunk_delay_seconds=0.04))
+    key = {"Idempotency-Key": "story-3"}
+    with start_turn(a, agent_id, key) as response:
+        run_id = response.headers["Run-Id"]
+        seen = read_events(response, until=6)
+
+    with start_turn(b, agent_id, key) as again:  # the connection dropped: the client retries
+        assert again.status_code == 200
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.headers["Run-Id"] == run_id
+        whole = read_events(again)
+    assert whole[: len(seen)] == seen  # the same run, from its first event, to its end
+    assert ids_of(whole) == list(range(1, len(whole) + 1))
+    assert whole[-1].name == "run.completed"
+    assert text_of(whole) == STORY
+    conversation_id = seen[0].data["conversation_id"]
+    assert [m["role"] for m in messages(b, conversation_id)] == ["user", "assistant"]
+
+    with start_turn(a, agent_id, key) as later:  # once it ended: the same stream again
+        assert read_events(later) == whole
+    assert len(fake_openai.requests) == 1

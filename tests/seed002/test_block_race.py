@@ -82,7 +82,6 @@ def test_a_put_racing_twenty_appends_over_http_loses_nothing(server: str) -> Non
     # And what was appended before it, the PUT saw and replaced, as its caller asked.
     before = [a for a in appends if a["block"]["version"] < put["version"]]
     assert len(before) + len(after) == APPENDS
-    print("PUTVERSION", put["version"], len(before), len(after))
 
 
 def by_version(append: dict[str, Any]) -> int:

@@ -4,6 +4,7 @@ beside ours; the server's default port is the seed's, 8283."""
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,9 @@ import pytest
 from api.config import ConfigError, Settings, load_settings
 from api.kit.clock import FrozenClock
 from api.main import create_app
-from api.store.dynamodb_local import free_port
+from api.store.definition import load_definition
+from api.store.dynamodb import DynamoTable
+from api.store.dynamodb_local import DynamoDBLocal, free_port
 from tests.app.test_cli import health_of, run_cli
 from tests.auth.conftest import browser
 from tests.fakes.oidc import FakeGoogle
@@ -52,6 +55,18 @@ def test_health_without_embeddings(tmp_path: Path, clock: FrozenClock) -> None:
     with running(settings, clock) as client:
         health = client.get("/health").json()
     assert (health["embedding_backend"], health["embedding_dimension"]) == ("none", None)
+
+
+def test_health_on_dynamodb_shows_no_file(
+    tmp_path: Path, clock: FrozenClock, dynamodb_local: DynamoDBLocal
+) -> None:
+    table = DynamoTable(
+        f"health-{uuid.uuid4().hex[:8]}", load_definition(), endpoint_url=dynamodb_local.endpoint
+    )
+    with running(local_settings(tmp_path), clock, table) as client:
+        health = client.get("/health").json()
+    assert (health["status"], health["store"]) == ("ok", "dynamodb")
+    assert health["database_path"] is None
 
 
 def test_health_in_google_mode_shows_no_server_path(

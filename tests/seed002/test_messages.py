@@ -4,7 +4,7 @@ meaning with their similarity; part of the conversations, the recent turns and t
 of everything else."""
 
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from api.conversations import repository as conversations
 from api.kit.clock import FrozenClock
 from api.messages.models import Message, MessageRecall
+from api.messages.service import copy_item
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
@@ -258,10 +259,6 @@ def test_a_session_being_deleted_refuses_new_messages(tmp_path: Path, clock: Fro
 
 
 async def test_message_metadata_round_trips_on_every_engine(table: Table) -> None:
-    from datetime import UTC, datetime
-
-    from api.messages.service import copy_item
-
     message = Message(
         conversation_id="c1",
         message_id="m1",

@@ -113,6 +113,27 @@ def conversation(owner: Tenant) -> dict[str, str]:
     return {**ids, "conversation_id": created.json()["id"]}
 
 
+# Seed 002's routes name an agent by its name: the other tenant has no agent of that name.
+def named_agent(owner: Tenant) -> dict[str, str]:
+    return {**agent(owner), "agent_name": "Owned"}
+
+
+def named_message(owner: Tenant) -> dict[str, str]:
+    ids = named_agent(owner)
+    body = {"agent_name": "Owned", "role": "user", "content": "Owner's secret message"}
+    stored = owner.client.post("/messages", json=body, headers=owner.headers)
+    assert stored.status_code == 201, stored.text
+    return ids
+
+
+def named_block(owner: Tenant) -> dict[str, str]:
+    ids = named_agent(owner)
+    body = {"agent_name": "Owned", "label": "notes", "value": "Owner's secret"}
+    created = owner.client.post("/memory-blocks", json=body, headers=owner.headers)
+    assert created.status_code == 201, created.text
+    return {**ids, "label": "notes"}
+
+
 ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/health"): PUBLIC,
     ("GET", "/auth/google/login"): PUBLIC,
@@ -171,6 +192,24 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
         body={"agent_id": "{agent_id}", "prompt": "hello", "stream": False},
         body_names_ids=True,
     ),
+    ("POST", "/messages"): Probe(
+        named_agent,
+        body={"agent_name": "{agent_name}", "role": "user", "content": "planted"},
+        body_names_ids=True,
+    ),
+    ("GET", "/messages/{agent_name}"): Probe(named_message),
+    ("POST", "/messages/search"): Probe(
+        named_message, body={"agent_name": "{agent_name}", "query": "secret"}, body_names_ids=True
+    ),
+    ("POST", "/memory-blocks"): Probe(
+        named_agent,
+        body={"agent_name": "{agent_name}", "label": "planted", "value": "x"},
+        body_names_ids=True,
+    ),
+    ("GET", "/memory-blocks/{agent_name}"): Probe(named_agent),
+    ("GET", "/memory-blocks/{agent_name}/{label}"): Probe(named_block),
+    ("PUT", "/memory-blocks/{agent_name}/{label}"): Probe(named_block, body={"value": "taken"}),
+    ("POST", "/context/{agent_name}"): Probe(named_message, body={"query": "secret"}),
 }
 
 
@@ -295,3 +334,28 @@ def test_the_same_session_id_in_two_tenants_is_two_sessions(
         "/conversations", params={"agent_id": theirs["agent_id"]}, headers=bob.headers
     ).json()["conversations"]
     assert [c["id"] for c in listed] == [theirs["conversation_id"]]
+
+
+def test_an_agent_name_resolves_only_among_the_callers_agents(
+    tenants: tuple[Tenant, Tenant],
+) -> None:
+    """Seed 002 names agents by name: Bob's "Helper" is never Ada's, by id or by name."""
+    ada, bob = tenants
+    mine = ada.client.post("/agents", json={"name": "Helper"}, headers=ada.headers).json()
+    message = {"agent_name": "Helper", "role": "user", "content": "Ada's secret"}
+    assert ada.client.post("/messages", json=message, headers=ada.headers).status_code == 201
+    not_found = bob.client.get("/agents/Helper", headers=bob.headers)
+    assert not_found.status_code == 404
+    assert not_found.json()["code"] == "agent_not_found"
+
+    theirs = bob.client.post("/agents", json={"name": "Helper"}, headers=bob.headers).json()
+    assert theirs["id"] != mine["id"]
+    assert bob.client.get("/agents/helper", headers=bob.headers).json()["id"] == theirs["id"]
+    assert bob.client.get(f"/agents/{mine['id']}", headers=bob.headers).status_code == 404
+    assert bob.client.get("/messages/Helper", headers=bob.headers).json() == []
+    found = bob.client.post(
+        "/messages/search", json={"agent_name": "Helper", "query": "secret"}, headers=bob.headers
+    )
+    assert found.json() == []
+    context = bob.client.post("/context/Helper", json={"query": "secret"}, headers=bob.headers)
+    assert context.json()["relevant_messages"] == []
