@@ -279,6 +279,14 @@ class PreparedTurn:
     journal: RunJournal  # its events, kept for readers who resume
     failure: AppError | None = field(default=None)  # why the run failed, if it did
     outcome: Outcome | None = field(default=None)  # how it ended, once it has
+    began: bool = field(default=False)  # whether `stream` ran: from then on it frees the lease
+    task: "asyncio.Task[None] | None" = field(default=None)  # the task streaming it, if any
+
+    async def abandon(self) -> None:
+        """The turn will never run (its client left before its stream started): its
+        conversation is free at once, not when the lease lapses."""
+        if not self.began:
+            await self.lease.free()
 
     @functools.cached_property
     def started(self) -> events.RunStarted:
@@ -291,6 +299,7 @@ class PreparedTurn:
         """The whole run: started, what the architecture yields, memory upkeep, and
         completed; or an error and failed. Cancellation (the client left) goes on up.
         The conversation's lease is renewed while it runs and freed when it ends."""
+        self.began = True
         self.lease.keep()
         journal = self.journal
         try:

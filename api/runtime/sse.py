@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.types import Receive, Scope, Send
 
 from api.runs.models import StoredEvent
 from api.runtime import events
@@ -25,14 +26,33 @@ def run_headers(prepared: PreparedTurn) -> Mapping[str, str]:
     return {RUN_ID_HEADER: prepared.turn.state.run_id}
 
 
+class TurnStream(EventSourceResponse):
+    """A turn's stream. If the turn never started (the client left before its stream did,
+    or its task was stopped before it ran), its conversation is freed when the response
+    ends, rather than held until the lease lapses."""
+
+    def __init__(self, prepared: PreparedTurn, *, ping_seconds: float, grace_seconds: float):
+        super().__init__(
+            relay(prepared, grace_seconds=grace_seconds),
+            ping=ping_seconds,
+            headers={**HEADERS, **run_headers(prepared)},
+        )
+        self.prepared = prepared
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            task = self.prepared.task
+            if task is not None and not self.prepared.began:  # stopped before it ran, or
+                await asyncio.wait({task})  # about to run: see which
+            await self.prepared.abandon()
+
+
 def event_stream(
     prepared: PreparedTurn, *, ping_seconds: float, grace_seconds: float = 0.0
 ) -> EventSourceResponse:
-    return EventSourceResponse(
-        relay(prepared, grace_seconds=grace_seconds),
-        ping=ping_seconds,
-        headers={**HEADERS, **run_headers(prepared)},
-    )
+    return TurnStream(prepared, ping_seconds=ping_seconds, grace_seconds=grace_seconds)
 
 
 def stored_event(number: int, event: str, data: str) -> ServerSentEvent:
@@ -58,7 +78,7 @@ async def relay(prepared: PreparedTurn, *, grace_seconds: float) -> AsyncIterato
 
     runtime = prepared.runtime
     run_id = prepared.turn.state.run_id
-    task = runtime.start(pump())
+    task = prepared.task = runtime.start(pump())
     number = 0
     last: RunEvent | None = None
     try:

@@ -28,7 +28,7 @@ from api.runtime.hooks import AgentInitialized, HookProvider, Hooks, MessageAdde
 from api.runtime.lease import ConversationBusy
 from api.runtime.loop import TOOL_INTERRUPTED, AgentLoop
 from api.runtime.runner import PreparedTurn, Runtime
-from api.runtime.sse import relay
+from api.runtime.sse import event_stream, relay
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import MessageClock, MessageFactory, Turn
@@ -275,3 +275,27 @@ async def test_two_replicas_never_run_two_turns_in_one_conversation(
     )  # the lapsed holder cannot take it back
     await third.lease.free()
     await table.close()
+
+
+async def test_a_turn_whose_stream_never_started_frees_its_conversation_at_once(
+    stuck: Stopped,
+) -> None:
+    request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
+    prepared = await stuck.runtime.prepare(request)
+    with pytest.raises(ConversationBusy):
+        await stuck.runtime.prepare(request)
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.Event().wait()
+        return {"type": "http.disconnect"}
+
+    async def gone(message: Any) -> None:
+        raise OSError("the client is gone")
+
+    scope = {"type": "http", "method": "POST", "path": "/chat", "headers": []}
+    with pytest.raises(OSError, match="gone"):
+        await event_stream(prepared, ping_seconds=15)(scope, receive, gone)
+    assert not prepared.began
+    again = await stuck.runtime.prepare(request)  # no 409: the lease was freed
+    assert again.lease.held
+    await again.abandon()
