@@ -1,7 +1,7 @@
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from api.conversations.models import Conversation
 from api.kit.text import Title
@@ -62,6 +62,9 @@ class MessageOut(BaseModel):
     tool_calls: list[dict[str, Any]]
     tool_call_id: str | None
     interrupted: bool
+    metadata: dict[str, JsonValue] | None = Field(
+        default=None, description="What the client stored with it (seed 002's POST /messages)"
+    )
     created_at: datetime
 
     @classmethod
@@ -74,6 +77,7 @@ class MessageOut(BaseModel):
             tool_calls=m.tool_calls,
             tool_call_id=m.tool_call_id,
             interrupted=m.interrupted,
+            metadata=m.metadata,
             created_at=m.created_at,
         )
 

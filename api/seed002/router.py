@@ -17,6 +17,7 @@ from api.memory import service as memory
 from api.memory.errors import etag
 from api.memory.preconditions import IfMatch
 from api.memory.service import BlockView
+from api.messages import service as messages
 from api.runtime.deps import RuntimeDep
 from api.seed002 import service
 from api.seed002.schemas import (
@@ -77,7 +78,9 @@ async def list_messages(
 ) -> list[MessageOut]:
     """The agent's messages, most recent first, across all its conversations (user,
     assistant and system messages with text; a turn's tool traffic is not listed)."""
-    return [MessageOut.of_copy(m) for m in await service.newest_messages(table, agent, limit)]
+    return [
+        MessageOut.of_copy(m) for m in await messages.newest(table, agent.agent_id, limit=limit)
+    ]
 
 
 @router.post("/memory-blocks", status_code=status.HTTP_201_CREATED)

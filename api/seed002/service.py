@@ -19,7 +19,7 @@ from api.memory import service as memory
 from api.memory.errors import BlockExists, VersionMismatch
 from api.memory.service import BlockView
 from api.messages import service as messages
-from api.messages.models import Message, MessageRecall
+from api.messages.models import Message
 from api.messages.service import MessageHit
 from api.search.engine import SearchEngine
 from api.seed002.schemas import ContextIn, MemoryBlockIn, MessageIn
@@ -76,10 +76,6 @@ async def add_message(
     raise SessionClosing(
         f"The conversation of session {session_id!r} is being deleted; send the message again."
     )
-
-
-async def newest_messages(table: Table, agent: Agent, limit: int) -> list[MessageRecall]:
-    return await messages.newest(table, agent.agent_id, limit=limit)
 
 
 async def search_messages(

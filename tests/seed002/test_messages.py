@@ -109,7 +109,7 @@ def test_messages_are_listed_newest_first_across_conversations(
 
 def test_messages_live_in_conversations(api: TestClient, clock: FrozenClock) -> None:
     agent = new_agent(api)
-    default = post_message(api, clock, "In the default session")
+    default = post_message(api, clock, "In the default session", metadata={"k": [1]})
     again = post_message(api, clock, "Still the default session", role="assistant")
     work = post_message(api, clock, "At work", session_id="work")
     assert default["conversation_id"] == again["conversation_id"] != work["conversation_id"]
@@ -121,6 +121,7 @@ def test_messages_live_in_conversations(api: TestClient, clock: FrozenClock) -> 
         ("user", "In the default session"),
         ("assistant", "Still the default session"),
     ]
+    assert [m["metadata"] for m in history["messages"]] == [{"k": [1]}, None]
 
 
 def test_a_deleted_sessions_conversation_is_opened_again(
