@@ -7,8 +7,10 @@ text at once, exactly one memory results and the others learn which one it is.
 
 import contextlib
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import cast
 
 from api.memory import repository
 from api.memory.errors import (
@@ -18,7 +20,7 @@ from api.memory.errors import (
     InvalidPage,
     MemoryBusy,
 )
-from api.memory.models import ArchivalMemory
+from api.memory.models import ArchivalMemory, Category
 from api.memory.retry import backoff
 from api.search import vectors
 from api.search.documents import Doc
@@ -90,8 +92,19 @@ def _content(text: str) -> str:
     return content
 
 
-async def insert(engine: SearchEngine, agent_id: str, content: str) -> ArchivalInsert:
-    """Stored, embedded and searchable (on every replica) when this returns."""
+async def insert(
+    engine: SearchEngine,
+    agent_id: str,
+    content: str,
+    *,
+    category: Category | None = None,
+    context: str | None = None,
+    confidence: float | None = None,
+    tags: Sequence[str] = (),
+) -> ArchivalInsert:
+    """Stored, embedded and searchable (on every replica) when this returns. Idempotent by
+    content: text already stored comes back as it was stored (its category, context,
+    confidence and tags unchanged)."""
     text = _content(content)
     digest = content_hash(text)
     table = engine.table
@@ -105,6 +118,10 @@ async def insert(engine: SearchEngine, agent_id: str, content: str) -> ArchivalI
             content=text,
             content_hash=digest,
             created_at=created_at,
+            category=category,
+            context=(context or "").strip() or None,
+            confidence=confidence,
+            tags=list(dict.fromkeys(tags)),
         )
         try:
             if await repository.insert_archival(engine, memory, vector_attributes):
@@ -135,6 +152,10 @@ def _memory(agent_id: str, doc: Doc) -> ArchivalMemory:
         content_hash=doc.content_hash or content_hash(doc.text),
         created_at=repository.created_at_of(doc.item_id)
         or datetime.fromtimestamp(doc.created_at, UTC),
+        category=cast(Category | None, doc.category),
+        context=doc.context,
+        confidence=doc.confidence,
+        tags=list(doc.tags),
     )
 
 
@@ -150,6 +171,8 @@ async def search(
     page: int = 1,
     page_size: int = PAGE_SIZE,
     mode: Mode | None = None,
+    tags: frozenset[str] | None = None,
+    categories: frozenset[str] | None = None,
 ) -> SearchPage:
     """One page of the matches among all the agent's memories, best first. A page past the
     end comes back empty, with the total, so the caller can say how many pages there are."""
@@ -162,7 +185,7 @@ async def search(
         agent_id,
         text,
         mode=mode,
-        filters=Filters(kinds=frozenset({"archival"})),
+        filters=Filters(kinds=frozenset({"archival"}), tags=tags, categories=categories),
         offset=(page - 1) * page_size,
         limit=page_size,
     )

@@ -1,4 +1,5 @@
 from datetime import datetime
+from typing import Literal, get_args
 
 from pydantic import Field
 
@@ -39,6 +40,10 @@ class CoreMemory(Entity):
         return keys.core_memory(self.agent_id, self.block_name)
 
 
+Category = Literal["fact", "pattern", "preference", "capability"]  # seed 003's
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+
+
 class ArchivalMemory(Entity):
     ENTITY = keys.ARCHIVAL_MEMORY
 
@@ -47,6 +52,10 @@ class ArchivalMemory(Entity):
     content: str
     content_hash: str
     created_at: datetime
+    category: Category | None = None  # seed 003: what kind of knowledge it is
+    context: str | None = None  # seed 003: when or why it matters
+    confidence: float | None = None  # seed 003: 0.0 to 1.0
+    tags: list[str] = Field(default_factory=list)  # seed 004: who said it (`user`, ...)
 
     def key(self) -> Key:
         ts = keys.timestamp(self.created_at.timestamp())

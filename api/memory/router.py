@@ -10,8 +10,10 @@ from api.deps import ClockDep, SearchDep, TableDep
 from api.memory import archival
 from api.memory import service as memory
 from api.memory.errors import etag
+from api.memory.models import Category
 from api.memory.preconditions import IfMatch
 from api.memory.schemas import (
+    MAX_TAGS,
     ArchivalCreate,
     ArchivalHitOut,
     ArchivalOut,
@@ -22,6 +24,7 @@ from api.memory.schemas import (
     BlockUpdate,
     LineChangeOut,
     LineIn,
+    Tag,
 )
 from api.messages.schemas import MAX_QUERY_CHARS
 from api.search.index import Mode as SearchMode
@@ -177,12 +180,23 @@ async def search_archival(
     page: Annotated[int, Query(ge=1)] = 1,
     limit: Annotated[int, Query(ge=1, le=100)] = archival.PAGE_SIZE,
     mode: SearchMode | None = None,
+    category: Annotated[list[Category] | None, Query()] = None,
+    tags: Annotated[list[Tag] | None, Query(max_length=MAX_TAGS)] = None,
 ) -> ArchivalSearchOut:
     """Pages of `limit` (5 by default), best match first, each memory with its score (and
     its cosine similarity to the query when semantic ranking took part). `mode`: hybrid (the
-    default with an embedding backend), lexical (BM25, words in common) or semantic."""
+    default with an embedding backend), lexical (BM25, words in common) or semantic.
+    `category` (repeatable) keeps memories of those categories; `tags` (repeatable) those
+    carrying any of those tags, or one of them as their category."""
     found = await archival.search(
-        search, agent.agent_id, query, page=page, page_size=limit, mode=mode
+        search,
+        agent.agent_id,
+        query,
+        page=page,
+        page_size=limit,
+        mode=mode,
+        tags=frozenset(tags) if tags else None,
+        categories=frozenset(category) if category else None,
     )
     return ArchivalSearchOut(
         query=found.query,
@@ -203,7 +217,15 @@ async def insert_archival(
 ) -> ArchivalOut:
     """Idempotent: the same text again returns the stored memory (200). Searchable on every
     server as soon as this answers."""
-    inserted = await archival.insert(search, agent.agent_id, body.content)
+    inserted = await archival.insert(
+        search,
+        agent.agent_id,
+        body.content,
+        category=body.category,
+        context=body.context,
+        confidence=body.confidence,
+        tags=body.tags,
+    )
     if not inserted.created:
         response.status_code = status.HTTP_200_OK
     return ArchivalOut.of(inserted.memory)

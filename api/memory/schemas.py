@@ -1,11 +1,12 @@
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from api.kit.text import BlockName
 from api.memory.archival import Match
 from api.memory.blocks import MAX_BLOCK_NAME, MAX_WORD_LIMIT
-from api.memory.models import DEFAULT_WORD_LIMIT, ArchivalMemory
+from api.memory.models import DEFAULT_WORD_LIMIT, ArchivalMemory, Category
 from api.memory.service import BlockView, LineChange
 from api.search.index import Mode as SearchMode
 
@@ -80,10 +81,25 @@ class BlockUpdate(BaseModel):
     lines: list[str] | None = Field(default=None, description="Replaces every line")
 
 
+MAX_CONTEXT_CHARS = 2000
+MAX_TAGS = 16
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
+
+
+# Strict: `true` is not a confidence, nor is "0.5" (JSON numbers, integers included, are).
+Confidence = Annotated[float, Field(ge=0.0, le=1.0, strict=True, description="0.0 to 1.0")]
+
+
 class ArchivalCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     content: str = Field(min_length=1)
+    category: Category | None = Field(default=None, description="Seed 003's kind of knowledge.")
+    context: str | None = Field(
+        default=None, max_length=MAX_CONTEXT_CHARS, description="When or why it matters."
+    )
+    confidence: Confidence | None = None
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
 
 
 class ArchivalOut(BaseModel):
@@ -91,6 +107,10 @@ class ArchivalOut(BaseModel):
     content: str
     content_hash: str
     created_at: datetime
+    category: Category | None
+    context: str | None
+    confidence: float | None
+    tags: list[str]
 
     @classmethod
     def of(cls, memory: ArchivalMemory) -> "ArchivalOut":
@@ -99,6 +119,10 @@ class ArchivalOut(BaseModel):
             content=memory.content,
             content_hash=memory.content_hash,
             created_at=memory.created_at,
+            category=memory.category,
+            context=memory.context,
+            confidence=memory.confidence,
+            tags=memory.tags,
         )
 
 

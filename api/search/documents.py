@@ -29,6 +29,10 @@ class Doc:
     item_id: str  # memory_id or message_id
     vector: Vector | None = None  # only a vector of the engine's model
     content_hash: str | None = None  # archival
+    category: str | None = None  # archival: seed 003's (api.memory.models.Category)
+    context: str | None = None  # archival
+    confidence: float | None = None  # archival
+    tags: tuple[str, ...] = ()  # archival: seed 004's (who said it)
     conversation_id: str | None = None  # message
     role: str | None = None
     actor_id: str | None = None
@@ -59,6 +63,10 @@ def of_item(item: Item, model_id: str | None) -> Doc | None:
             item_id=item["memory_id"],
             vector=vector,
             content_hash=item.get("content_hash"),
+            category=item.get("category"),
+            context=item.get("context"),
+            confidence=float(item["confidence"]) if item.get("confidence") is not None else None,
+            tags=tuple(item.get("tags") or ()),
         )
     if entity == keys.MESSAGE_RECALL:
         ttl = item.get("ttl")

@@ -59,10 +59,18 @@ class Filters:
     conversation_id: str | None = None
     after: float | None = None  # created at or after
     before: float | None = None  # created before
+    # Archival memories carrying any of these as a tag or as their category (seed 004's
+    # `tags=user,assistant`, seed 003's categories).
+    tags: frozenset[str] | None = None
+    categories: frozenset[str] | None = None  # archival memories of these categories
 
     def admits(self, doc: Doc) -> bool:
         return (
             doc.kind in self.kinds
+            and (self.categories is None or doc.category in self.categories)
+            and (
+                self.tags is None or doc.category in self.tags or not self.tags.isdisjoint(doc.tags)
+            )
             and (self.roles is None or doc.role in self.roles)
             and (self.actor_id is None or doc.actor_id == self.actor_id)
             and (self.conversation_id is None or doc.conversation_id == self.conversation_id)
@@ -118,6 +126,11 @@ class _Main:
         self.role, self.roles = _codes(d.role for d in self.docs)
         self.actor, self.actors = _codes(d.actor_id for d in self.docs)
         self.conversation, self.conversations = _codes(d.conversation_id for d in self.docs)
+        self.category, self.categories = _codes(d.category for d in self.docs)
+        self.tagged: dict[str, list[int]] = {}  # tag: the documents carrying it
+        for i, d in enumerate(self.docs):
+            for tag in d.tags:
+                self.tagged.setdefault(tag, []).append(i)
         self.has_vector = np.asarray([d.vector is not None for d in self.docs], dtype=np.bool_)
         self.previous = np.full(n, -1, dtype=np.int64)
         threads = sorted(
@@ -165,7 +178,17 @@ class _Main:
             mask &= self.created >= filters.after
         if filters.before is not None:
             mask &= self.created < filters.before
+        if filters.categories is not None:
+            mask &= self._of_categories(filters.categories)
+        if filters.tags is not None:
+            tagged = self._of_categories(filters.tags)
+            for tag in filters.tags:
+                tagged[self.tagged.get(tag, [])] = True
+            mask &= tagged
         return mask
+
+    def _of_categories(self, names: frozenset[str]) -> Mask:
+        return np.isin(self.category, [self.categories.get(c, -2) for c in names])
 
     def bm25(self, terms: list[str]) -> Floats:
         if self.retriever is None:

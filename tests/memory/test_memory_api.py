@@ -131,3 +131,80 @@ async def test_deleting_an_agent_removes_its_memory_and_conversations(
     leftovers = [row for row in remaining if agent_id in row[0] + row[1] or "c1" in row[0] + row[1]]
     assert leftovers == []
     assert client.get(f"/agents/{agent_id}/memory/blocks").status_code == 404
+
+
+def test_archival_memories_keep_category_context_confidence_and_tags(
+    client: TestClient, agent_id: str, settings: Settings
+) -> None:
+    base = f"/agents/{agent_id}/memory/archival"
+    fact = {
+        "content": "The API requires a bearer token.",
+        "category": "fact",
+        "context": "API integration discussion",
+        "confidence": 1,
+        "tags": ["assistant"],
+    }
+    created = client.post(base, json=fact)
+    assert created.status_code == 201, created.text
+    kept = {k: created.json()[k] for k in ("category", "context", "confidence", "tags")}
+    assert kept == {**{k: fact[k] for k in kept}, "confidence": 1.0}
+    # Idempotent by content: the same text again is the memory as first stored.
+    again = client.post(base, json={"content": fact["content"], "category": "pattern"})
+    assert (again.status_code, again.json()["category"]) == (200, "fact")
+    client.post(base, json={"content": "Ada prefers bearer tokens too.", "tags": ["user"]})
+    client.post(base, json={"content": "Bearer tokens: a preference.", "category": "preference"})
+
+    def found(**params: object) -> list[str]:
+        got = client.get(f"{base}/search", params={"query": "bearer token", **params})
+        assert got.status_code == 200, got.text
+        return sorted(m["content"] for m in got.json()["memories"])
+
+    assert found(category="fact") == ["The API requires a bearer token."]
+    assert found(category=["fact", "preference"]) == [
+        "Bearer tokens: a preference.",
+        "The API requires a bearer token.",
+    ]
+    assert found(tags="user") == ["Ada prefers bearer tokens too."]
+    assert found(tags=["user", "fact"]) == [  # a tag, or a category named as one
+        "Ada prefers bearer tokens too.",
+        "The API requires a bearer token.",
+    ]
+    # Another instance loads the index from the table: the fields come back with it.
+    with TestClient(create_app(settings), base_url="http://127.0.0.1") as other:
+        hits = other.get(f"{base}/search", params={"query": "API requires", "category": "fact"})
+        (hit,) = hits.json()["memories"]
+        assert (hit["context"], hit["confidence"], hit["tags"]) == (
+            "API integration discussion",
+            1.0,
+            ["assistant"],
+        )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"category": "opinion"},
+        {"confidence": True},
+        {"confidence": "0.5"},
+        {"confidence": 1.5},
+        {"tags": ["no spaces"]},
+        {"tags": [""]},
+        {"context": "x" * 2001},
+    ],
+)
+def test_bad_archival_fields_are_refused(
+    client: TestClient, agent_id: str, bad: dict[str, object]
+) -> None:
+    refused = client.post(
+        f"/agents/{agent_id}/memory/archival", json={"content": "Something.", **bad}
+    )
+    assert refused.status_code == 422, refused.text
+    listed = client.get(f"/agents/{agent_id}/memory/archival").json()["memories"]
+    assert listed == []
+
+
+def test_a_bad_category_filter_is_refused(client: TestClient, agent_id: str) -> None:
+    refused = client.get(
+        f"/agents/{agent_id}/memory/archival/search", params={"query": "x", "category": "opinion"}
+    )
+    assert refused.status_code == 422
