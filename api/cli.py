@@ -2,7 +2,7 @@
 
 import argparse
 import asyncio
-import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -64,18 +64,32 @@ def _check_embedder(settings: Settings) -> None:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from api.main import create_app
+    from api.main import configure_logging, create_app
 
     settings = _settings(host=args.host, port=args.port)
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings)
     _check_embedder(settings)
-    app = create_app(settings)
-    print(f"Agent memory API on http://{settings.host}:{settings.port} ({_describe(settings)})")
-    print(f"OpenAPI docs at http://{settings.host}:{settings.port}/docs", flush=True)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+    workers = args.workers or os.cpu_count() or 1
+    where = f"http://{settings.host}:{settings.port}"
+    print(f"Agent memory API on {where} ({_describe(settings)}, {workers} worker(s))")
+    print(f"OpenAPI docs at {where}/docs", flush=True)
+    if workers == 1:
+        app = create_app(settings)
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+        return 0
+    # Each worker is a process of its own that builds the app from the environment
+    # (`api.main:app`): what the command line chose is handed to it there. Everything the
+    # workers share lives in the store (leases, the search change log, runs).
+    os.environ["HOST"], os.environ["PORT"] = settings.host, str(settings.port)
+    uvicorn.run(
+        "api.main:app",
+        host=settings.host,
+        port=settings.port,
+        workers=workers,
+        log_level=settings.log_level,
+    )
     return 0
+
 
 
 def create_table(args: argparse.Namespace) -> int:
@@ -187,6 +201,13 @@ def dynamodb_local(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -194,6 +215,11 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="run the API (embedded SQLite unless configured)")
     s.add_argument("--host", help="address to bind (default HOST or 127.0.0.1)")
     s.add_argument("--port", type=int, help="port (default PORT or 8283)")
+    s.add_argument(
+        "--workers",
+        type=_positive,
+        help="worker processes sharing the store (default: one per CPU core)",
+    )
     s.set_defaults(run=serve)
 
     c = sub.add_parser("create-table", help="create the table if it does not exist")

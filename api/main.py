@@ -1,6 +1,7 @@
 """create_app(settings): the one place the service is assembled."""
 
 import asyncio
+import gc
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -29,6 +30,7 @@ from api.kit.crypto import KeyRing
 from api.kit.secrets import derived_key
 from api.memory import router as agent_memory
 from api.messages import router as messages
+from api.openai_compat import router as openai_compat
 from api.request_limits import RequestLimits
 from api.runs import router as runs_router
 from api.runs import service as runs
@@ -126,6 +128,9 @@ def create_app(
             if loaded:
                 log.info("architectures from installed packages: %s", ", ".join(loaded))
             runtime = Runtime(store, clock, keyring, settings, hook_providers, search=search)
+            # What start-up made lives as long as the process: kept out of every later
+            # collection, which then only walks what requests make.
+            gc.freeze()
             yield State(
                 settings=settings,
                 table=store,
@@ -183,6 +188,7 @@ def create_app(
     app.include_router(chat.router)
     app.include_router(seed002.router)
     app.include_router(runs_router.router)
+    app.include_router(openai_compat.router)
     app.add_middleware(RequestLimits, max_body_bytes=settings.max_request_bytes)
     if not google_mode:
         app.add_middleware(
@@ -204,6 +210,12 @@ def create_app(
     return app
 
 
+def configure_logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
+    )
+
+
 def _jwt_secret(settings: Settings) -> str:
     assert settings.jwt_secret is not None  # check_settings requires it in google mode
     return settings.jwt_secret.get_secret_value()
@@ -214,6 +226,9 @@ def __getattr__(name: str) -> FastAPI:
     from the environment when first asked for, so importing this module builds nothing."""
     if name != "app":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    app = create_app()
+    settings = load_settings()
+    if not logging.getLogger().handlers:  # a worker of `serve --workers N`, or bare uvicorn
+        configure_logging(settings)
+    app = create_app(settings)
     globals()["app"] = app
     return app

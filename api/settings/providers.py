@@ -17,10 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from api.llm.anthropic import AnthropicProvider
-from api.llm.bedrock import BedrockProvider
 from api.llm.offline import OfflineProvider
-from api.llm.openai import OpenAIProvider
 from api.llm.types import LLMProvider
 
 AWS_REGION = r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$"  # ASCII digits: \d would admit any script's
@@ -126,35 +123,42 @@ class ProviderSpec:
     build: Callable[[Any], LLMProvider]
 
 
+# Each SDK is imported when a provider of its kind is first built, not at start: most
+# servers use one provider or none, and the SDKs cost about a second and 50 MB to import.
+
+
+def _openai(c: OpenAICredentials) -> LLMProvider:
+    from api.llm.openai import OpenAIProvider
+
+    return OpenAIProvider(
+        api_key=c.api_key.get_secret_value(), base_url=c.url(), organization=c.organization
+    )
+
+
+def _anthropic(c: AnthropicCredentials) -> LLMProvider:
+    from api.llm.anthropic import AnthropicProvider
+
+    return AnthropicProvider(api_key=c.api_key.get_secret_value(), base_url=c.url())
+
+
+def _bedrock(c: BedrockCredentials) -> LLMProvider:
+    from api.llm.bedrock import BedrockProvider
+
+    return BedrockProvider(
+        region=c.region,
+        access_key_id=c.access_key_id,
+        secret_access_key=_secret(c.secret_access_key),
+    )
+
+
 PROVIDERS: dict[str, ProviderSpec] = {
     spec.name: spec
     for spec in [
         ProviderSpec(
-            "openai",
-            "OpenAI (or an OpenAI-compatible server)",
-            OpenAICredentials,
-            lambda c: OpenAIProvider(
-                api_key=c.api_key.get_secret_value(),
-                base_url=c.url(),
-                organization=c.organization,
-            ),
+            "openai", "OpenAI (or an OpenAI-compatible server)", OpenAICredentials, _openai
         ),
-        ProviderSpec(
-            "anthropic",
-            "Anthropic",
-            AnthropicCredentials,
-            lambda c: AnthropicProvider(api_key=c.api_key.get_secret_value(), base_url=c.url()),
-        ),
-        ProviderSpec(
-            "bedrock",
-            "AWS Bedrock",
-            BedrockCredentials,
-            lambda c: BedrockProvider(
-                region=c.region,
-                access_key_id=c.access_key_id,
-                secret_access_key=_secret(c.secret_access_key),
-            ),
-        ),
+        ProviderSpec("anthropic", "Anthropic", AnthropicCredentials, _anthropic),
+        ProviderSpec("bedrock", "AWS Bedrock", BedrockCredentials, _bedrock),
         ProviderSpec(
             "offline", "Offline demo model (no network)", None, lambda _: OfflineProvider()
         ),

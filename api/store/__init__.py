@@ -3,7 +3,6 @@
 from api.config import Settings
 from api.kit.clock import Clock
 from api.store.definition import load_definition
-from api.store.dynamodb import DynamoTable
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
 
@@ -12,6 +11,8 @@ def build_table(settings: Settings, clock: Clock | None = None) -> Table:
     """The adapter the settings choose."""
     definition = load_definition()
     if settings.store == "dynamodb":
+        from api.store.dynamodb import DynamoTable  # boto3 only where it is used
+
         endpoint = str(settings.dynamodb_endpoint) if settings.dynamodb_endpoint else None
         return DynamoTable(
             settings.dynamodb_table,

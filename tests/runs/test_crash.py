@@ -36,12 +36,15 @@ def server_process(db: Path) -> Iterator[tuple[httpx2.Client, subprocess.Popen[s
         "ENCRYPTION_KEY": "k" * 40,
         "MEMORY_EMBEDDING_BACKEND": "none",
     }
+    # Two workers, as `serve` runs by default on a machine with two cores: a process group,
+    # killed whole.
     process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--workers", "2"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         text=True,
+        start_new_session=True,
     )
     http = httpx2.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
     try:
@@ -59,11 +62,12 @@ def server_process(db: Path) -> Iterator[tuple[httpx2.Client, subprocess.Popen[s
     finally:
         if process.poll() is None:
             process.terminate()
-            process.wait(timeout=10)
+            process.wait(timeout=20)
 
 
 def kill_9(process: subprocess.Popen[str]) -> None:
-    os.kill(process.pid, signal.SIGKILL)
+    """The server and its workers, all at once, as a lost machine would."""
+    os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
 
 
