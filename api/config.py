@@ -101,6 +101,16 @@ class Settings(BaseSettings):
     # POST /context/{agent_name}: relevant messages at most (0: memory blocks only).
     memory_max_context_messages: int = Field(default=10, ge=0, le=1000)
 
+    # --- Seed 004's memory runs (api/memory_runs/, docs/memory-layer.md) ----------------
+    # local: in-process workers over the table; sqs: an SQS FIFO queue (several replicas).
+    memory_queue: Literal["local", "sqs"] = "local"
+    sqs_queue_url: str | None = None
+    sqs_endpoint_url: AnyHttpUrl | None = None  # another SQS endpoint (tests, LocalStack)
+    memory_workers: int = Field(default=2, ge=0, le=64)  # per process; 0: this one only accepts
+    # How long POST /memory/add with wait_for_completion waits before answering 202.
+    memory_run_wait_seconds: float = Field(default=60.0, ge=0, le=600)
+    memory_run_attempts: int = Field(default=3, ge=1, le=20)  # before a run is failed
+
     @property
     def private_provider_urls(self) -> bool:
         if self.allow_private_provider_urls is not None:
@@ -172,6 +182,8 @@ def check_settings(settings: Settings) -> None:
             "MEMORY_DEFAULT_SEARCH_LIMIT: may not exceed MEMORY_MAX_SEARCH_LIMIT "
             f"({settings.memory_default_search_limit} > {settings.memory_max_search_limit})"
         )
+    if settings.memory_queue == "sqs" and not settings.sqs_queue_url:
+        problems.append("SQS_QUEUE_URL: required when MEMORY_QUEUE=sqs")
     if problems:
         raise ConfigError("Invalid configuration: " + "; ".join(problems))
 

@@ -7,6 +7,14 @@ prefer ...") it only notices: it answers them from the recent conversation in it
 so they are known in that session alone. It says plainly
 what it is. Tests use it as a scripted model too: its behaviour is a pure function of the
 request.
+
+A memory run (seed 004: a system prompt with `<memory_blocks>` and new messages in
+`<new_messages>`) gets another behaviour, still deterministic: in one step it notes what
+the messages state (names, places, work, likes and preferences, goals; also what the
+assistant says of the person: "you prefer ...") as `Label: value` lines, each in the block
+whose label or description fits it best (`human` when none does), then keeps a rolling
+summary: one line per run appended to `summary`, the oldest dropped past
+SUMMARY_LINES.
 """
 
 import re
@@ -151,8 +159,15 @@ class OfflineProvider:
     name = "offline"
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[LLMEvent]:
-        text, call = reply_to(request)
         prompt_words = sum(len(m.content.split()) for m in request.messages)
+        planned = memory_reply(request)
+        if planned is not None and planned[1]:
+            for planned_call in planned[1]:
+                yield ToolCallEvent(planned_call)
+            yield Usage(prompt_words, 0)
+            yield Finish("tool_calls")
+            return
+        text, call = (planned[0], None) if planned is not None else reply_to(request)
         if call is not None:
             yield ToolCallEvent(call)
             yield Usage(prompt_words, 0)
@@ -168,3 +183,146 @@ class OfflineProvider:
 
     async def list_models(self) -> list[str]:
         return [MODEL]
+
+
+# --- memory runs (seed 004) ------------------------------------------------------------
+
+# The sections of a memory run's prompt (api/memory_runs/prompt.py writes them).
+MEMORY_BLOCKS = "memory_blocks"
+NEW_MESSAGES = "new_messages"
+SUMMARY_BLOCK = "summary"
+SUMMARY_LINES = 5  # the rolling summary keeps this many runs' lines
+SUMMARY_CHARS = 300
+DELETE_TOOL = "core_memory_delete"
+
+_BLOCK = re.compile(r'<block label="([^"]+)" description="([^"]*)">\n(.*?)</block>', re.S)
+_LINE = re.compile(r"^\d+: (.*)$", re.M)
+# What the assistant says of the person, and goals whoever states them.
+_TOLD = [
+    (re.compile(r"\byour name is ([^,.!?;]+?)" + _END, re.I), "Name"),
+    (re.compile(r"\byou live in ([^,.!?;]+?)" + _END, re.I), "Lives in"),
+    (re.compile(r"\byou work (?:at|for) ([^,.!?;]+?)" + _END, re.I), "Works at"),
+    (re.compile(r"\byou (?:prefer|would rather have) ([^,.!?;]+?)" + _END, re.I), "Prefers"),
+]
+_GOALS = [
+    (
+        re.compile(
+            r"\b(?:the |our |my |your )?(?:main |primary )?goal is (?:to )?([^,!?;]+?)"
+            r"(?=\.(?:\s|$)|[,!?;]|$)",
+            re.I,
+        ),
+        "Goal",
+    )
+]
+# Where a fact goes: the first other block whose label or description names one of these.
+_FITS = {
+    "Name": ("name",),
+    "Lives in": ("location", "address", "where they live"),
+    "Works at": ("work", "job", "employer", "role"),
+    "Likes": ("preference", "like", "interest"),
+    "Prefers": ("preference", "prefer"),
+    "Goal": ("goal", "project"),
+}
+_NOT_FOR_FACTS = ("human", SUMMARY_BLOCK, "persona")
+
+
+@dataclass(frozen=True)
+class Block:
+    label: str
+    description: str
+    lines: tuple[str, ...]
+
+
+def _section(text: str, name: str) -> str | None:
+    start, end = f"<{name}>", f"</{name}>"
+    if start not in text or end not in text:
+        return None
+    return text.split(start, 1)[1].split(end, 1)[0]
+
+
+def memory_blocks(system_prompt: str) -> list[Block] | None:
+    """The blocks of a memory run's prompt, in order; None for any other prompt."""
+    section = _section(system_prompt, MEMORY_BLOCKS)
+    if section is None:
+        return None
+    return [
+        Block(label, description, tuple(_LINE.findall(body)))
+        for label, description, body in _BLOCK.findall(section)
+    ]
+
+
+def _said(text: str) -> list[tuple[str, str]]:
+    """(role, text) of each line of the new messages."""
+    found = []
+    for line in text.strip().splitlines():
+        role, colon, content = line.partition(": ")
+        if colon and role in ("user", "assistant", "system"):
+            found.append((role, content.strip()))
+    return found
+
+
+def _home(label: str, blocks: Sequence[Block]) -> str:
+    words = _FITS.get(label, ())
+    for block in blocks:
+        if block.label in _NOT_FOR_FACTS:
+            continue
+        about = f"{block.label.replace('_', ' ')} {block.description}".lower()
+        if any(word in about for word in words):
+            return block.label
+    return "human"
+
+
+def _summary_line(said: Sequence[tuple[str, str]]) -> str:
+    asked = [text for role, text in said if role == "user"]
+    line = f"{len(said)} {'message' if len(said) == 1 else 'messages'}"
+    if asked:
+        line += ". User: " + " | ".join(asked)
+    return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def memory_plan(blocks: Sequence[Block], said: Sequence[tuple[str, str]]) -> list[ToolCall]:
+    """The edits a memory run makes, as tool calls, in order."""
+    by_label = {b.label: b for b in blocks}
+    facts: list[tuple[str, Fact]] = []
+    for role, text in said:
+        found = facts_in(text, [*STATEMENTS, *NOTICED]) if role == "user" else facts_in(text, _TOLD)
+        found += facts_in(text, _GOALS)
+        facts += [(_home(f.label, blocks), f) for f in found]
+    calls: list[ToolCall] = []
+    planned: set[tuple[str, str]] = set()
+    for block, fact in facts:
+        line = f"{fact.label}: {fact.value}"
+        have = by_label.get(block)
+        if (block, line) in planned or (have is not None and line in have.lines):
+            continue
+        planned.add((block, line))
+        calls.append(_call(APPEND_TOOL, {"block": block, "content": line}))
+    summary = by_label.get(SUMMARY_BLOCK)
+    if summary is not None and said:
+        if len(summary.lines) >= SUMMARY_LINES:
+            calls.append(_call(DELETE_TOOL, {"block": SUMMARY_BLOCK, "line_number": 1}))
+        calls.append(_call(APPEND_TOOL, {"block": SUMMARY_BLOCK, "content": _summary_line(said)}))
+    return calls
+
+
+def _call(name: str, arguments: dict[str, object]) -> ToolCall:
+    return ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=name, arguments=arguments)
+
+
+def memory_reply(request: ChatRequest) -> tuple[str, list[ToolCall]] | None:
+    """A memory run's next step (all its edits at once, then a line saying what it did),
+    or None when the request is not a memory run's."""
+    system = "\n".join(m.content for m in request.messages if m.role == "system")
+    blocks = memory_blocks(system)
+    text, since = _latest_turn(request.messages)
+    new = _section(text, NEW_MESSAGES)
+    if blocks is None or new is None:
+        return None
+    done = [m for m in since if m.role == "tool"]
+    if done or not request.tools:
+        changed = sum(1 for m in done if not m.content.endswith("(no change)"))
+        return f"Memory updated: {changed} of {len(done)} edits changed a block.", []
+    calls = memory_plan(blocks, _said(new))
+    if not calls:
+        return "Nothing new to remember.", []
+    return "", calls

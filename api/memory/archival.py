@@ -7,7 +7,7 @@ text at once, exactly one memory results and the others learn which one it is.
 
 import contextlib
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import cast
@@ -26,7 +26,16 @@ from api.search import vectors
 from api.search.documents import Doc
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
-from api.store.table import AttrEquals, ConditionFailed, Table, TransactionCancelled
+from api.search.vectors import Vector
+from api.store.table import (
+    AttrEquals,
+    ConditionFailed,
+    InvalidCursor,
+    Item,
+    Put,
+    Table,
+    TransactionCancelled,
+)
 
 PAGE_SIZE = 5
 MAX_CONTENT_CHARS = 50_000  # well inside an item's 400 KB, even at 4 bytes a character
@@ -73,6 +82,20 @@ class SearchPage:
     def first_rank(self) -> int:
         """The rank of the page's first memory: numbering runs on across pages."""
         return (self.page - 1) * self.page_size + 1
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Memories newest first, how many there are in all, and whether older ones follow."""
+
+    total: int
+    memories: list[ArchivalMemory] = field(default_factory=list)
+    more: bool = False
+
+    @property
+    def cursor(self) -> str | None:
+        """What continues the listing (`after`): the id of its last memory, if more follow."""
+        return self.memories[-1].memory_id if self.more and self.memories else None
 
 
 def content_hash(content: str) -> str:
@@ -206,6 +229,34 @@ async def list_memories(
     return await repository.archival_page(table, agent_id, limit=limit, cursor=cursor)
 
 
+async def newest(
+    engine: SearchEngine,
+    agent_id: str,
+    *,
+    categories: frozenset[str] | None = None,
+    limit: int = 50,
+    after: str | None = None,
+) -> Listing:
+    """The agent's memories of these categories (all of them: None), newest first, with
+    their total, from the search engine's index of the agent: no read of the partition
+    beyond the index's own upkeep. `after`: a memory id (a previous listing's cursor); the
+    listing goes on with the memories older than it."""
+    before = None
+    if after is not None:
+        key = repository.archival_key(agent_id, after)
+        if key is None:
+            raise InvalidCursor("This cursor is not one a listing of archival memories gave.")
+        before = key.sk
+    listed = await engine.latest(
+        agent_id,
+        filters=Filters(kinds=frozenset({"archival"}), categories=categories),
+        before=before,
+        limit=limit,
+    )
+    memories = [_memory(agent_id, doc) for doc in listed.docs]
+    return Listing(total=listed.total, memories=memories, more=listed.more)
+
+
 async def get_memory(table: Table, agent_id: str, memory_id: str) -> ArchivalMemory:
     memory = await repository.get_archival(table, agent_id, memory_id)
     if memory is None:
@@ -217,3 +268,57 @@ async def delete_memory(engine: SearchEngine, agent_id: str, memory_id: str) -> 
     """The memory and its hash guard: the same text can be inserted again afterwards."""
     memory = await get_memory(engine.table, agent_id, memory_id)
     await repository.delete_archival(engine, memory)
+
+
+@dataclass(frozen=True)
+class PlannedInserts:
+    """Archival inserts to write inside a larger transaction (seed 004's add: with the
+    messages and the run): for each new text its hash guard then its memory, the items for
+    the search engine's change, and the memories. Texts stored already are left out."""
+
+    ops: list[Put]
+    items: list[Item]
+    memories: list[ArchivalMemory]
+
+    def refused(self, cancelled: TransactionCancelled, offset: int) -> bool:
+        """Whether one of these guards (the ops placed from `offset` on) was refused: the
+        text was stored meanwhile, so the plan must be made again."""
+        return any(cancelled.refused(offset + i) for i in range(0, len(self.ops), 2))
+
+
+async def plan_inserts(
+    engine: SearchEngine,
+    agent_id: str,
+    entries: Sequence[tuple[str, Sequence[str]]],
+    vectors_by_text: Mapping[str, Vector | None],
+) -> PlannedInserts:
+    """The inserts of these (text, tags), each text once (the tags of its repeats joined),
+    with the vectors given for them; one read finds the texts stored already."""
+    wanted: dict[str, list[str]] = {}
+    for content, tags in entries:
+        text = _content(content)
+        wanted.setdefault(text, [])
+        wanted[text] += [t for t in tags if t not in wanted[text]]
+    hashes = {text: content_hash(text) for text in wanted}
+    stored = await repository.archival_guards(engine.table, agent_id, list(hashes.values()))
+    created_at = datetime.fromtimestamp(engine.clock.now(), UTC)
+    ops: list[Put] = []
+    items: list[Item] = []
+    memories: list[ArchivalMemory] = []
+    for text, tags in wanted.items():
+        if hashes[text] in stored:
+            continue
+        memory = ArchivalMemory(
+            agent_id=agent_id,
+            memory_id=repository.new_memory_id(created_at),
+            content=text,
+            content_hash=hashes[text],
+            created_at=created_at,
+            tags=tags,
+        )
+        attributes = vectors.attributes(vectors_by_text.get(text), engine.model_id)
+        written, item = repository.archival_insert_ops(memory, attributes)
+        ops += written
+        items.append(item)
+        memories.append(memory)
+    return PlannedInserts(ops, items, memories)

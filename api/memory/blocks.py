@@ -66,6 +66,15 @@ def needs_warning(words: int, word_limit: int) -> bool:
     return words * 100 >= word_limit * WARNING_PERCENT
 
 
+def char_percent_used(chars: int, char_limit: int | None) -> int:
+    return chars * 100 // char_limit if char_limit else 0
+
+
+def needs_char_warning(chars: int, char_limit: int | None) -> bool:
+    """Seed 004's character limit warns at the same 80% as the word limit."""
+    return char_limit is not None and chars * 100 >= char_limit * WARNING_PERCENT
+
+
 def title(name: str) -> str:
     """The heading form of a block name, which normalizes back to the name."""
     return name.replace("_", " ").title()

@@ -61,6 +61,13 @@ class InvalidWordLimit(MemoryRefused):
         super().__init__(f"A word limit must be between 1 and {maximum}, not {word_limit}.")
 
 
+class InvalidCharLimit(MemoryRefused):
+    code = "invalid_char_limit"
+
+    def __init__(self, char_limit: int, maximum: int) -> None:
+        super().__init__(f"A character limit must be between 1 and {maximum}, not {char_limit}.")
+
+
 class EmptyContent(MemoryRefused):
     code = "empty_content"
 

@@ -17,6 +17,7 @@ class MemoryBlockDef(Entity):
     block_name: str
     description: str = ""
     word_limit: int = Field(default=DEFAULT_WORD_LIMIT, ge=1)
+    char_limit: int | None = Field(default=None, ge=1)  # seed 004's, beside the word limit
     is_default: bool = False
     created_at: datetime | None = None  # None: created before blocks kept their times
 

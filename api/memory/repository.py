@@ -10,6 +10,7 @@ the id alone finds the item (`Archival#{timestamp}#{memory_id}`) without a looku
 import asyncio
 import re
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from api.memory.models import (
@@ -188,7 +189,7 @@ def created_at_of(memory_id: str) -> datetime | None:
     return EPOCH + int(memory_id[:_TIME_DIGITS], 16) * MICROSECOND
 
 
-def _archival_key(agent_id: str, memory_id: str) -> Key | None:
+def archival_key(agent_id: str, memory_id: str) -> Key | None:
     created_at = created_at_of(memory_id)
     if created_at is None:
         return None
@@ -201,19 +202,9 @@ async def insert_archival(
     """The memory (with its vector) and its hash guard in one transaction, searchable once
     it returns; False when the content is already stored (the guard exists). A transient
     conflict propagates for the caller to retry."""
-    guard = ArchivalHashGuard(
-        agent_id=memory.agent_id, content_hash=memory.content_hash, memory_id=memory.memory_id
-    )
-    item = {**memory.to_dynamo_item(), **vector_attributes}
+    ops, item = archival_insert_ops(memory, vector_attributes)
     try:
-        await search.commit(
-            memory.agent_id,
-            [
-                Put(guard.to_dynamo_item(), condition=ItemAbsent()),
-                Put(item, condition=ItemAbsent()),
-            ],
-            upserts=[item],
-        )
+        await search.commit(memory.agent_id, ops, upserts=[item])
     except TransactionCancelled as e:
         if e.refused(0):
             return False
@@ -221,8 +212,31 @@ async def insert_archival(
     return True
 
 
+def archival_insert_ops(memory: ArchivalMemory, vector_attributes: Item) -> tuple[list[Put], Item]:
+    """The writes that insert a memory (with its vector): its hash guard first, refused when
+    the text is stored already, then the memory; and the memory's item, for the search
+    engine's change."""
+    guard = ArchivalHashGuard(
+        agent_id=memory.agent_id, content_hash=memory.content_hash, memory_id=memory.memory_id
+    )
+    item = {**memory.to_dynamo_item(), **vector_attributes}
+    return [
+        Put(guard.to_dynamo_item(), condition=ItemAbsent()),
+        Put(item, condition=ItemAbsent()),
+    ], item
+
+
+async def archival_guards(
+    table: Table, agent_id: str, content_hashes: Sequence[str]
+) -> dict[str, ArchivalHashGuard]:
+    """The hash guards that exist among these, by hash: one batch read."""
+    found = await table.batch_get([keys.archival_hash_guard(agent_id, h) for h in content_hashes])
+    guards = (ArchivalHashGuard.from_dynamo_item(item) for item in found)
+    return {guard.content_hash: guard for guard in guards}
+
+
 async def get_archival(table: Table, agent_id: str, memory_id: str) -> ArchivalMemory | None:
-    key = _archival_key(agent_id, memory_id)
+    key = archival_key(agent_id, memory_id)
     item = await table.get(key) if key is not None else None
     return ArchivalMemory.from_dynamo_item(item) if item else None
 

@@ -162,10 +162,23 @@ def _changed(response: Response, change: memory.LineChange) -> LineChangeOut:
 async def list_archival(
     agent: OwnedAgent,
     table: TableDep,
+    search: SearchDep,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     cursor: str | None = None,
+    category: Annotated[list[Category] | None, Query()] = None,
 ) -> ArchivalPage:
-    """Newest first."""
+    """Newest first. `category` (repeatable) keeps the memories of those categories and
+    adds their `total` (listed from the agent's search index); its cursor continues only a
+    listing by category."""
+    if category:
+        listing = await archival.newest(
+            search, agent.agent_id, categories=frozenset(category), limit=limit, after=cursor
+        )
+        return ArchivalPage(
+            memories=[ArchivalOut.of(m) for m in listing.memories],
+            cursor=listing.cursor,
+            total=listing.total,
+        )
     memories, next_cursor = await archival.list_memories(
         table, agent.agent_id, limit=limit, cursor=cursor
     )

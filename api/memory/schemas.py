@@ -129,6 +129,9 @@ class ArchivalOut(BaseModel):
 class ArchivalPage(BaseModel):
     memories: list[ArchivalOut]
     cursor: str | None
+    total: int | None = Field(
+        default=None, description="Every memory of the categories listed (with `category`)."
+    )
 
 
 class ArchivalHitOut(ArchivalOut):

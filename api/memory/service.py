@@ -22,6 +22,7 @@ from api.memory.errors import (
     DuplicateLine,
     EmptyContent,
     InvalidBlockName,
+    InvalidCharLimit,
     InvalidWordLimit,
     LineOutOfRange,
     MemoryBusy,
@@ -54,18 +55,35 @@ class BlockView:
     version: int
     created_at: datetime | None = None  # None: written before blocks kept their times
     updated_at: datetime | None = None
+    char_limit: int | None = None  # seed 004's blocks also have a limit in characters
 
     @property
     def word_count(self) -> int:
         return blocks.count_words(self.lines)
 
     @property
+    def char_count(self) -> int:
+        return blocks.count_chars(self.lines)
+
+    @property
+    def chars_bind(self) -> bool:
+        """Whether the character limit is the fuller of the two limits."""
+        return blocks.char_percent_used(self.char_count, self.char_limit) > blocks.percent_used(
+            self.word_count, self.word_limit
+        )
+
+    @property
     def percent_used(self) -> int:
-        return blocks.percent_used(self.word_count, self.word_limit)
+        return max(
+            blocks.percent_used(self.word_count, self.word_limit),
+            blocks.char_percent_used(self.char_count, self.char_limit),
+        )
 
     @property
     def needs_warning(self) -> bool:
-        return blocks.needs_warning(self.word_count, self.word_limit)
+        return blocks.needs_warning(self.word_count, self.word_limit) or (
+            blocks.needs_char_warning(self.char_count, self.char_limit)
+        )
 
 
 @dataclass(frozen=True)
@@ -90,6 +108,7 @@ def view(definition: MemoryBlockDef, core: CoreMemory | None) -> BlockView:
         version=core.version if core else 0,
         created_at=definition.created_at,
         updated_at=core.updated_at if core and core.updated_at else definition.created_at,
+        char_limit=definition.char_limit,
     )
 
 
@@ -153,10 +172,18 @@ def _word_limit(word_limit: int) -> int:
     return word_limit
 
 
-def _initial_lines(block: str, text: str, word_limit: int) -> list[str]:
+def _char_limit(char_limit: int | None) -> int | None:
+    if char_limit is not None and not 1 <= char_limit <= blocks.MAX_BLOCK_CHARS:
+        raise InvalidCharLimit(char_limit, blocks.MAX_BLOCK_CHARS)
+    return char_limit
+
+
+def _initial_lines(
+    block: str, text: str, word_limit: int, char_limit: int | None = None
+) -> list[str]:
     given = [line for line in text.splitlines() if blocks.clean_line(line)]
     lines = list(dict.fromkeys(_line(block, line, empty="") for line in given))
-    _check_fits(block, word_limit, [], lines, action="fill")
+    _check_fits(block, word_limit, [], lines, action="fill", char_limit=char_limit)
     return lines
 
 
@@ -197,9 +224,12 @@ async def create_block(
     description: str = "",
     word_limit: int = DEFAULT_WORD_LIMIT,
     content: str = "",
+    char_limit: int | None = None,
+    is_default: bool = False,
     clock: Clock = SYSTEM_CLOCK,
 ) -> BlockView:
-    """A custom block; BlockExists when its normalized name is taken."""
+    """A block (custom unless `is_default`); BlockExists when its normalized name is
+    taken. `char_limit` (seed 004's) bounds its characters as `word_limit` its words."""
     block = block_name(name)
     now = _at(clock)
     definition = MemoryBlockDef(
@@ -207,9 +237,11 @@ async def create_block(
         block_name=block,
         description=_description(description),
         word_limit=_word_limit(word_limit),
+        char_limit=_char_limit(char_limit),
+        is_default=is_default,
         created_at=now,
     )
-    lines = _initial_lines(block, content, definition.word_limit)
+    lines = _initial_lines(block, content, definition.word_limit, definition.char_limit)
     core = CoreMemory(
         agent_id=agent_id,
         block_name=block,
@@ -256,7 +288,14 @@ async def update_block(
             if words > definition.word_limit:
                 raise BlockFull(name, words, definition.word_limit, action="fill")
         else:
-            _check_fits(name, definition.word_limit, current, wanted, action="rewrite")
+            _check_fits(
+                name,
+                definition.word_limit,
+                current,
+                wanted,
+                action="rewrite",
+                char_limit=definition.char_limit,
+            )
         return _Plan(wanted, 0, "")
 
     return (await _edit(table, agent_id, name, plan, expected, changes, clock=clock)).block
@@ -319,16 +358,24 @@ def _check_line_number(block: str, line_number: int, lines: Sequence[str]) -> No
 
 
 def _check_fits(
-    block: str, word_limit: int, before: Sequence[str], after: Sequence[str], *, action: str
+    block: str,
+    word_limit: int,
+    before: Sequence[str],
+    after: Sequence[str],
+    *,
+    action: str,
+    char_limit: int | None = None,
 ) -> None:
     """Refuse an edit that leaves the block over its limit and larger than it was, so a block
-    over a lowered limit can still shrink line by line."""
+    over a lowered limit can still shrink line by line. A block with a character limit
+    (seed 004's `char_limit`) is held to it the same way."""
     words = blocks.count_words(after)
     if words > word_limit and words > blocks.count_words(before):
         raise BlockFull(block, words, word_limit, action=action)
     chars = blocks.count_chars(after)
-    if chars > blocks.MAX_BLOCK_CHARS and chars > blocks.count_chars(before):
-        raise BlockTooLarge(block, chars, blocks.MAX_BLOCK_CHARS, action=action)
+    limit = min(char_limit or blocks.MAX_BLOCK_CHARS, blocks.MAX_BLOCK_CHARS)
+    if chars > limit and chars > blocks.count_chars(before):
+        raise BlockTooLarge(block, chars, limit, action=action)
 
 
 async def _edit(
@@ -404,7 +451,14 @@ async def append_line(
         if line in lines:
             return _Plan(None, lines.index(line) + 1, line)
         after = [*lines, line]
-        _check_fits(name, definition.word_limit, lines, after, action="append to")
+        _check_fits(
+            name,
+            definition.word_limit,
+            lines,
+            after,
+            action="append to",
+            char_limit=definition.char_limit,
+        )
         return _Plan(after, len(after), line)
 
     return await _edit(table, agent_id, name, plan, expected, clock=clock)
@@ -437,7 +491,12 @@ async def replace_line(
             raise DuplicateLine(name, lines.index(line) + 1, line)
         after = [*lines[: line_number - 1], line, *lines[line_number:]]
         _check_fits(
-            name, definition.word_limit, lines, after, action=f"replace line {line_number} of"
+            name,
+            definition.word_limit,
+            lines,
+            after,
+            action=f"replace line {line_number} of",
+            char_limit=definition.char_limit,
         )
         return _Plan(after, line_number, line, previous)
 

@@ -2,6 +2,7 @@
 newest first."""
 
 import contextlib
+from collections.abc import Sequence
 
 from api.conversations import repository as conversations
 from api.messages.models import Message, Said
@@ -132,3 +133,19 @@ async def copies(table: Table, agent_id: str, sort_keys: list[str]) -> dict[str,
     partition = keys.agent_partition(agent_id)
     found = await table.batch_get([Key(partition, sk) for sk in sort_keys])
     return {item[SK]: item for item in found}
+
+
+def recorded_ops(owner: str, messages: Sequence[Message], recalls: Sequence[Item]) -> list[TxOp]:
+    """The writes that store messages of one conversation with their searchable copies, all
+    in one transaction: the messages (ops 0 to n-1), then the check that the conversation
+    is open (op n), then the copies."""
+    if not messages:
+        return []
+    conversation_id = messages[0].conversation_id
+    if any(m.conversation_id != conversation_id for m in messages):
+        raise ValueError("Messages recorded together belong to one conversation.")
+    return [
+        *(Put(m.to_dynamo_item(), condition=_NEW_OR_DRAFT) for m in messages),
+        conversations.still_open(owner, conversation_id),
+        *(Put(recall) for recall in recalls),
+    ]

@@ -4,6 +4,7 @@ both in one transaction; `store`, for a turn, writes the message and then its co
 
 import asyncio
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -17,7 +18,8 @@ from api.search import vectors
 from api.search.documents import SEARCHED_ROLES
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
-from api.store.table import Item, Table
+from api.search.vectors import Vector
+from api.store.table import Item, Table, TxOp
 
 
 def searchable(message: Message) -> bool:
@@ -195,3 +197,24 @@ async def search(
             for hit, sk in zip(hits, sort_keys, strict=True)
         ]
     return MessageSearch(result.total, result.mode, hits)
+
+
+def recorded_ops(
+    search: SearchEngine,
+    owner: str,
+    agent_id: str,
+    messages: Sequence[Message],
+    vectors_by_text: Mapping[str, Vector | None],
+) -> tuple[list[TxOp], list[Item]]:
+    """What `record` writes, for many messages of one open conversation of `owner`'s and
+    inside a larger transaction (seed 004's add): the writes (ops 0 to n-1 the messages, op
+    n the conversation's check: refused while it is being deleted) and the searchable
+    copies for the search engine's change. `vectors_by_text`: each text's vector."""
+    recalls = [
+        copy_item(
+            agent_id, m, vectors.attributes(vectors_by_text.get(m.content), search.model_id)
+        )
+        for m in messages
+        if searchable(m)
+    ]
+    return repository.recorded_ops(owner, messages, recalls), recalls

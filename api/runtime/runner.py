@@ -48,7 +48,7 @@ from api.settings import service as settings_service
 from api.settings.models import ProviderSettings
 from api.settings.providers import PROVIDERS
 from api.store.table import Table
-from api.tools.native import NATIVE_MEMORY_TOOLS, ToolContext
+from api.tools.native import NATIVE_TOOLS, ToolContext
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -188,7 +188,7 @@ class Runtime:
             agent=agent,
             prompt=request.prompt,
             llm=TurnLLM(provider, agent.agent_model),
-            tools=Toolbox(context, [NATIVE_MEMORY_TOOLS[name] for name in architecture.tools]),
+            tools=Toolbox(context, [NATIVE_TOOLS[name] for name in architecture.tools]),
             hooks=hooks,
             state=state,
             core_memory=views,
@@ -378,9 +378,10 @@ class PreparedTurn:
 
     async def _memory_upkeep(self, *, quiet: bool = False) -> list[events.RunEvent]:
         """Counts this turn for blocks at their warning level (the prompt told the model),
-        and compacts a block whose warning was ignored for long enough."""
+        and compacts a block whose warning was ignored for long enough; not for an
+        architecture whose model never sees core memory."""
         turn = self.turn
-        if not turn.llm.calls:
+        if not turn.llm.calls or not self.architecture.shows_core_memory:
             return []
         try:
             report = await compaction.note_turn(

@@ -8,7 +8,7 @@ run's journal gives them, so `GET /runs/{id}/events` resumes from any of them.""
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.types import Receive, Scope, Send
@@ -27,16 +27,20 @@ def run_headers(prepared: PreparedTurn) -> Mapping[str, str]:
 
 
 class TurnStream(EventSourceResponse):
-    """A turn's stream. If the turn never started (the client left before its stream did,
-    or its task was stopped before it ran), its conversation is freed when the response
-    ends, rather than held until the lease lapses."""
+    """A turn's stream: `sent`, what the client gets of the run's events (`relay` here; the
+    OpenAI-compatible endpoint sends chunks of its own). If the turn never started (the
+    client left before its stream did, or its task was stopped before it ran), its
+    conversation is freed when the response ends, rather than held until the lease lapses."""
 
-    def __init__(self, prepared: PreparedTurn, *, ping_seconds: float, grace_seconds: float):
-        super().__init__(
-            relay(prepared, grace_seconds=grace_seconds),
-            ping=ping_seconds,
-            headers={**HEADERS, **run_headers(prepared)},
-        )
+    def __init__(
+        self,
+        prepared: PreparedTurn,
+        sent: AsyncIterator[ServerSentEvent],
+        *,
+        ping_seconds: float,
+        headers: Mapping[str, str],
+    ):
+        super().__init__(sent, ping=ping_seconds, headers={**HEADERS, **headers})
         self.prepared = prepared
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -52,7 +56,12 @@ class TurnStream(EventSourceResponse):
 def event_stream(
     prepared: PreparedTurn, *, ping_seconds: float, grace_seconds: float = 0.0
 ) -> EventSourceResponse:
-    return TurnStream(prepared, ping_seconds=ping_seconds, grace_seconds=grace_seconds)
+    return TurnStream(
+        prepared,
+        relay(prepared, grace_seconds=grace_seconds),
+        ping_seconds=ping_seconds,
+        headers=run_headers(prepared),
+    )
 
 
 def stored_event(number: int, event: str, data: str) -> ServerSentEvent:
@@ -64,8 +73,20 @@ def encode(number: int, event: RunEvent) -> ServerSentEvent:
 
 
 async def relay(prepared: PreparedTurn, *, grace_seconds: float) -> AsyncIterator[ServerSentEvent]:
-    """The run's events as they come, numbered as its journal numbers them; a run that
-    ends without saying how (the server shutting down mid-turn) ends as interrupted."""
+    """The run's events as they come, numbered as its journal numbers them."""
+    number = 0
+    async with contextlib.aclosing(run_events(prepared, grace_seconds=grace_seconds)) as produced:
+        async for event in produced:
+            number += 1
+            yield encode(number, event)
+
+
+async def run_events(
+    prepared: PreparedTurn, *, grace_seconds: float
+) -> AsyncGenerator[RunEvent, None]:
+    """The run, started in its own task, and its events as they come; a run that ends
+    without saying how (the server shutting down mid-turn) ends as interrupted. Closing
+    this early (the client left) tells the runtime, which stops the run or gives it grace."""
     queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
 
     async def pump() -> None:
@@ -79,17 +100,14 @@ async def relay(prepared: PreparedTurn, *, grace_seconds: float) -> AsyncIterato
     runtime = prepared.runtime
     run_id = prepared.turn.state.run_id
     task = prepared.task = runtime.start(pump())
-    number = 0
     last: RunEvent | None = None
     try:
         while (event := await queue.get()) is not None:
-            number += 1
             last = event
-            yield encode(number, event)
+            yield event
         if not isinstance(last, RunCompleted | RunFailed):  # the run broke off: say so
             for event in events.interrupted(run_id):
-                number += 1
-                yield encode(number, event)
+                yield event
     finally:
         runtime.left(task, run_id, grace_seconds=grace_seconds)
 

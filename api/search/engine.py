@@ -22,7 +22,7 @@ from api.kit.clock import Clock
 from api.memory.retry import MAX_ATTEMPTS, backoff
 from api.search import documents, repository, tokens, when
 from api.search.documents import Doc
-from api.search.index import AgentIndex, Filters, Found, Mode, Query
+from api.search.index import AgentIndex, Filters, Found, Listed, Mode, Query
 from api.search.vectors import Vector
 from api.store import keys
 from api.store.table import SK, Delete, Item, Key, Table, TxOp
@@ -239,6 +239,28 @@ class SearchEngine:
                 )
             return await asyncio.to_thread(
                 index.search, query, filters or Filters(), now=now, offset=offset, limit=limit
+            )
+
+    async def latest(
+        self,
+        agent_id: str,
+        *,
+        filters: Filters | None = None,
+        before: str | None = None,
+        limit: int = 10,
+    ) -> Listed:
+        """The newest items the filters admit, newest first, with how many there are: a
+        listing from the agent's index, as fresh as a search's (one read of the version),
+        never a read of the partition. `before`: a sort key; only items older than it."""
+        current = await repository.version(self.table, agent_id)
+        now = self.clock.now()
+        chosen = filters or Filters()
+        async with self._lock(agent_id):
+            index = await self._fresh(agent_id, current)
+            if len(index) <= INLINE_DOCS:
+                return index.latest(chosen, now=now, before=before, limit=limit)
+            return await asyncio.to_thread(
+                index.latest, chosen, now=now, before=before, limit=limit
             )
 
     def _lock(self, agent_id: str) -> asyncio.Lock:

@@ -94,6 +94,15 @@ class Found:
 
 
 @dataclass(frozen=True)
+class Listed:
+    """A listing, newest first: a page of documents and how many the filters admit."""
+
+    total: int  # every admitted document, not only this page
+    docs: list[Doc] = field(default_factory=list)
+    more: bool = False  # older admitted documents follow this page
+
+
+@dataclass(frozen=True)
 class Query:
     terms: list[str]
     vector: Vector | None  # None: no embedder, or lexical mode
@@ -154,6 +163,10 @@ class _Main:
         self.df: Counter[str] = Counter()
         for t in terms:
             self.df.update(set(t))
+        # Sort keys order by time (`...#{timestamp}#{id}`): each document's place among
+        # them, for listings newest first without a search.
+        self.sks = sorted(d.sk for d in self.docs)
+        self.rank = np.asarray([bisect.bisect_left(self.sks, d.sk) for d in self.docs], np.int64)
         self.retriever: bm25s.BM25 | None = None
         if any(terms):  # bm25s cannot index documents without a single word ("👍", "...")
             self.retriever = bm25s.BM25(k1=K1, b=B)
@@ -203,7 +216,9 @@ class _Main:
         postings = 0
         if self.retriever is not None:
             postings = sum(a.nbytes for a in self.retriever.scores.values() if hasattr(a, "nbytes"))
-        return matrix + postings + sum(DOC_OVERHEAD_BYTES + 2 * len(d.text) for d in self.docs)
+        listing = self.rank.nbytes + 8 * len(self.sks)
+        texts = sum(DOC_OVERHEAD_BYTES + 2 * len(d.text) for d in self.docs)
+        return matrix + postings + listing + texts
 
 
 @dataclass(slots=True)
@@ -374,6 +389,28 @@ class AgentIndex:
                 for i in page
             ],
         )
+
+    def latest(
+        self, filters: Filters, *, now: float, before: str | None = None, limit: int
+    ) -> Listed:
+        """The newest documents the filters admit, by sort key (time order), newest first;
+        with `before`, those whose sort key sorts before it (the last of a previous page).
+        No scoring: a mask over the main segment, its newest picked by rank, and the delta."""
+        main = self._main
+        admitted = main.mask(filters, now)
+        fresh = [f.doc for f in self._delta.values() if f.doc.live(now) and filters.admits(f.doc)]
+        total = int(admitted.sum()) + len(fresh)
+        if before is not None:
+            admitted &= main.rank < bisect.bisect_left(main.sks, before)
+            pass
+        chosen = np.flatnonzero(admitted)
+        remaining = len(chosen) + len(fresh)
+        if limit < 1:
+            return Listed(total, more=remaining > 0)
+        if len(chosen) > limit:
+            chosen = chosen[np.argpartition(-main.rank[chosen], limit - 1)[:limit]]
+        newest = sorted([main.docs[i] for i in chosen] + fresh, key=lambda d: d.sk, reverse=True)
+        return Listed(total, newest[:limit], more=remaining > limit)
 
     def _fresh_previous(self, fresh: Sequence[_Fresh]) -> npt.NDArray[np.int64]:
         """For each delta document, the position of the message before it in its

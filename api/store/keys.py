@@ -32,6 +32,11 @@ IdempotencyRecord  User#{email} / Idempotency#{sha256}              a request's 
 Run                Run#{run_id} / Run                               a turn's state and owner
 RunEvents          Run#{run_id} / Events#{first event number}       a turn's events, in batches
 LiveRun            LiveRuns#{shard} / Run#{run_id}                  turns running, for the sweep
+Subject            User#{email} / Subject#{user_id}                 seed 004's user_id -> agent id
+MemoryRun          Agent#{agent_id} / MemoryRun#{run_id}            a memory run's state
+MemoryRunQueued    Agent#{agent_id} / MemoryRunQueue#{timestamp}#{run_id} a subject's runs to do, in order
+MemoryLease        Agent#{agent_id} / MemoryLease                   the memory run working on a subject
+PendingMemoryRun   PendingMemoryRuns#{shard} / MemoryRun#{run_id}   runs not ended, for the sweep
 
 Index gsi1 (sparse): an agent's conversations, newest last:
 gsi1pk `Agent#{agent_id}`, gsi1sk `CONVERSATION#{timestamp}#{conversation_id}`;
@@ -71,6 +76,11 @@ IDEMPOTENCY_RECORD = "IdempotencyRecord"
 RUN = "Run"
 RUN_EVENTS = "RunEvents"
 LIVE_RUN = "LiveRun"
+SUBJECT = "Subject"
+MEMORY_RUN = "MemoryRun"
+MEMORY_RUN_QUEUED = "MemoryRunQueued"
+MEMORY_LEASE = "MemoryLease"
+PENDING_MEMORY_RUN = "PendingMemoryRun"
 
 ENTITY = "entity"
 GSI1 = "gsi1"
@@ -355,3 +365,47 @@ def live_runs(shard: int) -> str:
 def live_run(run_id: str) -> Key:
     shard = int.from_bytes(hashlib.sha256(run_id.encode()).digest()[:2]) % LIVE_RUN_SHARDS
     return Key(live_runs(shard), f"Run#{_part('run id', run_id)}")
+
+
+# --- seed 004: subjects and memory runs -------------------------------------------------
+
+PENDING_MEMORY_RUN_SHARDS = 16
+
+
+def subject(email: str, user_id: str) -> Key:
+    """Seed 004's `user_id`, a client's name, resolved inside its owner's partition."""
+    return Key(user_partition(email), f"Subject#{_part('subject id', user_id)}")
+
+
+def memory_run(agent_id: str, run_id: str) -> Key:
+    return Key(agent_partition(agent_id), f"MemoryRun#{_part('run id', run_id)}")
+
+
+def memory_runs_of(agent_id: str) -> Query:
+    return agent_partition(agent_id), Sk.begins_with("MemoryRun#")
+
+
+def memory_run_queued(agent_id: str, ts: str, run_id: str) -> Key:
+    return Key(
+        agent_partition(agent_id),
+        f"MemoryRunQueue#{_part('timestamp', ts)}#{_part('run id', run_id)}",
+    )
+
+
+def memory_runs_queued(agent_id: str) -> Query:
+    """The subject's runs not ended yet, oldest first."""
+    return agent_partition(agent_id), Sk.begins_with("MemoryRunQueue#")
+
+
+def memory_lease(agent_id: str) -> Key:
+    return Key(agent_partition(agent_id), "MemoryLease")
+
+
+def pending_memory_runs(shard: int) -> str:
+    return f"PendingMemoryRuns#{shard}"
+
+
+def pending_memory_run(run_id: str) -> Key:
+    digest = hashlib.sha256(run_id.encode()).digest()[:2]
+    shard = int.from_bytes(digest) % PENDING_MEMORY_RUN_SHARDS
+    return Key(pending_memory_runs(shard), f"MemoryRun#{_part('run id', run_id)}")

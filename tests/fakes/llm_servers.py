@@ -396,6 +396,146 @@ def _openai_completion(reply: Reply, model: str) -> dict[str, Any]:
     }
 
 
+def _responses_output(reply: Reply) -> list[dict[str, Any]]:
+    """The Responses API's output items: a message with the text, then the function calls."""
+    items: list[dict[str, Any]] = []
+    if reply.text:
+        items.append(
+            {
+                "type": "message",
+                "id": _new_id("msg_"),
+                "status": "completed",
+                "role": "assistant",
+                "content": [
+                    {"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}
+                ],
+            }
+        )
+    items += [
+        {
+            "type": "function_call",
+            "id": _new_id("fc_"),
+            "call_id": call.id or _new_id("call_"),
+            "name": call.name,
+            "arguments": call.arguments,
+            "status": "completed",
+        }
+        for call in reply.tool_calls
+    ]
+    return items
+
+
+def _responses_object(
+    reply: Reply,
+    body: dict[str, Any],
+    output: list[dict[str, Any]],
+    status: str,
+    response_id: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "id": response_id or _new_id("resp_"),
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "model": str(body["model"]),
+        "instructions": body.get("instructions"),
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "text": {"format": {"type": "text"}},
+        "error": None,
+        "incomplete_details": None,
+        "metadata": {},
+        "usage": {
+            "input_tokens": reply.input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": reply.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": reply.input_tokens + reply.output_tokens,
+        },
+    }
+
+
+def _responses_events(reply: Reply, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A streamed response's events, as the Responses API sends them: created, then per
+    output item its added, deltas and done events, then completed."""
+    output = _responses_output(reply)
+    response_id = _new_id("resp_")
+    created = _responses_object(reply, body, [], "in_progress", response_id)
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": created}]
+    for index, item in enumerate(output):
+        started = {**item, "status": "in_progress"}
+        ids = {"item_id": item["id"], "output_index": index}
+        if item["type"] == "message":
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": index,
+                    "item": {**started, "content": []},
+                }
+            )
+            part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+            events.append(
+                {"type": "response.content_part.added", **ids, "content_index": 0, "part": part}
+            )
+            events += [
+                {
+                    "type": "response.output_text.delta",
+                    **ids,
+                    "content_index": 0,
+                    "delta": piece,
+                    "logprobs": [],
+                }
+                for piece in text_deltas(reply.text)
+            ]
+            events.append(
+                {
+                    "type": "response.output_text.done",
+                    **ids,
+                    "content_index": 0,
+                    "text": reply.text,
+                    "logprobs": [],
+                }
+            )
+            events.append(
+                {
+                    "type": "response.content_part.done",
+                    **ids,
+                    "content_index": 0,
+                    "part": {**part, "text": reply.text},
+                }
+            )
+        else:
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": index,
+                    "item": {**started, "arguments": ""},
+                }
+            )
+            events += [
+                {"type": "response.function_call_arguments.delta", **ids, "delta": piece}
+                for piece in argument_fragments(item["arguments"], 3)
+            ]
+            events.append(
+                {
+                    "type": "response.function_call_arguments.done",
+                    **ids,
+                    "name": item["name"],
+                    "arguments": item["arguments"],
+                }
+            )
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    events.append(
+        {
+            "type": "response.completed",
+            "response": _responses_object(reply, body, output, "completed", response_id),
+        }
+    )
+    return [{**event, "sequence_number": n} for n, event in enumerate(events)]
+
+
 def _openai_app(fake: FakeLLM) -> Starlette:
     async def chat_completions(request: Request) -> Response:
         body = await _read_json(request)
@@ -426,6 +566,31 @@ def _openai_app(fake: FakeLLM) -> Starlette:
         events.append(b"data: [DONE]\n\n")
         return _EventStream(_paced(request, fake, events, reply), request_id)
 
+    async def responses(request: Request) -> Response:
+        body = await _read_json(request)
+        if body is None:
+            return _openai_error(400, "We could not parse the JSON body of your request.")
+        _record(fake, request, body)
+        if (auth_error := _openai_auth_error(request)) is not None:
+            return auth_error
+        if "model" not in body:
+            return _openai_error(400, "Missing required parameter: 'model'.")
+        reply = fake.next_reply()
+        stream = body.get("stream") is True
+        if not await _before_answer(request, fake, reply, stream):
+            return Response(status_code=499)
+        if reply.status != 200:
+            return _openai_error(reply.status, reply.error_message, headers=_retry_headers(reply))
+        request_id = {"x-request-id": _new_id("req_")}
+        if not stream:
+            answer = _responses_object(reply, body, _responses_output(reply), "completed")
+            return JSONResponse(answer, headers=request_id)
+        events = [
+            f"event: {event['type']}\ndata: {_json(event)}\n\n".encode()
+            for event in _responses_events(reply, body)
+        ]
+        return _EventStream(_paced(request, fake, events, reply), request_id)
+
     async def list_models(request: Request) -> Response:
         if (auth_error := _openai_auth_error(request)) is not None:
             return auth_error
@@ -438,6 +603,7 @@ def _openai_app(fake: FakeLLM) -> Starlette:
     return Starlette(
         routes=[
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/responses", responses, methods=["POST"]),
             Route("/v1/models", list_models),
         ]
     )
@@ -668,7 +834,7 @@ def start_fake_openai() -> Iterator[FakeLLM]:
     """Run a fake OpenAI on a free port of 127.0.0.1 for the duration of the block.
 
     `base_url` ends in /v1, as AsyncOpenAI(base_url=...) expects. Serves
-    POST /v1/chat/completions (streamed and not) and GET /v1/models.
+    POST /v1/chat/completions and POST /v1/responses (streamed and not) and GET /v1/models.
     """
 
     def build(root: str) -> tuple[FakeLLM, Starlette]:

@@ -2,12 +2,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from api.kit.clock import FrozenClock
-from api.tools.native import NATIVE_MEMORY_TOOLS, ToolContext
+from api.tools.native import NATIVE_TOOLS, ToolContext
 
 
 async def call(ctx: ToolContext, tool: str, **arguments: Any) -> str:
     """What the model reads back after calling `tool` with `arguments`."""
-    return await NATIVE_MEMORY_TOOLS[tool].execute(ctx, arguments)
+    return await NATIVE_TOOLS[tool].execute(ctx, arguments)
 
 
 def at(clock: FrozenClock, day: str) -> None:

@@ -210,6 +210,13 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/memory-blocks/{agent_name}/{label}"): Probe(named_block),
     ("PUT", "/memory-blocks/{agent_name}/{label}"): Probe(named_block, body={"value": "taken"}),
     ("POST", "/context/{agent_name}"): Probe(named_message, body={"query": "secret"}),
+    ("GET", "/v1/models"): SELF + " (lists the caller's own agents)",
+    # OpenAI's `model` names an agent by id (here) or by name (test_openai_models_...).
+    ("POST", "/v1/chat/completions"): Probe(
+        agent,
+        body={"model": "{agent_id}", "messages": [{"role": "user", "content": "hello"}]},
+        body_names_ids=True,
+    ),
 }
 
 
@@ -263,6 +270,12 @@ def tenants(app: FastAPI, google: FakeGoogle) -> Iterator[tuple[Tenant, Tenant]]
         )
 
 
+def error_code(body: dict[str, Any]) -> str:
+    """An error's code: ours `{code, message}`, or OpenAI's `{"error": {...}}` under /v1."""
+    code: str = body["error"]["code"] if "error" in body else body["code"]
+    return code
+
+
 PROBES = [(key, probe) for key, probe in ROUTES.items() if isinstance(probe, Probe)]
 
 
@@ -281,7 +294,7 @@ def test_another_tenants_object_is_not_found(
     )
     response = other.client.request(method, url, headers=other.headers, json=body or None)
     assert response.status_code == 404, response.text
-    assert response.json()["code"]  # a stable code, as for every error
+    assert error_code(response.json())  # a stable code, as for every error
     # And the object is still there for its owner.
     again = owner.client.request(method, url, headers=owner.headers, json=body or None)
     if probe.owner_succeeds:
@@ -359,3 +372,34 @@ def test_an_agent_name_resolves_only_among_the_callers_agents(
     assert found.json() == []
     context = bob.client.post("/context/Helper", json={"query": "secret"}, headers=bob.headers)
     assert context.json()["relevant_messages"] == []
+
+
+def test_openai_models_are_the_callers_agents_by_name_or_id(
+    tenants: tuple[Tenant, Tenant],
+) -> None:
+    """/v1 names agents as OpenAI names models: Bob can neither list nor reach Ada's."""
+    ada, bob = tenants
+    mine = ada.client.post("/agents", json={"name": "Helper"}, headers=ada.headers).json()
+    listed = ada.client.get("/v1/models", headers=ada.headers).json()["data"]
+    assert [(m["id"], m["agent_id"]) for m in listed] == [("Helper", mine["id"])]
+    assert bob.client.get("/v1/models", headers=bob.headers).json() == {
+        "object": "list",
+        "data": [],
+    }
+    for model in ("Helper", mine["id"]):
+        body = {"model": model, "messages": [{"role": "user", "content": "Ada's secret?"}]}
+        refused = bob.client.post("/v1/chat/completions", json=body, headers=bob.headers)
+        assert refused.status_code == 404, refused.text
+        assert refused.json()["error"]["code"] == "model_not_found"
+        assert model not in listed_ids(bob)
+    theirs = bob.client.post("/agents", json={"name": "Helper"}, headers=bob.headers).json()
+    body = {"model": "helper", "messages": [{"role": "user", "content": "Who am I?"}]}
+    answered = bob.client.post("/v1/chat/completions", json=body, headers=bob.headers)
+    assert answered.status_code == 200, answered.text
+    run = bob.client.get(f"/runs/{answered.headers['Run-Id']}", headers=bob.headers).json()
+    assert run["agent_id"] == theirs["id"]
+
+
+def listed_ids(tenant: Tenant) -> list[str]:
+    listed = tenant.client.get("/v1/models", headers=tenant.headers).json()["data"]
+    return [m["id"] for m in listed] + [m["agent_id"] for m in listed]

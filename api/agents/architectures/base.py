@@ -18,6 +18,9 @@ class AgentArchitecture(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     tools: ClassVar[tuple[str, ...]] = ()  # native tools, by name, offered to the model
+    # Core memory is in its prompt, so the runtime's upkeep after a turn applies: it counts
+    # the turns a full block was warned of and compacts the block after the third.
+    shows_core_memory: ClassVar[bool] = True
 
     @abstractmethod
     def run(self, turn: Turn) -> AsyncGenerator[RunEvent, None]:

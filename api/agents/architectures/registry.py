@@ -7,8 +7,9 @@ from contextlib import contextmanager
 from importlib.metadata import entry_points
 
 from api.agents.architectures.base import AgentArchitecture
+from api.agents.architectures.categorized_memory import CategorizedMemory
 from api.agents.architectures.krishna_memgpt import KrishnaMemGPT
-from api.tools.native import NATIVE_MEMORY_TOOLS
+from api.tools.native import NATIVE_TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +22,7 @@ ARCHITECTURES: dict[str, type[AgentArchitecture]] = {}
 def register(architecture: type[AgentArchitecture]) -> type[AgentArchitecture]:
     if not issubclass(architecture, AgentArchitecture):
         raise TypeError(f"{architecture!r} is not an AgentArchitecture")
-    unknown = [name for name in architecture.tools if name not in NATIVE_MEMORY_TOOLS]
+    unknown = [name for name in architecture.tools if name not in NATIVE_TOOLS]
     if unknown:
         raise ValueError(f"{architecture.name!r} names tools that do not exist: {unknown}")
     existing = ARCHITECTURES.get(architecture.name)
@@ -58,3 +59,4 @@ def load_entry_points() -> list[str]:
 
 
 register(KrishnaMemGPT)
+register(CategorizedMemory)

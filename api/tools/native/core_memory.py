@@ -58,9 +58,17 @@ def words(block: BlockView) -> str:
     return f"{block.word_count}/{block.word_limit} words"
 
 
+def fullness(block: BlockView) -> str:
+    """The fuller of a block's limits: words, or characters for a block that has a
+    character limit (seed 004's) and is fuller by it."""
+    if block.char_limit is not None and block.chars_bind:
+        return f"{block.char_count}/{block.char_limit} characters"
+    return words(block)
+
+
 def capacity_warning(block: BlockView) -> str:
     return (
-        f"Warning: [{block.name}] is at {block.percent_used}% capacity ({words(block)}). "
+        f"Warning: [{block.name}] is at {block.percent_used}% capacity ({fullness(block)}). "
         "Consolidate lines with core_memory_replace or core_memory_delete, or move details "
         "to archival memory with archival_memory_insert. If it stays this full, older lines "
         "will be moved to archival memory automatically."

@@ -1,0 +1,245 @@
+"""Memory runs in the table: the only module that reads or writes their items. A run, its
+place in its subject's queue and its pending marker are written together (with the
+messages, by the caller's transaction) and removed together when the run ends."""
+
+import asyncio
+import contextlib
+import math
+from datetime import UTC, datetime
+
+from api.memory_runs.models import (
+    MemoryLease,
+    MemoryRun,
+    MemoryRunQueued,
+    PendingMemoryRun,
+    RunState,
+)
+from api.runs.process import ProcessId
+from api.store import keys
+from api.store.table import (
+    AttrEquals,
+    ConditionFailed,
+    Delete,
+    ItemAbsent,
+    Put,
+    Table,
+    TransactionCancelled,
+    Update,
+    all_of,
+    any_of,
+)
+
+
+def accepted_ops(run: MemoryRun, by: ProcessId, at: float) -> list[Put]:
+    """The writes that queue a new run: the run, its place in the queue, its marker."""
+    queued = MemoryRunQueued(agent_id=run.agent_id, run_id=run.run_id, queued_at=run.queued_at)
+    return [
+        Put(run.to_dynamo_item(), condition=ItemAbsent()),
+        Put(queued.to_dynamo_item()),
+        Put(_marker(run, by, at).to_dynamo_item()),
+    ]
+
+
+def _marker(run: MemoryRun, by: ProcessId, at: float) -> PendingMemoryRun:
+    return PendingMemoryRun(
+        run_id=run.run_id,
+        agent_id=run.agent_id,
+        host=by.host,
+        pid=by.pid,
+        token=by.token,
+        touched_at=at,
+    )
+
+
+async def get(table: Table, agent_id: str, run_id: str) -> MemoryRun | None:
+    item = await table.get(keys.memory_run(agent_id, run_id))
+    return MemoryRun.from_dynamo_item(item) if item else None
+
+
+async def next_queued(table: Table, agent_id: str) -> MemoryRunQueued | None:
+    """The subject's oldest run not ended: the one to do next."""
+    pk, sk = keys.memory_runs_queued(agent_id)
+    page = await table.query(pk, sk=sk, limit=1)
+    return MemoryRunQueued.from_dynamo_item(page.items[0]) if page.items else None
+
+
+async def unfinished(table: Table, agent_id: str, *, limit: int = 100) -> list[MemoryRunQueued]:
+    """The subject's runs not ended, oldest first (at most `limit`)."""
+    pk, sk = keys.memory_runs_queued(agent_id)
+    page = await table.query(pk, sk=sk, limit=limit)
+    return [MemoryRunQueued.from_dynamo_item(item) for item in page.items]
+
+
+async def all_unfinished(table: Table, agent_id: str) -> list[MemoryRunQueued]:
+    pk, sk = keys.memory_runs_queued(agent_id)
+    found: list[MemoryRunQueued] = []
+    cursor: str | None = None
+    while True:
+        page = await table.query(pk, sk=sk, cursor=cursor)
+        found += [MemoryRunQueued.from_dynamo_item(item) for item in page.items]
+        if page.cursor is None:
+            return found
+        cursor = page.cursor
+
+
+def _when(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).isoformat()
+
+
+async def start(table: Table, run: MemoryRun, worker: str, at: float) -> MemoryRun | None:
+    """The run, now running its next attempt; None when it ended or is gone meanwhile."""
+    try:
+        item = await table.update(
+            run.key(),
+            set={"state": "running", "worker": worker, "started_at": _when(at)},
+            add={"attempts": 1},
+            condition=any_of(AttrEquals("state", "queued"), AttrEquals("state", "running")),
+        )
+    except ConditionFailed:
+        return None
+    return MemoryRun.from_dynamo_item(item)
+
+
+async def touch(table: Table, run: MemoryRun, by: ProcessId, at: float) -> None:
+    """Its marker names `by` as the process in charge of it, if it still has one."""
+    with contextlib.suppress(ConditionFailed):
+        await table.update(
+            keys.pending_memory_run(run.run_id),
+            set={"host": by.host, "pid": by.pid, "token": by.token, "touched_at": at},
+            condition=AttrEquals("run_id", run.run_id),
+        )
+
+
+async def end(
+    table: Table,
+    run: MemoryRun,
+    state: RunState,
+    at: float,
+    *,
+    result: str | None = None,
+    error: str | None = None,
+    edits: int = 0,
+) -> bool:
+    """Ended as `state`, out of its queue, its marker gone; False when it was not this
+    attempt's to end (ended already, or deleted with its subject)."""
+    changes: dict[str, object] = {"state": state, "ended_at": _when(at), "edits": edits}
+    if result is not None:
+        changes["result"] = result
+    if error is not None:
+        changes["error"] = error
+    queued = MemoryRunQueued(agent_id=run.agent_id, run_id=run.run_id, queued_at=run.queued_at)
+    try:
+        await table.transact_write(
+            [
+                Update(
+                    run.key(),
+                    set=changes,
+                    condition=all_of(
+                        AttrEquals("state", "running"), AttrEquals("worker", run.worker)
+                    ),
+                ),
+                Delete(queued.key()),
+                Delete(keys.pending_memory_run(run.run_id)),
+            ]
+        )
+    except TransactionCancelled as e:
+        if not e.refused(0):
+            raise
+        return False
+    return True
+
+
+async def failed_attempt(table: Table, run: MemoryRun, error: str) -> None:
+    """Queued again after a failed attempt, with why it failed."""
+    with contextlib.suppress(ConditionFailed):
+        await table.update(
+            run.key(),
+            set={"state": "queued", "error": error},
+            condition=all_of(AttrEquals("state", "running"), AttrEquals("worker", run.worker)),
+        )
+
+
+# --- the subject's lease -----------------------------------------------------------------
+
+
+async def take_lease(
+    table: Table, agent_id: str, holder: str, by: ProcessId, until: float
+) -> MemoryLease | None:
+    """The subject's lease for `holder`, if nobody holds it (an expired lease is nobody's),
+    or if its holder's process is known dead; otherwise None and who holds it."""
+    lease = MemoryLease(
+        agent_id=agent_id,
+        holder=holder,
+        host=by.host,
+        pid=by.pid,
+        token=by.token,
+        ttl=math.ceil(until),
+    )
+    try:
+        await table.put(lease.to_dynamo_item(), condition=ItemAbsent())
+        return lease
+    except ConditionFailed:
+        pass
+    item = await table.get(lease.key())
+    if item is None:
+        return None  # lapsed meanwhile: the next try takes it
+    held = MemoryLease.from_dynamo_item(item)
+    if not by.knows_dead(held.host, held.pid, held.token):
+        return None
+    try:
+        await table.put(lease.to_dynamo_item(), condition=AttrEquals("holder", held.holder))
+    except ConditionFailed:
+        return None
+    return lease
+
+
+async def lease_of(table: Table, agent_id: str) -> MemoryLease | None:
+    item = await table.get(keys.memory_lease(agent_id))
+    return MemoryLease.from_dynamo_item(item) if item else None
+
+
+async def renew_lease(table: Table, agent_id: str, holder: str, until: float) -> bool:
+    try:
+        await table.update(
+            keys.memory_lease(agent_id),
+            set={"ttl": math.ceil(until)},
+            condition=AttrEquals("holder", holder),
+        )
+    except ConditionFailed:
+        return False
+    return True
+
+
+async def release_lease(table: Table, agent_id: str, holder: str) -> None:
+    with contextlib.suppress(ConditionFailed):
+        await table.delete(keys.memory_lease(agent_id), condition=AttrEquals("holder", holder))
+
+
+# --- the sweep -----------------------------------------------------------------------------
+
+
+async def pending(table: Table) -> list[PendingMemoryRun]:
+    shards = await asyncio.gather(
+        *(_pending_in(table, s) for s in range(keys.PENDING_MEMORY_RUN_SHARDS))
+    )
+    return [marker for shard in shards for marker in shard]
+
+
+async def _pending_in(table: Table, shard: int) -> list[PendingMemoryRun]:
+    found: list[PendingMemoryRun] = []
+    cursor: str | None = None
+    while True:
+        page = await table.query(keys.pending_memory_runs(shard), cursor=cursor)
+        found += [PendingMemoryRun.from_dynamo_item(item) for item in page.items]
+        if page.cursor is None:
+            return found
+        cursor = page.cursor
+
+
+async def forget(table: Table, run_id: str) -> None:
+    await table.delete(keys.pending_memory_run(run_id))
+
+
+async def forget_all(table: Table, run_ids: list[str]) -> None:
+    if run_ids:
+        await table.batch_write(deletes=[keys.pending_memory_run(r) for r in run_ids])

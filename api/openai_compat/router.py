@@ -1,0 +1,94 @@
+"""/v1: OpenAI's Chat Completions and Models endpoints, where a model is one of the
+caller's agents (docs/openai-compatible.md). Authentication is the API's own; every error
+leaves in OpenAI's shape (`OpenAIRoute`)."""
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header
+from fastapi.responses import JSONResponse, Response
+
+from api.auth.deps import CurrentUser
+from api.deps import ClockDep, SettingsDep, TableDep
+from api.openai_compat import service, translate
+from api.openai_compat.errors import OpenAIRoute
+from api.openai_compat.schemas import ChatCompletion, ChatCompletionIn, ErrorOut, ModelList
+from api.runtime.deps import RuntimeDep
+from api.runtime.sse import TurnStream, run_events, run_headers
+
+router = APIRouter(prefix="/v1", tags=["OpenAI-compatible"], route_class=OpenAIRoute)
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": description}
+    for status, description in {
+        400: "A body OpenAI would refuse, or a field an agent cannot honour",
+        401: "Not signed in (google mode: send an API key as the SDK's api_key)",
+        404: "`model_not_found`: no agent of yours by that name or id",
+        409: "`conversation_busy` (with Retry-After) after waiting 60 s, or at once with "
+        "`X-Wait: false`",
+    }.items()
+}
+COMPLETION_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "A `chat.completion`, or with `stream: true` Server-Sent Events of "
+        "`chat.completion.chunk`s ending with `data: [DONE]`.",
+        "content": {
+            "application/json": {"schema": ChatCompletion.model_json_schema()},
+            "text/event-stream": {"schema": {"type": "string"}},
+        },
+    },
+    **ERRORS,
+}
+
+SessionHeader = Annotated[
+    str | None,
+    Header(
+        alias=translate.SESSION_HEADER,
+        description="The session (conversation) of the agent; overrides the body's `user`. "
+        "Neither: the agent's default session, as POST /chat's.",
+    ),
+]
+WaitHeader = Annotated[
+    str | None,
+    Header(
+        alias=translate.WAIT_HEADER,
+        description="`false`: a busy conversation answers 409 at once instead of being "
+        "waited for (up to 60 s).",
+    ),
+]
+
+
+@router.post("/chat/completions", response_model=None, responses=COMPLETION_RESPONSES)
+async def chat_completions(
+    body: ChatCompletionIn,
+    user: CurrentUser,
+    table: TableDep,
+    clock: ClockDep,
+    runtime: RuntimeDep,
+    settings: SettingsDep,
+    session: SessionHeader = None,
+    wait: WaitHeader = None,
+) -> Response:
+    """One turn of the agent `model` names, with its own provider and memory; only the last
+    user message is new input."""
+    prepared = await service.open_turn(
+        table, clock, runtime, user.email, body, session_header=session, wait_header=wait
+    )
+    completion = translate.Completion.of(prepared.turn.state.run_id, clock.now(), body.model)
+    if not body.stream:
+        answer = await service.answer(prepared, completion)
+        return JSONResponse(answer.model_dump(mode="json"), headers=run_headers(prepared))
+    include_usage = body.stream_options is not None and body.stream_options.include_usage
+    # No Run-Id header: an Idempotency-Key retry would re-attach to the run's own events,
+    # which an OpenAI client cannot read. The completion's id names the run.
+    chunks = completion.chunks(
+        run_events(prepared, grace_seconds=0),
+        lambda: prepared.failure,
+        include_usage=include_usage,
+    )
+    return TurnStream(prepared, chunks, ping_seconds=settings.sse_ping_seconds, headers={})
+
+
+@router.get("/models", responses=ERRORS)
+async def list_models(user: CurrentUser, table: TableDep) -> ModelList:
+    """Your agents as OpenAI models: what clients list before they pick one."""
+    return await service.models(table, user.email)

@@ -1,0 +1,156 @@
+"""The SDK methods learning() replaces, patched on their classes once for all contexts.
+
+The patch is reference-counted: the first context to enter installs it, the last to leave
+restores the originals. A patched method looks up the calling context's learning() (a
+ContextVar: each thread has its own, an asyncio task inherits its creator's) and passes
+the call through untouched when there is none, so a call outside every context, or from
+a thread the context did not start in, is the SDK's own."""
+
+import functools
+import importlib
+import logging
+import threading
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from client.apis import ANTHROPIC, CHAT, RESPONSES, Api
+
+log = logging.getLogger(__name__)
+
+Method = Callable[..., Any]
+Kind = Literal["call", "acall", "stream_manager", "astream_manager"]
+RAW_RESPONSE_HEADER = "x-stainless-raw-response"
+
+
+class Session(Protocol):
+    """What a patched method hands a call to (client.learning.Learning)."""
+
+    def call(self, api: Api, original: Method, resource: object, args: Any, kwargs: Any) -> Any: ...
+
+    async def acall(
+        self, api: Api, original: Method, resource: object, args: Any, kwargs: Any
+    ) -> Any: ...
+
+    def stream_manager(
+        self, api: Api, original: Method, resource: object, args: Any, kwargs: Any
+    ) -> Any: ...
+
+    def astream_manager(
+        self, api: Api, original: Method, resource: object, args: Any, kwargs: Any
+    ) -> Any: ...
+
+
+active: ContextVar[Session | None] = ContextVar("agent_memory_learning", default=None)
+
+
+@dataclass(frozen=True)
+class Target:
+    module: str
+    owner: str
+    method: str
+    api: Api
+    kind: Kind
+
+
+_OPENAI_CHAT = "openai.resources.chat.completions.completions"
+_OPENAI_RESPONSES = "openai.resources.responses.responses"
+_ANTHROPIC = "anthropic.resources.messages.messages"
+TARGETS = (
+    Target(_OPENAI_CHAT, "Completions", "create", CHAT, "call"),
+    Target(_OPENAI_CHAT, "AsyncCompletions", "create", CHAT, "acall"),
+    Target(_OPENAI_RESPONSES, "Responses", "create", RESPONSES, "call"),
+    Target(_OPENAI_RESPONSES, "AsyncResponses", "create", RESPONSES, "acall"),
+    Target(_ANTHROPIC, "Messages", "create", ANTHROPIC, "call"),
+    Target(_ANTHROPIC, "AsyncMessages", "create", ANTHROPIC, "acall"),
+    Target(_ANTHROPIC, "Messages", "stream", ANTHROPIC, "stream_manager"),
+    Target(_ANTHROPIC, "AsyncMessages", "stream", ANTHROPIC, "astream_manager"),
+)
+
+_lock = threading.Lock()
+_users = 0
+# (class, method name, original function, the wrapper put in its place)
+_patched: list[tuple[type, str, Method, Method]] = []
+
+
+def install() -> int:
+    """One more context uses the patch; the first installs it. The number of methods
+    patched (0 when neither SDK is installed)."""
+    global _users
+    with _lock:
+        _users += 1
+        if _users == 1:
+            for target in TARGETS:
+                owner = _owner(target)
+                original = vars(owner).get(target.method) if owner else None
+                if owner is None or not callable(original):
+                    continue
+                wrapper = _wrap(target, original)
+                setattr(owner, target.method, wrapper)
+                _patched.append((owner, target.method, original, wrapper))
+        return len(_patched)
+
+
+def uninstall() -> None:
+    """One context fewer; the last restores every original."""
+    global _users
+    with _lock:
+        _users -= 1
+        if _users > 0:
+            return
+        _users = 0
+        for owner, name, original, wrapper in reversed(_patched):
+            if vars(owner).get(name) is wrapper:
+                setattr(owner, name, original)
+            else:  # patched again by someone else since: theirs stays, wrapping ours
+                log.warning("%s.%s was replaced while learning() was active; left as it is",
+                            owner.__qualname__, name)
+        _patched.clear()
+
+
+def installed() -> bool:
+    with _lock:
+        return bool(_patched)
+
+
+def _owner(target: Target) -> type | None:
+    try:
+        module = importlib.import_module(target.module)
+    except ImportError:
+        return None  # that SDK is not installed, or its layout changed
+    owner = getattr(module, target.owner, None)
+    return owner if isinstance(owner, type) else None
+
+
+def _raw(kwargs: dict[str, Any]) -> bool:
+    """Called through `.with_raw_response` / `.with_streaming_response`: passed through."""
+    headers = kwargs.get("extra_headers")
+    return isinstance(headers, dict) and any(
+        str(name).lower() == RAW_RESPONSE_HEADER for name in headers
+    )
+
+
+def _wrap(target: Target, original: Method) -> Method:
+    api = target.api
+    kind = target.kind
+    if kind == "acall":
+
+        @functools.wraps(original)
+        async def acall(self: object, *args: Any, **kwargs: Any) -> Any:
+            session = active.get()
+            if session is None or _raw(kwargs):
+                return await original(self, *args, **kwargs)
+            return await session.acall(api, original, self, args, kwargs)
+
+        return acall
+
+    @functools.wraps(original)
+    def call(self: object, *args: Any, **kwargs: Any) -> Any:
+        session = active.get()
+        if session is None or _raw(kwargs):
+            return original(self, *args, **kwargs)
+        handler: Method = getattr(session, kind)
+        return handler(api, original, self, args, kwargs)
+
+    return call

@@ -1,0 +1,116 @@
+"""The memory server's REST API, as learning() uses it (seed 002's endpoints): GET /health,
+POST /agents, POST /context/{agent_name}, POST /messages. One synchronous httpx2 client,
+shared by the calls of every thread (httpx2 clients are thread-safe); async callers reach
+it through a worker thread, so it is never tied to one event loop."""
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx2
+
+from client.errors import START_HINT, MemoryServerError, MemoryServerUnavailable
+
+DEFAULT_URL = "http://127.0.0.1:8283"
+# The server's limits (docs/local-server.md): longer values would be refused with a 422.
+MAX_QUERY_CHARS = 32_000
+MAX_CONTENT_CHARS = 50_000
+USER_AGENT = "agent-memory-client/0.1.0"
+
+JsonObject = dict[str, Any]
+
+
+class MemoryServer:
+    def __init__(self, url: str, *, api_key: str | None, timeout: float) -> None:
+        self.url = url.rstrip("/")
+        headers = {"user-agent": USER_AGENT}
+        if api_key:
+            headers["authorization"] = f"Bearer {api_key}"
+        self._http = httpx2.Client(
+            base_url=self.url,
+            headers=headers,
+            timeout=httpx2.Timeout(timeout, connect=min(timeout, 2.0)),
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def health(self) -> JsonObject:
+        """The server's /health; MemoryServerUnavailable when nothing healthy answers."""
+        try:
+            response = self._http.get("/health")
+        except httpx2.HTTPError as e:
+            raise MemoryServerUnavailable(
+                f"Cannot reach the memory server at {self.url} ({_reason(e)}). {START_HINT}"
+            ) from e
+        body = _json(response)
+        if response.status_code != 200 or body.get("status") != "ok":
+            detail = body.get("message") or body.get("status") or response.reason_phrase
+            raise MemoryServerUnavailable(
+                f"The memory server at {self.url} is not healthy "
+                f"({response.status_code}: {detail}). {START_HINT}",
+                status=response.status_code,
+                code=_code(body),
+            )
+        return body
+
+    def ensure_agent(self, name: str) -> JsonObject:
+        """The agent of that name, created if the caller has none (POST /agents)."""
+        return self._post("/agents", {"name": name}, expect=(200, 201))
+
+    def context(self, agent: str, query: str) -> JsonObject:
+        """The agent's memory blocks and the messages relevant to `query`."""
+        body = {"agent_name": agent, "query": query[:MAX_QUERY_CHARS]}
+        return self._post(f"/context/{quote(agent, safe='')}", body, expect=(200,))
+
+    def add_message(
+        self, agent: str, role: str, content: str, metadata: Mapping[str, Any]
+    ) -> JsonObject:
+        body = {"agent_name": agent, "role": role, "content": content, "metadata": dict(metadata)}
+        return self._post("/messages", body, expect=(200, 201))
+
+    def _post(self, path: str, body: JsonObject, *, expect: tuple[int, ...]) -> JsonObject:
+        try:
+            response = self._http.post(path, json=body)
+        except httpx2.HTTPError as e:
+            raise MemoryServerUnavailable(
+                f"Cannot reach the memory server at {self.url} ({_reason(e)})."
+            ) from e
+        answer = _json(response)
+        if response.status_code not in expect:
+            raise _refused(self.url, f"POST {path}", response, answer)
+        return answer
+
+
+def _json(response: httpx2.Response) -> JsonObject:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _code(body: JsonObject) -> str | None:
+    code = body.get("code")
+    return code if isinstance(code, str) else None
+
+
+def _reason(error: httpx2.HTTPError) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _refused(
+    url: str, what: str, response: httpx2.Response, body: JsonObject
+) -> MemoryServerError:
+    status = response.status_code
+    code = _code(body)
+    message = body.get("message") or response.text[:200] or response.reason_phrase
+    text = f"The memory server at {url} refused {what}: {status}"
+    text += f" {code}: {message}" if code else f": {message}"
+    if status == 401:
+        text += (
+            ". It needs an API key: pass api_key=... or set MEMORY_API_KEY to a key made "
+            "at POST /auth/api-keys (sent as `Authorization: Bearer amk_...`)."
+        )
+    return MemoryServerError(text, status=status, code=code)

@@ -1,0 +1,150 @@
+"""The learning() client against real things: a memory server process (`python -m api.cli
+serve`, SQLite in a temporary directory), the fake OpenAI and Anthropic servers speaking
+their wire formats on 127.0.0.1, and the official SDKs pointed at them."""
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from anthropic import Anthropic, AsyncAnthropic
+from anthropic.types import MessageParam
+from openai import AsyncOpenAI, OpenAI
+from openai.types.chat import ChatCompletionMessageParam
+
+from api.store.dynamodb_local import free_port
+from client.formatting import HEADER
+from tests.fakes.llm_servers import FakeLLM, start_fake_anthropic, start_fake_openai
+
+
+@dataclass
+class MemoryServer:
+    url: str
+    http: httpx2.Client
+    process: "subprocess.Popen[str]"
+
+    def messages(self, agent: str) -> list[dict[str, Any]]:
+        """The agent's stored messages, oldest first."""
+        listed = self.http.get(f"/messages/{agent}", params={"limit": 1000})
+        assert listed.status_code == 200, listed.text
+        stored: list[dict[str, Any]] = listed.json()
+        return stored[::-1]
+
+    def said(self, agent: str) -> list[tuple[str, str]]:
+        return [(m["role"], m["content"]) for m in self.messages(agent)]
+
+
+@contextmanager
+def memory_server(db: Path, *, backend: str = "static", **env: str) -> Iterator[MemoryServer]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
+        env={
+            **os.environ,
+            "STORE": "sqlite",
+            "SQLITE_PATH": str(db),
+            "ENCRYPTION_KEY": "k" * 40,
+            "MEMORY_EMBEDDING_BACKEND": backend,
+            **env,
+        },
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    http = httpx2.Client(base_url=url, timeout=30)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if http.get("/health").status_code == 200:
+                    break
+            except httpx2.TransportError:
+                pass
+            assert process.poll() is None, "the memory server exited"
+            assert time.monotonic() < deadline, "the memory server never answered"
+            time.sleep(0.1)
+        yield MemoryServer(url, http, process)
+    finally:
+        http.close()
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
+    """One memory server for the whole run; each test uses agents of its own."""
+    with memory_server(tmp_path_factory.mktemp("memory") / "memory.db") as running:
+        yield running
+
+
+@pytest.fixture
+def agent() -> str:
+    return f"agent-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeLLM]:
+    with start_fake_openai() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake_anthropic() -> Iterator[FakeLLM]:
+    with start_fake_anthropic() as fake:
+        yield fake
+
+
+@pytest.fixture
+def oai(fake_openai: FakeLLM) -> Iterator[OpenAI]:
+    with OpenAI(base_url=fake_openai.base_url, api_key="sk-test", max_retries=0) as sdk:
+        yield sdk
+
+
+@pytest.fixture
+async def aoai(fake_openai: FakeLLM) -> AsyncOpenAI:
+    return AsyncOpenAI(base_url=fake_openai.base_url, api_key="sk-test", max_retries=0)
+
+
+@pytest.fixture
+def claude(fake_anthropic: FakeLLM) -> Iterator[Anthropic]:
+    with Anthropic(base_url=fake_anthropic.base_url, api_key="sk-ant", max_retries=0) as sdk:
+        yield sdk
+
+
+@pytest.fixture
+async def aclaude(fake_anthropic: FakeLLM) -> AsyncAnthropic:
+    return AsyncAnthropic(base_url=fake_anthropic.base_url, api_key="sk-ant", max_retries=0)
+
+
+def ask(text: str, system: str | None = None) -> list[ChatCompletionMessageParam]:
+    """A chat request's messages: the user's text, after a system message if given."""
+    messages: list[ChatCompletionMessageParam] = []
+    if system is not None:
+        messages.append({"role": "system", "content": system})
+    messages.append({"role": "user", "content": text})
+    return messages
+
+
+def ask_claude(text: str) -> list[MessageParam]:
+    return [{"role": "user", "content": text}]
+
+
+def memory_in(request: dict[str, Any]) -> str:
+    """The memory the interceptor put in a chat request (its injected system message)."""
+    injected = [
+        m["content"]
+        for m in request["messages"]
+        if m["role"] == "system" and str(m["content"]).startswith(HEADER)
+    ]
+    assert len(injected) == 1, request["messages"]
+    return str(injected[0])
