@@ -8,6 +8,10 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from api.llm.anthropic import AnthropicProvider
 from api.llm.errors import (
@@ -37,6 +41,7 @@ from tests.fakes.llm_servers import (
     start_fake_anthropic,
     start_fake_openai,
 )
+from tests.fakes.serving import serve_in_thread
 
 Build = Callable[..., LLMProvider]
 APPEND = ToolSpec(
@@ -218,3 +223,27 @@ async def test_a_consumer_that_stops_closes_the_connection(served: tuple[FakeLLM
             break
         await asyncio.sleep(0.05)
     assert fake.disconnects == 1
+
+
+async def test_openai_stream_events_that_are_not_objects_are_skipped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Chunks are read as plain JSON (no SDK model per chunk): one that is not an object is
+    passed over with a warning, and the rest of the answer still arrives."""
+    chunk = {"choices": [{"index": 0, "delta": {"content": "Hello"}, "finish_reason": "stop"}]}
+    body = f"data: [1, 2]\n\ndata: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+
+    async def completions(request: Request) -> Response:
+        return Response(body, media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    app.add_route("/v1/models", lambda r: JSONResponse({"data": []}))
+
+    def build(root: str) -> tuple[str, Starlette]:
+        return root + "/v1", app
+
+    with serve_in_thread("odd-openai", build, "/v1/models") as base_url:
+        provider = OpenAIProvider(api_key="sk-test", base_url=base_url, max_retries=0)
+        events = await collect(provider, request_with())
+    assert events == [TextDelta("Hello"), Finish("stop")]
+    assert "not an object" in caplog.text
