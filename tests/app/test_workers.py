@@ -30,7 +30,7 @@ def two_workers(env: dict[str, str]) -> Iterator[str]:
     )
     root = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:
             try:
                 if httpx2.get(f"{root}/health").status_code == 200:

@@ -35,6 +35,7 @@ def server_process(db: Path) -> Iterator[tuple[httpx2.Client, subprocess.Popen[s
         "SQLITE_PATH": str(db),
         "ENCRYPTION_KEY": "k" * 40,
         "MEMORY_EMBEDDING_BACKEND": "none",
+        "SSE_COALESCE_MS": "0",  # one event per chunk: the tests count them
     }
     # Two workers, as `serve` runs by default on a machine with two cores: a process group,
     # killed whole.
@@ -48,7 +49,7 @@ def server_process(db: Path) -> Iterator[tuple[httpx2.Client, subprocess.Popen[s
     )
     http = httpx2.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:
             try:
                 if http.get("/health").status_code == 200:

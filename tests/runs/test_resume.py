@@ -31,7 +31,10 @@ def app_server(settings: Settings, name: str) -> Any:
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(
-        sqlite_path=tmp_path / "shared.db", encryption_key="k" * 40, run_resume_seconds=1
+        sqlite_path=tmp_path / "shared.db",
+        encryption_key="k" * 40,
+        run_resume_seconds=1,
+        sse_coalesce_ms=0,  # one event per chunk: the tests count them
     )
 
 

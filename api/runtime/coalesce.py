@@ -1,0 +1,79 @@
+"""Text deltas that arrive close together become one: fewer SSE events to send and to keep
+in the run's journal, the same text. Written by hand because it is a few lines of asyncio
+no library offers: the provider's stream is read by a task of its own into a queue, and
+the turn takes from the queue a delta and whatever text is already there, or arrives
+within the window. The first delta is never held back, and nothing but text is merged."""
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
+from typing import cast
+
+from api.llm.types import LLMEvent, TextDelta
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: BaseException
+
+
+_END = object()
+
+
+async def coalesced(
+    source: AsyncIterator[LLMEvent], window_seconds: float
+) -> AsyncGenerator[LLMEvent, None]:
+    queue: asyncio.Queue[object] = asyncio.Queue()
+
+    async def read() -> None:
+        try:
+            async for event in source:
+                queue.put_nowait(event)
+        except Exception as e:  # the provider's failure, raised where the turn reads
+            queue.put_nowait(_Failed(e))
+        finally:
+            queue.put_nowait(_END)
+
+    reader = asyncio.ensure_future(read())
+    loop = asyncio.get_running_loop()
+    held: object | None = None
+    first = True
+    try:
+        while True:
+            item = held if held is not None else await queue.get()
+            held = None
+            if item is _END:
+                return
+            if isinstance(item, _Failed):
+                raise item.error
+            if not isinstance(item, TextDelta):
+                yield cast(LLMEvent, item)
+                continue
+            texts = [item.text]
+            deadline = loop.time() + (0.0 if first else window_seconds)
+            first = False
+            while True:
+                try:
+                    following = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    remaining = deadline - loop.time()
+                    if remaining <= 0:
+                        break
+                    try:
+                        async with asyncio.timeout(remaining):
+                            following = await queue.get()
+                    except TimeoutError:
+                        break
+                if not isinstance(following, TextDelta):
+                    held = following
+                    break
+                texts.append(following.text)
+            yield TextDelta("".join(texts)) if len(texts) > 1 else item
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+        aclose = getattr(source, "aclose", None)
+        if aclose is not None:
+            await aclose()
