@@ -3,9 +3,12 @@
 import argparse
 import asyncio
 import os
+import shutil
 import signal
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,28 +71,70 @@ def serve(args: argparse.Namespace) -> int:
 
     settings = _settings(host=args.host, port=args.port)
     configure_logging(settings)
+    _check_tracing(settings)
     _check_embedder(settings)
     workers = args.workers or os.cpu_count() or 1
     where = f"http://{settings.host}:{settings.port}"
     print(f"Agent memory API on {where} ({_describe(settings)}, {workers} worker(s))")
     print(f"OpenAPI docs at {where}/docs", flush=True)
+    # uvicorn's loggers write through ours (text or JSON, with request ids: log_config
+    # None), and our access log (api/observability/middleware.py) replaces uvicorn's.
     if workers == 1:
         app = create_app(settings)
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+        uvicorn.run(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level,
+            log_config=None,
+            access_log=False,
+        )
         return 0
     # Each worker is a process of its own that builds the app from the environment
     # (`api.main:app`): what the command line chose is handed to it there. Everything the
     # workers share lives in the store (leases, the search change log, runs).
     os.environ["HOST"], os.environ["PORT"] = settings.host, str(settings.port)
-    uvicorn.run(
-        "api.main:app",
-        host=settings.host,
-        port=settings.port,
-        workers=workers,
-        log_level=settings.log_level,
-    )
+    with _shared_metrics(settings):
+        uvicorn.run(
+            "api.main:app",
+            host=settings.host,
+            port=settings.port,
+            workers=workers,
+            log_level=settings.log_level,
+            log_config=None,
+            access_log=False,
+        )
     return 0
 
+
+@contextmanager
+def _shared_metrics(settings: Settings) -> Iterator[None]:
+    """The workers' metrics, added up in a fresh directory (prometheus_client's
+    multiprocess mode) that goes when the server stops; unless PROMETHEUS_MULTIPROC_DIR
+    names one already (emptied by whoever set it), or metrics are off."""
+    from api.observability.metrics import MULTIPROCESS_DIR
+
+    if settings.metrics == "off" or os.environ.get(MULTIPROCESS_DIR):
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="agent-memory-metrics-")
+    os.environ[MULTIPROCESS_DIR] = directory
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROCESS_DIR]
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _check_tracing(settings: Settings) -> None:
+    """TRACING's packages are installed, or exit 2 naming the extra."""
+    from api.observability import tracing
+
+    try:
+        tracing.check(settings)
+    except ConfigError as e:
+        print(f"agent-memory: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
 
 
 def create_table(args: argparse.Namespace) -> int:

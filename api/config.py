@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     max_turn_steps: int = Field(default=8, ge=2, le=50)
     # Seconds between SSE keep-alive comments while a turn streams.
     sse_ping_seconds: float = Field(default=15.0, gt=0, le=300)
+    # Text deltas arriving this close together go out as one SSE event (0: each on its
+    # own). The first delta of a step is never held back.
+    sse_coalesce_ms: float = Field(default=5.0, ge=0, le=1000)
     # How long a turn sent with an Idempotency-Key goes on after its client left, waiting
     # for the client to come back for it (GET /runs/{id}/events, or the request again).
     run_resume_seconds: float = Field(default=10.0, ge=0, le=300)
@@ -110,6 +113,16 @@ class Settings(BaseSettings):
     # How long POST /memory/add with wait_for_completion waits before answering 202.
     memory_run_wait_seconds: float = Field(default=60.0, ge=0, le=600)
     memory_run_attempts: int = Field(default=3, ge=1, le=20)  # before a run is failed
+    # How long a worker's receive waits for a run (SQS long polling: at most 20).
+    memory_queue_wait_seconds: float = Field(default=10.0, ge=0, le=20)
+
+    # --- Operations (docs/operations.md) -------------------------------------------------
+    log_format: Literal["text", "json"] = "text"  # json: one JSON object a line
+    # GET /metrics: off, loopback (peers on this machine), or token (METRICS_TOKEN as bearer).
+    metrics: Literal["off", "loopback", "token"] = "loopback"
+    metrics_token: SecretStr | None = None
+    # OpenTelemetry traces (the extra `otel`): off, otlp (OTEL_EXPORTER_OTLP_*), console.
+    tracing: Literal["off", "otlp", "console"] = "off"
 
     @property
     def private_provider_urls(self) -> bool:
@@ -184,6 +197,10 @@ def check_settings(settings: Settings) -> None:
         )
     if settings.memory_queue == "sqs" and not settings.sqs_queue_url:
         problems.append("SQS_QUEUE_URL: required when MEMORY_QUEUE=sqs")
+    if settings.metrics == "token":
+        token = settings.metrics_token.get_secret_value() if settings.metrics_token else ""
+        if len(token) < 32:
+            problems.append("METRICS_TOKEN: needs at least 32 characters when METRICS=token")
     if problems:
         raise ConfigError("Invalid configuration: " + "; ".join(problems))
 

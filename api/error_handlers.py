@@ -1,6 +1,8 @@
-"""Every error leaves as JSON `{code, message}` with a stable code, whatever raised it."""
+"""Every error leaves as JSON `{code, message, request_id}` with a stable code, whatever
+raised it; the request id is the one sent back in X-Request-ID (api/observability)."""
 
 import logging
+from collections.abc import Mapping
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -8,6 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.errors import AppError
+from api.observability import request_id
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +37,20 @@ def public_body(exc: AppError) -> dict[str, object]:
     return {"code": exc.code, "message": SERVER_MESSAGES.get(exc.status_code, SERVER_MESSAGE)}
 
 
+def json_error(
+    body: Mapping[str, object], status_code: int, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """An error's response: its body with the id of the request it answers."""
+    rid = request_id.current()
+    content = {**body, "request_id": rid} if rid is not None else dict(body)
+    return JSONResponse(content, status_code=status_code, headers=headers)
+
+
 async def app_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
     if exc.status_code >= 500:
         log.error("%s %s failed: %s (%s)", request.method, request.url.path, exc.code, exc)
-    return JSONResponse(public_body(exc), status_code=exc.status_code, headers=exc.headers())
+    return json_error(public_body(exc), exc.status_code, exc.headers())
 
 
 async def validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -58,22 +70,22 @@ async def validation_error(request: Request, exc: Exception) -> JSONResponse:
         "message": f"The request is not valid: {summary}",
         "details": {"errors": errors},
     }
-    return JSONResponse(body, status_code=422)
+    return json_error(body, 422)
 
 
 async def http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     code = HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
     message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
-    return JSONResponse(
-        {"code": code, "message": message}, status_code=exc.status_code, headers=exc.headers
-    )
+    return json_error({"code": code, "message": message}, exc.status_code, exc.headers)
 
 
 async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     log.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
-    body = {"code": "internal_error", "message": SERVER_MESSAGE}
-    return JSONResponse(body, status_code=500)
+    # Answered by Starlette's outermost middleware, outside ours: the header is set here.
+    rid = request_id.current()
+    headers = {request_id.HEADER: rid} if rid else None
+    return json_error({"code": "internal_error", "message": SERVER_MESSAGE}, 500, headers)
 
 
 def install(app: FastAPI) -> None:

@@ -29,8 +29,14 @@ from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import derived_key
 from api.memory import router as agent_memory
+from api.memory_runs.service import MemoryRunner
 from api.messages import router as messages
+from api.observability import logs, metrics, tracing
+from api.observability import router as observability
+from api.observability.middleware import Observability
+from api.observability.store import measured
 from api.openai_compat import router as openai_compat
+from api.queue import get_queue
 from api.request_limits import RequestLimits
 from api.runs import router as runs_router
 from api.runs import service as runs
@@ -39,6 +45,7 @@ from api.runtime.lease import LEASE_SECONDS
 from api.runtime.runner import Runtime
 from api.search.engine import SearchEngine
 from api.seed002 import router as seed002
+from api.seed004 import router as seed004
 from api.settings import keys as encryption_keys
 from api.settings import router as provider_settings
 from api.store import build_table
@@ -62,6 +69,7 @@ class State(TypedDict):
     keyring: KeyRing
     runtime: Runtime
     search: SearchEngine
+    memory_runs: MemoryRunner
 
 
 async def sweep_dead_runs(table: Table, clock: Clock) -> None:
@@ -71,6 +79,7 @@ async def sweep_dead_runs(table: Table, clock: Clock) -> None:
             ended = await runs.sweep_dead(table, clock)
             if ended:
                 log.warning("%d turns left running by a stopped process were interrupted", ended)
+                metrics.BACKGROUND_RUNS_SWEPT.labels("turn").inc(ended)
         except StoreError as e:
             log.warning("looking for turns left running failed: %s", e)
         await asyncio.sleep(LEASE_SECONDS)
@@ -99,6 +108,7 @@ def create_app(
     `hook_providers` run in every turn after the runtime's own (continuity)."""
     settings = settings or load_settings()
     check_settings(settings)
+    tracing.check(settings)
     clock = clock or SystemClock()
     google_mode = settings.auth_mode == "google"
     keyring = encryption_keys.keyring(settings)
@@ -108,10 +118,12 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[State]:
-        store = table or build_table(settings, clock)
+        store = measured(table or build_table(settings, clock), settings)
+        tracer_provider = tracing.start(settings)
         sweepers: list[asyncio.Task[None]] = []
         runtime: Runtime | None = None
         search: SearchEngine | None = None
+        memory_runner: MemoryRunner | None = None
         try:
             embedder = await start_embedder(settings)
             search = SearchEngine(
@@ -128,6 +140,10 @@ def create_app(
             if loaded:
                 log.info("architectures from installed packages: %s", ", ".join(loaded))
             runtime = Runtime(store, clock, keyring, settings, hook_providers, search=search)
+            memory_runner = MemoryRunner(
+                search, clock, keyring, settings, get_queue(settings), runtime.providers
+            )
+            memory_runner.start()
             # What start-up made lives as long as the process: kept out of every later
             # collection, which then only walks what requests make.
             gc.freeze()
@@ -141,8 +157,11 @@ def create_app(
                 keyring=keyring,
                 runtime=runtime,
                 search=search,
+                memory_runs=memory_runner,
             )
         finally:
+            if memory_runner is not None:
+                await memory_runner.stop()
             if runtime is not None:
                 await runtime.stop()
             if search is not None:
@@ -152,6 +171,8 @@ def create_app(
             await asyncio.gather(*sweepers, return_exceptions=True)
             if table is None:
                 await store.close()
+            tracing.stop(tracer_provider)
+            metrics.process_exiting()
 
     app = FastAPI(
         title="Agent memory platform",
@@ -175,10 +196,12 @@ def create_app(
             "If-Match",
             "Idempotency-Key",
             "Last-Event-ID",
+            "X-Request-ID",
         ],
-        expose_headers=["ETag", "Retry-After", "Run-Id", "Idempotent-Replayed"],
+        expose_headers=["ETag", "Retry-After", "Run-Id", "Idempotent-Replayed", "X-Request-ID"],
     )
     app.include_router(health.router)
+    app.include_router(observability.router)
     app.include_router(users.router)
     app.include_router(provider_settings.router)
     app.include_router(agents.router)
@@ -187,6 +210,7 @@ def create_app(
     app.include_router(conversations.router)
     app.include_router(chat.router)
     app.include_router(seed002.router)
+    app.include_router(seed004.router)
     app.include_router(runs_router.router)
     app.include_router(openai_compat.router)
     app.add_middleware(RequestLimits, max_body_bytes=settings.max_request_bytes)
@@ -207,13 +231,14 @@ def create_app(
             https_only=settings.cookie_secure,
         )
         app.include_router(auth.router)
+    # Outermost: every answer, the refusals of the middlewares above included, carries the
+    # request's id, and is counted, timed and logged.
+    app.add_middleware(Observability)
     return app
 
 
 def configure_logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure(settings.log_level, settings.log_format)
 
 
 def _jwt_secret(settings: Settings) -> str:

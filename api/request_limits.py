@@ -6,10 +6,9 @@ Written as plain ASGI because no middleware of Starlette's or uvicorn's limits b
 
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.error_handlers import HTTP_CODES
+from api.error_handlers import HTTP_CODES, json_error
 
 MAX_REQUEST_HEADERS = 100
 
@@ -52,7 +51,6 @@ class RequestLimits:
 
 
 async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, message: str) -> None:
-    response = JSONResponse(
-        {"code": HTTP_CODES[status], "message": message}, status, headers={"Connection": "close"}
-    )
+    body: dict[str, object] = {"code": HTTP_CODES[status], "message": message}
+    response = json_error(body, status, {"Connection": "close"})
     await response(scope, receive, send)

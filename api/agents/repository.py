@@ -1,10 +1,10 @@
 """Agents in the table: the agent item and the guard that makes its name unique per user."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from api.agents.models import Agent, AgentNameGuard
 from api.store import keys
-from api.store.table import AttrEquals, Delete, ItemAbsent, Put, Table
+from api.store.table import AttrEquals, Delete, ItemAbsent, Put, Table, TxOp
 
 
 async def get(table: Table, email: str, agent_id: str) -> Agent | None:
@@ -41,12 +41,16 @@ async def guard_of(table: Table, email: str, normalized_name: str) -> AgentNameG
     return AgentNameGuard.from_dynamo_item(item) if item else None
 
 
-async def create(table: Table, agent: Agent, guard: AgentNameGuard) -> None:
-    """Both or neither; TransactionCancelled (reason 0) when the name is taken."""
+async def create(
+    table: Table, agent: Agent, guard: AgentNameGuard, also: Sequence[TxOp] = ()
+) -> None:
+    """Both or neither, with `also` (a lookup item naming the agent, from index 2);
+    TransactionCancelled (reason 0) when the name is taken."""
     await table.transact_write(
         [
             Put(guard.to_dynamo_item(), condition=ItemAbsent()),
             Put(agent.to_dynamo_item(), condition=ItemAbsent()),
+            *also,
         ]
     )
 

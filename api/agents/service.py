@@ -3,6 +3,7 @@ user has, deleted with everything they own."""
 
 import asyncio
 import re
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +23,7 @@ from api.search.engine import SearchEngine
 from api.settings import repository as provider_settings
 from api.settings import service as settings_service
 from api.settings.providers import PROVIDERS
-from api.store.table import Table, TransactionCancelled
+from api.store.table import Table, TransactionCancelled, TxOp
 
 MODEL_LISTING_SECONDS = 5.0
 SAVE_ATTEMPTS = 5
@@ -80,8 +81,48 @@ async def create(table: Table, email: str, body: AgentCreate, clock: Clock) -> t
     if existing is not None:
         return existing, False
     await _check_choices(table, email, body.architecture, body.provider)
+    agent = _new(email, body, clock)
+    guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
+    try:
+        await repository.create(table, agent, guard)
+    except TransactionCancelled:
+        # Someone created it first, between our read and our write: that one is the agent.
+        existing = await _existing(table, email, normalized)
+        if existing is None:
+            raise
+        return existing, False
+    await memory.ensure_default_blocks(table, agent.agent_id, persona=body.persona, clock=clock)
+    return agent, True
+
+
+async def create_linked(
+    table: Table,
+    email: str,
+    body: AgentCreate,
+    clock: Clock,
+    linked: Callable[[Agent], Sequence[TxOp]],
+) -> Agent:
+    """A new agent, never an existing one, written in one transaction with its name guard
+    and the `linked` writes (a lookup item that names it: seed 004's subject).
+    AgentNameTaken when the name is taken; TransactionCancelled when a linked write's
+    condition refused (its reason at index 2 on)."""
+    await _check_choices(table, email, body.architecture, body.provider)
+    agent = _new(email, body, clock)
+    normalized = normalize_name(body.name)
+    guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
+    try:
+        await repository.create(table, agent, guard, linked(agent))
+    except TransactionCancelled as e:
+        if e.refused(0):
+            raise AgentNameTaken(f"You already have an agent named {agent.agent_name!r}.") from e
+        raise
+    await memory.ensure_default_blocks(table, agent.agent_id, persona=body.persona, clock=clock)
+    return agent
+
+
+def _new(email: str, body: AgentCreate, clock: Clock) -> Agent:
     now = _now(clock)
-    agent = Agent(
+    return Agent(
         agent_id=new_id(),
         created_by=email,
         agent_name=body.name.strip(),
@@ -95,17 +136,6 @@ async def create(table: Table, email: str, body: AgentCreate, clock: Clock) -> t
         created_at=now,
         updated_at=now,
     )
-    guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
-    try:
-        await repository.create(table, agent, guard)
-    except TransactionCancelled:
-        # Someone created it first, between our read and our write: that one is the agent.
-        existing = await _existing(table, email, normalized)
-        if existing is None:
-            raise
-        return existing, False
-    await memory.ensure_default_blocks(table, agent.agent_id, persona=body.persona, clock=clock)
-    return agent, True
 
 
 async def _existing(table: Table, email: str, normalized: str) -> Agent | None:

@@ -5,10 +5,10 @@ sites may not call it (Origin), and a hostile DNS name pointed at 127.0.0.1 may 
 import re
 
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.config import LOOPBACK_HOSTS
+from api.error_handlers import json_error
 
 
 class LocalModeGuard:
@@ -23,7 +23,7 @@ class LocalModeGuard:
             refusal = self._refusal(headers)
             if refusal is not None:
                 code, message = refusal
-                await JSONResponse({"code": code, "message": message}, 403)(scope, receive, send)
+                await json_error({"code": code, "message": message}, 403)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 

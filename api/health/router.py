@@ -6,7 +6,8 @@ from fastapi.responses import JSONResponse
 
 from api import __version__
 from api.deps import SearchDep, SettingsDep, TableDep
-from api.error_handlers import public_body
+from api.error_handlers import json_error, public_body
+from api.observability.store import unwrapped
 from api.store.sqlite import SqliteTable
 from api.store.table import StoreError
 
@@ -16,12 +17,14 @@ router = APIRouter(tags=["health"])
 
 @router.get("/health")
 async def health(table: TableDep, settings: SettingsDep, search: SearchDep) -> JSONResponse:
-    """`ok` when the store answers; 503 with the store's error when it does not. Seed 002's
-    fields too: the embedding backend and its dimension (null without one), and in local
-    mode the SQLite file (null on DynamoDB, and in google mode: a server does not show its
-    paths to the internet)."""
-    sqlite_file = table.path if isinstance(table, SqliteTable) else None
+    """Liveness: `ok` while the process serves, whatever its store does (a load balancer
+    or orchestrator asks `/health/ready` for that). Seed 002's fields too: the embedding
+    backend and its dimension (null without one), and in local mode the SQLite file (null
+    on DynamoDB, and in google mode: a server does not show its paths to the internet)."""
+    engine = unwrapped(table)
+    sqlite_file = engine.path if isinstance(engine, SqliteTable) else None
     body: dict[str, Any] = {
+        "status": "ok",
         "store": table.engine,
         "table": table.name,
         "version": __version__,
@@ -29,9 +32,16 @@ async def health(table: TableDep, settings: SettingsDep, search: SearchDep) -> J
         "embedding_dimension": search.embedder.dimension if search.embedder else None,
         "database_path": sqlite_file if settings.auth_mode == "local" else None,
     }
+    return JSONResponse(body)
+
+
+@router.get("/health/ready")
+async def ready(table: TableDep) -> JSONResponse:
+    """Readiness: `ready` when the store answers; 503 with the store's error code when it
+    does not (the details go to the log)."""
     try:
         await table.ping()
     except StoreError as e:
-        log.warning("health: the store did not answer: %s", e)
-        return JSONResponse({"status": "unavailable", **public_body(e), **body}, status_code=503)
-    return JSONResponse({"status": "ok", **body})
+        log.warning("readiness: the store did not answer: %s", e)
+        return json_error({"status": "unavailable", **public_body(e)}, 503)
+    return JSONResponse({"status": "ready", "store": table.engine})

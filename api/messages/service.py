@@ -211,9 +211,7 @@ def recorded_ops(
     n the conversation's check: refused while it is being deleted) and the searchable
     copies for the search engine's change. `vectors_by_text`: each text's vector."""
     recalls = [
-        copy_item(
-            agent_id, m, vectors.attributes(vectors_by_text.get(m.content), search.model_id)
-        )
+        copy_item(agent_id, m, vectors.attributes(vectors_by_text.get(m.content), search.model_id))
         for m in messages
         if searchable(m)
     ]

@@ -56,13 +56,22 @@ def refuse_unsupported(body: ChatCompletionIn) -> None:
             'An agent answers in text: response_format must be {"type": "text"}.',
             param="response_format",
         )
-    choice = body.tool_choice
-    if (isinstance(choice, str) and choice == "required") or isinstance(choice, dict):
+    if body.tool_choice is not None and forces_a_tool(body.tool_choice):
         raise Unsupported(
             "An agent never calls the client's tools (it uses its own memory tools): "
             "tool_choice may not require one.",
             param="tool_choice",
         )
+
+
+def forces_a_tool(choice: str | dict[str, Any]) -> bool:
+    """`required`, a named function or custom tool, or allowed tools in `required` mode."""
+    if isinstance(choice, str):
+        return choice == "required"
+    if choice.get("type") == "allowed_tools":
+        allowed = choice.get("allowed_tools")
+        return isinstance(allowed, dict) and allowed.get("mode") == "required"
+    return True
 
 
 def prompt_of(messages: Sequence[MessageIn]) -> str:
@@ -125,7 +134,8 @@ def turn_of(body: ChatCompletionIn, session_header: str | None, wait: str | None
                 param=source,
             ) from None
         raise InvalidValue(
-            f"The last user message: {error['msg']}.", param=f"messages[{len(body.messages) - 1}]"
+            f"The last user message: {error['msg']}.",
+            param=f"messages[{len(body.messages) - 1}].content",
         ) from None
 
 
@@ -133,16 +143,18 @@ def turn_of(body: ChatCompletionIn, session_header: str | None, wait: str | None
 class Transcript:
     """The agent's text across the steps of its turn, as the client gets it."""
 
-    step: int | None = None
-    said: bool = False
+    step: int | None = None  # the step of the last text
     pieces: list[str] = field(default_factory=list)
 
     def add(self, delta: events.TextDelta) -> str:
+        """The piece to send for `delta`: its text, after a blank line if an earlier step
+        said something."""
         text = delta.text
-        if self.said and delta.step != self.step and text:
+        if not text:
+            return ""
+        if self.pieces and delta.step != self.step:
             text = STEP_SEPARATOR + text
         self.step = delta.step
-        self.said = self.said or bool(text)
         self.pieces.append(text)
         return text
 

@@ -19,10 +19,13 @@ class LocalQueue:
         self._later: set[asyncio.TimerHandle] = set()
 
     async def send(self, group: str, run_id: str) -> None:
-        if run_id in self._queued:
+        self._put(Delivery(group, run_id))
+
+    def _put(self, delivery: Delivery) -> None:
+        if delivery.run_id in self._queued:
             return
-        self._queued.add(run_id)
-        self._ready.put_nowait(Delivery(group, run_id))
+        self._queued.add(delivery.run_id)
+        self._ready.put_nowait(delivery)
 
     async def receive(self, *, wait_seconds: float) -> list[Delivery]:
         with contextlib.suppress(TimeoutError):
@@ -35,13 +38,11 @@ class LocalQueue:
         return None  # only this process's workers receive: nobody else can take it
 
     async def retry(self, delivery: Delivery, delay_seconds: float) -> None:
-        loop = asyncio.get_running_loop()
-
         def again() -> None:
             self._later.discard(handle)
-            loop.create_task(self.send(delivery.group, delivery.run_id))
+            self._put(delivery)
 
-        handle = loop.call_later(delay_seconds, again)
+        handle = asyncio.get_running_loop().call_later(delay_seconds, again)
         self._later.add(handle)
 
     async def ack(self, delivery: Delivery) -> None:

@@ -56,7 +56,8 @@ def create_queues(sqs: SQSClient, name: str, *, max_receives: int = MAX_RECEIVES
             ),
         },
     )
-    return made["QueueUrl"]
+    url: str = made["QueueUrl"]
+    return url
 
 
 class SqsQueue:
@@ -116,5 +117,8 @@ class SqsQueue:
         )
 
     async def aclose(self) -> None:
-        # A receive may be long-polling in a thread: it ends on its own, unawaited.
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Once the calls under way have ended (a receive long-polls for at most
+        MEMORY_QUEUE_WAIT_SECONDS): none is left running after its owner is gone."""
+        await asyncio.get_running_loop().run_in_executor(
+            None, partial(self._pool.shutdown, wait=True, cancel_futures=True)
+        )

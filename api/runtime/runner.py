@@ -31,6 +31,7 @@ from api.memory import service as memory
 from api.memory.service import BlockView
 from api.memory.summarizer import summarizer_for
 from api.messages.schemas import MAX_WAIT_SECONDS
+from api.observability import metrics
 from api.runs import repository as runs
 from api.runs.bus import RunBus
 from api.runs.journal import RunJournal
@@ -187,7 +188,9 @@ class Runtime:
         turn = Turn(
             agent=agent,
             prompt=request.prompt,
-            llm=TurnLLM(provider, agent.agent_model),
+            llm=TurnLLM(
+                provider, agent.agent_model, coalesce_seconds=self.settings.sse_coalesce_ms / 1000
+            ),
             tools=Toolbox(context, [NATIVE_TOOLS[name] for name in architecture.tools]),
             hooks=hooks,
             state=state,
@@ -302,6 +305,8 @@ class PreparedTurn:
         self.began = True
         self.lease.keep()
         journal = self.journal
+        provider = self.turn.llm.provider.name
+        metrics.turn_started(provider)
         try:
             async with contextlib.aclosing(self._run()) as run:
                 async for event in run:
@@ -309,6 +314,8 @@ class PreparedTurn:
                         journal.add(event.EVENT, event.json())
                     yield event
         finally:
+            failure = self.failure.code if self.failure else None
+            metrics.turn_finished(provider, self.outcome or "interrupted", failure)
             if self.outcome in (None, "interrupted"):  # ended without saying so
                 for event in events.interrupted(self.turn.state.run_id):
                     journal.add(event.EVENT, event.json())

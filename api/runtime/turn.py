@@ -14,6 +14,8 @@ from api.llm.types import ChatMessage, ChatRequest, LLMEvent, LLMProvider, ToolC
 from api.llm.types import Usage as LLMUsage
 from api.memory.service import BlockView
 from api.messages.models import Message, Role
+from api.observability import llm as observed_llm
+from api.runtime.coalesce import coalesced
 from api.runtime.hooks import Hooks
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
@@ -28,6 +30,7 @@ class TurnLLM:
 
     provider: LLMProvider
     model: str
+    coalesce_seconds: float = 0.0  # text deltas this close together are sent as one
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -37,7 +40,10 @@ class TurnLLM:
     ) -> AsyncIterator[LLMEvent]:
         self.calls += 1
         request = ChatRequest(model=self.model, messages=messages, tools=tools)
-        async for event in self.provider.stream(request):
+        events = observed_llm.observed(self.provider, request)
+        if self.coalesce_seconds > 0:
+            events = coalesced(events, self.coalesce_seconds)
+        async for event in events:
             if isinstance(event, LLMUsage):
                 self.input_tokens += event.input_tokens
                 self.output_tokens += event.output_tokens

@@ -10,6 +10,7 @@ evicted least recently used first once their estimated size passes the memory bu
 
 import asyncio
 import logging
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Coroutine, Sequence
@@ -20,6 +21,7 @@ from api.embeddings.base import Embedder
 from api.errors import AppError
 from api.kit.clock import Clock
 from api.memory.retry import MAX_ATTEMPTS, backoff
+from api.observability import metrics
 from api.search import documents, repository, tokens, when
 from api.search.documents import Doc
 from api.search.index import AgentIndex, Filters, Found, Listed, Mode, Query
@@ -83,6 +85,7 @@ class SearchEngine:
             weakref.WeakValueDictionary()
         )
         self._background: set[asyncio.Task[None]] = set()
+        self._reported = metrics.SearchIndexSizes()  # what the process's gauges hold of ours
 
     @property
     def model_id(self) -> str | None:
@@ -182,6 +185,7 @@ class SearchEngine:
             log.error("a background search write failed", exc_info=task.exception())
 
     async def aclose(self) -> None:
+        self._reported.report({})
         if self._background:
             await asyncio.wait(set(self._background), timeout=BACKGROUND_WAIT_SECONDS)
         if self.embedder is not None:
@@ -193,6 +197,7 @@ class SearchEngine:
         self._sizes.pop(agent_id, None)
         self._pending.pop(agent_id, None)
         self._versions.pop(agent_id, None)
+        self._reported.report(self._sizes)
 
     # --- searching ---------------------------------------------------------------------
 
@@ -209,6 +214,21 @@ class SearchEngine:
         """Matches for `text`, best first. `mode` defaults to hybrid with an embedder and
         lexical without; hybrid without an embedder is lexical."""
         chosen = self.mode_for(mode)
+        start = time.perf_counter()
+        try:
+            return await self._search(agent_id, text, chosen, filters, offset, limit)
+        finally:
+            metrics.SEARCH_SECONDS.labels(chosen).observe(time.perf_counter() - start)
+
+    async def _search(
+        self,
+        agent_id: str,
+        text: str,
+        chosen: Mode,
+        filters: Filters | None,
+        offset: int,
+        limit: int,
+    ) -> Found:
         vector_work = None
         if chosen != "lexical":
             assert self.embedder is not None
@@ -349,6 +369,7 @@ class SearchEngine:
             self._sizes.pop(evicted, None)
             self._pending.pop(evicted, None)
             log.info("search index of agent %s evicted (memory budget)", evicted)
+        self._reported.report(self._sizes, agent_id, len(index))
 
 
 def _lock_of(locks: "weakref.WeakValueDictionary[str, asyncio.Lock]", key: str) -> asyncio.Lock:

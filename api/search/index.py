@@ -402,7 +402,7 @@ class AgentIndex:
         total = int(admitted.sum()) + len(fresh)
         if before is not None:
             admitted &= main.rank < bisect.bisect_left(main.sks, before)
-            pass
+            fresh = [d for d in fresh if d.sk < before]
         chosen = np.flatnonzero(admitted)
         remaining = len(chosen) + len(fresh)
         if limit < 1:

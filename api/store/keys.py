@@ -32,10 +32,10 @@ IdempotencyRecord  User#{email} / Idempotency#{sha256}              a request's 
 Run                Run#{run_id} / Run                               a turn's state and owner
 RunEvents          Run#{run_id} / Events#{first event number}       a turn's events, in batches
 LiveRun            LiveRuns#{shard} / Run#{run_id}                  turns running, for the sweep
-Subject            User#{email} / Subject#{user_id}                 seed 004's user_id -> agent id
+Subject            User#{email} / Subject#{user_id}                 seed 004's user_id -> agent
 MemoryRun          Agent#{agent_id} / MemoryRun#{run_id}            a memory run's state
-MemoryRunQueued    Agent#{agent_id} / MemoryRunQueue#{timestamp}#{run_id} a subject's runs to do, in order
-MemoryLease        Agent#{agent_id} / MemoryLease                   the memory run working on a subject
+MemoryRunQueued    Agent#{agent_id} / MemoryRunQueue#{ts}#{run_id}  a subject's runs, in order
+MemoryLease        Agent#{agent_id} / MemoryLease                   the run working on a subject
 PendingMemoryRun   PendingMemoryRuns#{shard} / MemoryRun#{run_id}   runs not ended, for the sweep
 
 Index gsi1 (sparse): an agent's conversations, newest last:

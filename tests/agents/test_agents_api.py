@@ -72,7 +72,10 @@ def test_the_form_lists_architectures_providers_and_models(client: TestClient) -
     )
     form = client.get("/agents/schema").json()
     fields = {f["name"]: f for f in form["fields"]}
-    assert [o["value"] for o in fields["architecture"]["options"]] == ["krishna-memgpt"]
+    assert [o["value"] for o in fields["architecture"]["options"]] == [
+        "krishna-memgpt",
+        "categorized-memory",
+    ]
     assert [o["value"] for o in fields["provider"]["options"]] == ["offline", "openai"]
     assert fields["name"]["required"] is True
     assert fields["event_expiry_days"]["validation"]["minimum"] == 0

@@ -80,17 +80,19 @@ def test_health_reports_the_store(client: TestClient, settings: Settings) -> Non
     assert settings.sqlite_path.exists()  # the table was created at start
 
 
-def test_health_is_503_when_the_store_is_unreachable(settings: Settings) -> None:
+def test_readiness_is_503_when_the_store_is_unreachable(settings: Settings) -> None:
     table = DynamoTable(
         "t", load_definition(), endpoint_url=f"http://127.0.0.1:{free_port()}", max_attempts=1
     )
     app = create_app(settings.model_copy(update={"create_table": False}), table=table)
     with TestClient(app, base_url=LOCAL) as client:
-        response = client.get("/health")
+        response = client.get("/health/ready")
+        alive = client.get("/health")
     assert response.status_code == 503
     assert response.json()["code"] == "store_unavailable"
     assert response.json()["status"] == "unavailable"
     assert "127.0.0.1" not in response.text  # engine details stay in the logs
+    assert alive.status_code == 200  # liveness: the process serves, whatever the store does
     asyncio.run(table.close())
 
 
@@ -132,7 +134,11 @@ def test_validation_errors_are_json_with_a_code(client: TestClient) -> None:
 def test_app_errors_carry_their_status_and_code(client: TestClient) -> None:
     response = client.get("/_test/app-error")
     assert response.status_code == 404
-    assert response.json() == {"code": "not_found", "message": "No agent with that id."}
+    assert response.json() == {
+        "code": "not_found",
+        "message": "No agent with that id.",
+        "request_id": response.headers["X-Request-ID"],
+    }
 
 
 def test_unknown_routes_and_methods_are_json(client: TestClient) -> None:

@@ -2,82 +2,19 @@
 serve`, SQLite in a temporary directory), the fake OpenAI and Anthropic servers speaking
 their wire formats on 127.0.0.1, and the official SDKs pointed at them."""
 
-import os
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 from anthropic import Anthropic, AsyncAnthropic
 from anthropic.types import MessageParam
 from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
-from api.store.dynamodb_local import free_port
 from client.formatting import HEADER
+from tests.client.server_process import MemoryServer, memory_server
 from tests.fakes.llm_servers import FakeLLM, start_fake_anthropic, start_fake_openai
-
-
-@dataclass
-class MemoryServer:
-    url: str
-    http: httpx2.Client
-    process: "subprocess.Popen[str]"
-
-    def messages(self, agent: str) -> list[dict[str, Any]]:
-        """The agent's stored messages, oldest first."""
-        listed = self.http.get(f"/messages/{agent}", params={"limit": 1000})
-        assert listed.status_code == 200, listed.text
-        stored: list[dict[str, Any]] = listed.json()
-        return stored[::-1]
-
-    def said(self, agent: str) -> list[tuple[str, str]]:
-        return [(m["role"], m["content"]) for m in self.messages(agent)]
-
-
-@contextmanager
-def memory_server(db: Path, *, backend: str = "static", **env: str) -> Iterator[MemoryServer]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
-        env={
-            **os.environ,
-            "STORE": "sqlite",
-            "SQLITE_PATH": str(db),
-            "ENCRYPTION_KEY": "k" * 40,
-            "MEMORY_EMBEDDING_BACKEND": backend,
-            **env,
-        },
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    http = httpx2.Client(base_url=url, timeout=30)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if http.get("/health").status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            assert process.poll() is None, "the memory server exited"
-            assert time.monotonic() < deadline, "the memory server never answered"
-            time.sleep(0.1)
-        yield MemoryServer(url, http, process)
-    finally:
-        http.close()
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=10)
 
 
 @pytest.fixture(scope="session")

@@ -2,9 +2,9 @@
 integration test, capture-only, the originals restored, and the errors of entry."""
 
 import logging
-import os
-import signal
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anthropic.resources.messages.messages as anthropic_messages
 import openai.resources.chat.completions.completions as chat_completions
@@ -15,7 +15,8 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from api.store.dynamodb_local import free_port
 from client import MemoryServerError, MemoryServerUnavailable, learning
-from tests.client.conftest import MemoryServer, ask, memory_in, memory_server
+from tests.client.conftest import ask, memory_in
+from tests.client.server_process import MemoryServer, memory_server
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
 
 PATCHED = [
@@ -120,6 +121,7 @@ def test_the_response_comes_back_unchanged_and_the_request_list_untouched(
         plain = oai.chat.completions.with_raw_response.create(model="m", messages=messages)
         answer = oai.chat.completions.create(model="m", messages=messages)
 
+    assert fake_openai.requests[-2]["messages"] == before  # with_raw_response: untouched
     assert "Lisbon" in memory_in(fake_openai.requests[-1])
     assert messages == before  # the injection went into a copy
     assert type(answer) is type(plain.parse())
@@ -139,6 +141,23 @@ def test_a_generator_of_messages_is_read_once_and_sent_whole(
     assert memory.stored == 2
 
 
+def test_what_a_generator_of_messages_raises_reaches_the_caller(
+    server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
+) -> None:
+    def broken() -> "Iterator[ChatCompletionMessageParam]":
+        yield {"role": "user", "content": "half a request"}
+        raise ValueError("the caller's generator broke")
+
+    with (
+        learning(agent, server_url=server.url) as memory,
+        pytest.raises(ValueError, match="generator broke"),
+    ):
+        oai.chat.completions.create(model="m", messages=broken())
+
+    assert fake_openai.requests == []
+    assert (memory.stored, memory.capture_failures, memory.context_failures) == (0, 0, 0)
+
+
 def test_the_originals_are_restored_on_exit_and_after_an_exception(
     server: MemoryServer, agent: str, oai: OpenAI
 ) -> None:
@@ -147,9 +166,13 @@ def test_the_originals_are_restored_on_exit_and_after_an_exception(
         assert not originals_in_place()
     assert originals_in_place()
 
-    with pytest.raises(KeyError, match="raised in the block"), learning(agent, server_url=server.url):
-        oai.chat.completions.create(model="m", messages=ask("Before the error."))
-        raise KeyError("raised in the block")
+    def block_that_raises() -> None:
+        with learning(agent, server_url=server.url):
+            oai.chat.completions.create(model="m", messages=ask("Before the error."))
+            raise KeyError("raised in the block")
+
+    with pytest.raises(KeyError, match="raised in the block"):
+        block_that_raises()
     assert originals_in_place()
     assert ("user", "Before the error.") in server.said(agent)  # flushed all the same
 
@@ -185,7 +208,8 @@ def test_tool_calls_are_captured_and_a_tool_loop_stores_the_question_once(
 ) -> None:
     call = ToolCallScript("get_weather", '{"city": "Paris"}', id="call_w")
     fake_openai.replies += [Reply(tool_calls=[call]), Reply(text="It is sunny in Paris.")]
-    messages = ask("What is the weather in Paris?")
+    # Any: the SDK takes its own response message back in the list, which its types don't say.
+    messages: list[Any] = [*ask("What is the weather in Paris?")]
 
     with learning(agent, server_url=server.url, capture_only=True):
         first = oai.chat.completions.create(model="m", messages=messages)
@@ -214,13 +238,12 @@ def test_multimodal_user_content_is_read_from_its_text_parts(
 ) -> None:
     with learning(agent, server_url=server.url):
         oai.chat.completions.create(model="m", messages=ask("My cat is named Miso."))
-    image = {"url": "data:image/png;base64,iVBORw0KGgo="}
     messages: list[ChatCompletionMessageParam] = [
         {
             "role": "user",
             "content": [
                 {"type": "text", "text": "Is this my cat"},
-                {"type": "image_url", "image_url": image},  # type: ignore[typeddict-item]
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
                 {"type": "text", "text": "named Miso?"},
             ],
         }
@@ -299,18 +322,19 @@ def test_the_server_killed_mid_context_the_call_goes_on_warned_and_counted(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     fake_openai.replies += [Reply(text="first"), Reply(text="still answering")]
-    with memory_server(tmp_path / "killed.db", backend="none") as dying:
-        with learning(agent, server_url=dying.url) as memory:
-            oai.chat.completions.create(model="m", messages=ask("Before the crash."))
-            assert memory.flush(10)
-            assert memory.stored == 2
-            os.kill(dying.process.pid, signal.SIGKILL)
-            dying.process.wait(timeout=10)
-            with caplog.at_level(logging.WARNING, logger="client"):
-                answer = oai.chat.completions.create(model="m", messages=ask("After the crash."))
-                assert answer.choices[0].message.content == "still answering"
-                assert memory.context_failures == 1
-                memory.flush(10)
+    with (
+        memory_server(tmp_path / "killed.db", backend="none") as dying,
+        learning(agent, server_url=dying.url) as memory,
+    ):
+        oai.chat.completions.create(model="m", messages=ask("Before the crash."))
+        assert memory.flush(10)
+        assert memory.stored == 2
+        dying.kill()
+        with caplog.at_level(logging.WARNING, logger="client"):
+            answer = oai.chat.completions.create(model="m", messages=ask("After the crash."))
+            assert answer.choices[0].message.content == "still answering"
+            assert memory.context_failures == 1
+            memory.flush(10)
 
     assert fake_openai.requests[-1]["messages"] == ask("After the crash.")  # no memory
     assert (memory.stored, memory.capture_failures, memory.pending) == (2, 2, 0)

@@ -132,6 +132,33 @@ async def test_openai_default_reply_and_non_streamed(
     assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (42, 17)
 
 
+async def test_openai_responses_whole_and_streamed(fake_openai: FakeLLM, oai: AsyncOpenAI) -> None:
+    fake_openai.replies.append(two_tool_calls(text="Let me look."))
+    response = await oai.responses.create(model="gpt-test", input="hi", instructions="Be brief.")
+    assert response.output_text == "Let me look."
+    calls = [(i.call_id, i.name, i.arguments) for i in response.output if i.type == "function_call"]
+    assert calls == [("call_search", "search", SEARCH_ARGS), ("call_save", "save", SAVE_ARGS)]
+    assert response.usage is not None
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (42, 17)
+    assert fake_openai.requests[0] == {
+        "model": "gpt-test",
+        "input": "hi",
+        "instructions": "Be brief.",
+    }
+
+    fake_openai.replies.append(two_tool_calls(text=TEXT))
+    async with oai.responses.stream(model="gpt-test", input="hi") as stream:
+        deltas = [e.delta async for e in stream if e.type == "response.output_text.delta"]
+        final = await stream.get_final_response()
+    assert "".join(deltas) == TEXT
+    assert len(deltas) == len(TEXT.split())
+    assert final.output_text == TEXT
+    assert [i.arguments for i in final.output if i.type == "function_call"] == [
+        SEARCH_ARGS,
+        SAVE_ARGS,
+    ]
+
+
 @pytest.mark.parametrize("interleave", [False, True])
 async def test_openai_streams_two_tool_calls_in_fragments(
     fake_openai: FakeLLM, oai: AsyncOpenAI, interleave: bool

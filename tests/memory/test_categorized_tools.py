@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from api.kit.clock import FrozenClock
+from api.llm.types import ToolCall
 from api.memory import archival
 from api.memory.schemas import MAX_CONTEXT_CHARS
+from api.runtime.toolbox import Toolbox
 from api.search.engine import SearchEngine
 from api.tools.native import CATEGORIZED_MEMORY_TOOLS, ToolContext
 from tests.memory.helpers import at, call
@@ -207,6 +209,7 @@ async def test_the_same_content_is_stored_once(ctx: ToolContext, clock: FrozenCl
     assert await store(ctx, clock, category="pattern", content=f"{text}  ") == (
         f"Already stored as fact memory: {text} (no change)"
     )
+    clock.advance(60)
     await archival.insert(ctx.search, ctx.agent_id, "Stored over REST, no category.")
     assert await store(ctx, clock, category="fact", content="Stored over REST, no category.") == (
         "Already stored as an uncategorized memory: Stored over REST, no category. (no change)"
@@ -326,6 +329,7 @@ async def test_search_finds_every_memory_and_shows_doubt(
     ctx: ToolContext, clock: FrozenClock
 ) -> None:
     await store(ctx, clock, category="pattern", content="Deploys fail\non Fridays", confidence=0.25)
+    clock.advance(60)  # newer: among equal matches, it comes first
     await archival.insert(ctx.search, ctx.agent_id, "Deploys need a green build.")
     assert await call(ctx, "search_memories", query="  deploys  ", limit=5) == (
         "Found 2 memories for 'deploys':\n"
@@ -510,3 +514,12 @@ async def test_list_refusals_are_replies(
 ) -> None:
     await store(ctx, clock, category="fact", content="A fact")
     assert await call(ctx, "list_memories", **arguments) == reply
+
+
+async def test_a_seed_000_tool_is_not_one_of_these(ctx: ToolContext) -> None:
+    tools = Toolbox(ctx, list(CATEGORIZED_MEMORY_TOOLS.values()))
+    made_up = ToolCall(id="call_1", name="core_memory_append", arguments={"block": "human"})
+    assert await tools.run(made_up) == (
+        "There is no tool 'core_memory_append'. Available tools: store_memory, "
+        "search_memories, list_memories."
+    )

@@ -45,7 +45,8 @@ def test_an_offline_agent_remembers_across_calls(server: Server, sdk: OpenAI) ->
 
     told = sdk.chat.completions.create(model="Kit", messages=user_says("My name is Alice"))
     assert_answered(told, "Kit", GREETING)
-    assert told.usage is not None and told.usage.completion_tokens > 0
+    assert told.usage is not None
+    assert told.usage.completion_tokens > 0
     assert lines_of(server.http, agent_id) == ["Name: Alice"]  # through its memory tool
 
     # Core memory is the agent's: another call, by id this time, in another session.
@@ -78,7 +79,8 @@ def test_a_streamed_completion_in_openais_chunks(server: Server, sdk: OpenAI) ->
     assert finish.choices[0].finish_reason == "stop"
     assert finish.choices[0].delta.content is None
     assert usage.choices == []
-    assert usage.usage is not None and usage.usage.completion_tokens > 0
+    assert usage.usage is not None
+    assert usage.usage.completion_tokens > 0
     assert not any(c.choices[0].delta.tool_calls for c in chunks if c.choices)
 
     # Without include_usage, no usage at all; the stream ends the same way.
@@ -134,19 +136,15 @@ def test_sessions_come_from_user_or_the_header(server: Server, sdk: OpenAI) -> N
     agent_id = new_agent(server.http, "Kit")
     sdk.chat.completions.create(model="Kit", messages=user_says("I prefer tea"), user="ada")
 
-    def ask(**session: object) -> str | None:
+    def ask(user: str, headers: dict[str, str] | None = None) -> str | None:
         answer = sdk.chat.completions.create(
-            model="Kit",
-            messages=user_says("What do I prefer?"),
-            **session,  # type: ignore[arg-type]
+            model="Kit", messages=user_says("What do I prefer?"), user=user, extra_headers=headers
         )
         return answer.choices[0].message.content
 
-    assert ask(user="ada") == f"You prefer tea. {DISCLAIMER}"
-    assert ask(user="bob") == f"I don't know that yet. Tell me and I will remember it. {DISCLAIMER}"
-    assert ask(user="bob", extra_headers={"X-Session-Id": "ada"}) == (
-        f"You prefer tea. {DISCLAIMER}"
-    )
+    assert ask("ada") == f"You prefer tea. {DISCLAIMER}"
+    assert ask("bob") == f"I don't know that yet. Tell me and I will remember it. {DISCLAIMER}"
+    assert ask("bob", {"X-Session-Id": "ada"}) == f"You prefer tea. {DISCLAIMER}"
     listed = server.http.get("/conversations", params={"agent_id": agent_id}).json()
     assert {c["title"] for c in listed["conversations"]} == {"ada", "bob"}
 
@@ -227,9 +225,7 @@ def test_text_of_every_step_streamed_or_not_alike(
 
     fake_openai.replies += script
     chunks = list(
-        sdk.chat.completions.create(
-            model="Scripted", messages=user_says("I am Alice"), stream=True
-        )
+        sdk.chat.completions.create(model="Scripted", messages=user_says("I am Alice"), stream=True)
     )
     assert text_of(chunks) == expected
     assert not any(c.choices[0].delta.tool_calls for c in chunks)
@@ -290,8 +286,8 @@ async def test_a_busy_session_is_waited_for_by_default(
     first = asyncio.ensure_future(
         async_sdk.chat.completions.create(model="Scripted", messages=user_says("one"), user="s")
     )
-    while not fake_openai.requests:  # the first turn holds the conversation
-        await asyncio.sleep(0.02)
+    while not fake_openai.requests:  # noqa: ASYNC110 (set by the fake's thread)
+        await asyncio.sleep(0.02)  # then the first turn holds the conversation
     second = await async_sdk.chat.completions.create(
         model="Scripted", messages=user_says("two"), user="s"
     )

@@ -134,8 +134,29 @@ def named_block(owner: Tenant) -> dict[str, str]:
     return {**ids, "label": "notes"}
 
 
+# Seed 004 names a subject by the caller's own `user_id`: the other tenant has none of that name.
+def subject(owner: Tenant) -> dict[str, str]:
+    made = owner.client.post(
+        "/memory/initialize",
+        json={"user_id": "customer_123", "user_info": "Owner's secret"},
+        headers=owner.headers,
+    )
+    assert made.status_code == 200, made.text
+    return {"user_id": "customer_123"}
+
+
+def subject_memory(owner: Tenant) -> dict[str, str]:
+    ids = subject(owner)
+    body = {"user_id": "customer_123", "messages": [{"role": "user", "content": "Owner's secret"}]}
+    added = owner.client.post("/memory/add", json=body, headers=owner.headers)
+    assert added.status_code == 200, added.text
+    return {**ids, "run_id": added.json()["run_id"]}
+
+
 ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/health"): PUBLIC,
+    ("GET", "/health/ready"): PUBLIC,
+    ("GET", "/metrics"): PUBLIC + " (METRICS: loopback peers or a bearer token, no user)",
     ("GET", "/auth/google/login"): PUBLIC,
     ("GET", "/auth/google/callback"): PUBLIC,
     ("POST", "/auth/refresh"): SELF,
@@ -210,6 +231,20 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/memory-blocks/{agent_name}/{label}"): Probe(named_block),
     ("PUT", "/memory-blocks/{agent_name}/{label}"): Probe(named_block, body={"value": "taken"}),
     ("POST", "/context/{agent_name}"): Probe(named_message, body={"query": "secret"}),
+    ("POST", "/memory/initialize"): SELF + " (a user_id is resolved among the caller's own)",
+    ("POST", "/memory/initialize-with-blocks"): SELF + " (likewise)",
+    ("POST", "/memory/add"): Probe(
+        subject,
+        body={"user_id": "{user_id}", "messages": [{"role": "user", "content": "planted"}]},
+        body_names_ids=True,
+    ),
+    ("GET", "/memory/runs/{run_id}"): Probe(subject_memory),
+    ("GET", "/memory/context"): Probe(subject_memory, query="?user_id={user_id}&query=secret"),
+    ("GET", "/memory/user-context"): Probe(subject, query="?user_id={user_id}"),
+    ("GET", "/memory/summary"): Probe(subject, query="?user_id={user_id}"),
+    ("GET", "/memory/search"): Probe(subject_memory, query="?user_id={user_id}&query=secret"),
+    ("DELETE", "/memory/user/{user_id}"): Probe(subject),
+    ("GET", "/memory/agent/{user_id}"): Probe(subject),
     ("GET", "/v1/models"): SELF + " (lists the caller's own agents)",
     # OpenAI's `model` names an agent by id (here) or by name (test_openai_models_...).
     ("POST", "/v1/chat/completions"): Probe(
@@ -403,3 +438,37 @@ def test_openai_models_are_the_callers_agents_by_name_or_id(
 def listed_ids(tenant: Tenant) -> list[str]:
     listed = tenant.client.get("/v1/models", headers=tenant.headers).json()["data"]
     return [m["id"] for m in listed] + [m["agent_id"] for m in listed]
+
+
+def test_two_tenants_customer_123_are_two_subjects(tenants: tuple[Tenant, Tenant]) -> None:
+    """Seed 004: Mallory cannot read, add to, search or delete Alice's customer_123; her own
+    customer_123 is another subject."""
+    alice, mallory = tenants
+    subject_memory(alice)
+    user = {"user_id": "customer_123"}
+    calls = [
+        ("GET", "/memory/context?user_id=customer_123&query=secret", None),
+        ("GET", "/memory/search?user_id=customer_123&query=secret", None),
+        ("POST", "/memory/add", {**user, "messages": [{"role": "user", "content": "planted"}]}),
+        ("DELETE", "/memory/user/customer_123", None),
+    ]
+    for method, url, body in calls:
+        refused = mallory.client.request(method, url, json=body, headers=mallory.headers)
+        assert refused.status_code == 404, refused.text
+        assert refused.json()["success"] is False
+        assert refused.json()["code"] == "subject_not_found"
+    made = mallory.client.post(
+        "/memory/initialize", json={**user, "user_info": "Mallory's"}, headers=mallory.headers
+    )
+    theirs = alice.client.get("/memory/agent/customer_123", headers=alice.headers).json()
+    assert made.json()["agent_id"] != theirs["agent_id"]
+    found = mallory.client.get(
+        "/memory/search", params={**user, "query": "secret"}, headers=mallory.headers
+    )
+    assert found.json()["results"] == []
+    context = alice.client.get(
+        "/memory/context", params={**user, "query": "planted"}, headers=alice.headers
+    ).json()
+    assert "Owner's secret" in context["combined_context"]
+    assert "planted" not in context["combined_context"]
+    assert "Mallory" not in context["combined_context"]

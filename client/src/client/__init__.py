@@ -11,6 +11,6 @@ See README.md for every SDK path it covers and how capture failures are reported
 """
 
 from client.errors import MemoryServerError, MemoryServerUnavailable
-from client.learning import Learning, learning
+from client.interceptor import Learning, learning
 
 __all__ = ["Learning", "MemoryServerError", "MemoryServerUnavailable", "learning"]

@@ -318,7 +318,9 @@ class AnthropicMessages:
                 texts.append(get(block, "text"))
             elif kind in ("tool_use", "server_tool_use"):
                 calls.append(
-                    ToolCall(get(block, "id"), str(get(block, "name")), _json_text(get(block, "input")))
+                    ToolCall(
+                        get(block, "id"), str(get(block, "name")), _json_text(get(block, "input"))
+                    )
                 )
         return Reply(text="".join(texts), tool_calls=calls, model=_model(result))
 

@@ -6,7 +6,6 @@ reaches the model call. The context's exit waits for the queue to drain (flush).
 import logging
 import queue
 import threading
-import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -84,6 +83,11 @@ class Counts:
     capture_failures: int = 0
     context_failures: int = 0
     pending: int = 0
+    # The context ended: nothing more is taken (what comes is counted as not stored).
+    closed: bool = False
+    # The exit's flush gave up: what was pending is counted as failed, and what the worker
+    # still finishes is no longer counted (it was counted then).
+    given_up: bool = False
     errors: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_ERRORS_KEPT))
 
 
@@ -95,32 +99,67 @@ class Recorder:
         self.counts = Counts()
         self.changed = threading.Condition()
 
-    def failure(self, kind: str, message: str) -> None:
+    def failure(self, kind: str, message: str, *, count: int = 1) -> None:
+        """`count` failures of one kind ("context": a call without memory; "capture":
+        messages not stored), told once."""
         with self.changed:
             if kind == "context":
-                self.counts.context_failures += 1
+                self.counts.context_failures += count
             else:
-                self.counts.capture_failures += 1
+                self.counts.capture_failures += count
             self.counts.errors.append(message)
             self.changed.notify_all()
-        log.warning("learning(agent=%r): %s", self.agent, message)
+        self._warn(message)
 
-    def stored(self) -> None:
+    def queued(self, notes: int) -> bool:
+        """False once the context has ended (nothing more is taken)."""
         with self.changed:
-            self.counts.stored += 1
-
-    def queued(self, notes: int) -> None:
-        with self.changed:
+            if self.counts.closed:
+                return False
             self.counts.pending += notes
+            return True
 
-    def done(self, notes: int) -> None:
+    def close_intake(self) -> None:
         with self.changed:
-            self.counts.pending -= notes
+            self.counts.closed = True
+
+    def settled(self, error: str | None) -> None:
+        """One queued message stored (no error) or failed."""
+        with self.changed:
+            if self.counts.given_up:
+                return
+            self.counts.pending -= 1
+            if error is None:
+                self.counts.stored += 1
+            else:
+                self.counts.capture_failures += 1
+                self.counts.errors.append(error)
             self.changed.notify_all()
+        if error is not None:
+            self._warn(error)
+
+    def give_up(self, timeout: float) -> None:
+        with self.changed:
+            self.counts.given_up = True
+            left, self.counts.pending = self.counts.pending, 0
+            message = f"{left} message(s) were not stored within {timeout:g}s of the context's end"
+            if left:
+                self.counts.capture_failures += left
+                self.counts.errors.append(message)
+            self.changed.notify_all()
+        if left:
+            self._warn(message)
+
+    def abandoned(self) -> bool:
+        with self.changed:
+            return self.counts.given_up
 
     def wait_drained(self, timeout: float) -> bool:
         with self.changed:
             return self.changed.wait_for(lambda: self.counts.pending <= 0, timeout)
+
+    def _warn(self, message: str) -> None:
+        log.warning("learning(agent=%r): %s", self.agent, message)
 
 
 _STOP = object()
@@ -134,22 +173,26 @@ class CaptureWorker:
         self._agent = agent
         self._recorder = recorder
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._abandoned = threading.Event()
+        self._intake = threading.Lock()
         self._thread = threading.Thread(
             target=self._run, name=f"learning-capture-{agent}", daemon=True
         )
         self._thread.start()
 
     def submit(self, item: Exchange) -> None:
+        """Queue the exchange; after the context's end it is counted as not stored."""
         if not item.notes:
             return
-        if self._abandoned.is_set():
+        with self._intake:  # so that nothing is queued behind close()'s stop
+            accepted = self._recorder.queued(len(item.notes))
+            if accepted:
+                self._queue.put(item)
+        if not accepted:
             self._recorder.failure(
-                "capture", f"{len(item.notes)} message(s) arrived after the context ended"
+                "capture",
+                f"{len(item.notes)} message(s) arrived after the context ended",
+                count=len(item.notes),
             )
-            return
-        self._recorder.queued(len(item.notes))
-        self._queue.put(item)
 
     def flush(self, timeout: float) -> bool:
         """Wait until everything handed over so far is stored or failed."""
@@ -158,19 +201,12 @@ class CaptureWorker:
     def close(self, timeout: float) -> None:
         """Flush, then stop the thread. What is still queued at the deadline is counted as
         failed, not lost unseen."""
-        deadline = time.monotonic() + timeout
-        self._queue.put(_STOP)
-        self._thread.join(max(0.0, deadline - time.monotonic()))
+        with self._intake:
+            self._recorder.close_intake()
+            self._queue.put(_STOP)
+        self._thread.join(timeout)
         if self._thread.is_alive():
-            self._abandoned.set()
-            with self._recorder.changed:
-                left = self._recorder.counts.pending
-            if left > 0:
-                self._recorder.failure(
-                    "capture",
-                    f"{left} message(s) were not stored within {timeout:g}s of the "
-                    "context's end",
-                )
+            self._recorder.give_up(timeout)
 
     def _run(self) -> None:
         while (item := self._queue.get()) is not _STOP:
@@ -179,17 +215,11 @@ class CaptureWorker:
 
     def _store(self, notes: Sequence[Note]) -> None:
         for note in notes:
-            if self._abandoned.is_set():
-                return  # counted by close()
+            if self._recorder.abandoned():
+                return  # counted when the flush gave up
             try:
                 self._server.add_message(self._agent, note.role, note.content, note.metadata)
             except Exception as e:  # any failure is counted; none reaches the caller
-                if not self._abandoned.is_set():  # else close() counted it already
-                    self._recorder.failure(
-                        "capture", f"the {note.role} message was not stored: {e}"
-                    )
+                self._recorder.settled(f"the {note.role} message was not stored: {e}")
             else:
-                if not self._abandoned.is_set():
-                    self._recorder.stored()
-            finally:
-                self._recorder.done(1)
+                self._recorder.settled(None)

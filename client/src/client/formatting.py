@@ -23,7 +23,11 @@ def format_context(context: dict[str, Any]) -> str | None:
             "## Memory\n\n" + "\n\n".join(f"### {label}\n{value}" for label, value in filled)
         )
     messages = sorted(
-        (m for m in _objects(context.get("relevant_messages")) if str(m.get("content", "")).strip()),
+        (
+            m
+            for m in _objects(context.get("relevant_messages"))
+            if str(m.get("content", "")).strip()
+        ),
         key=lambda m: str(m.get("created_at") or ""),
     )
     if messages:

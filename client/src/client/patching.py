@@ -4,11 +4,15 @@ The patch is reference-counted: the first context to enter installs it, the last
 restores the originals. A patched method looks up the calling context's learning() (a
 ContextVar: each thread has its own, an asyncio task inherits its creator's) and passes
 the call through untouched when there is none, so a call outside every context, or from
-a thread the context did not start in, is the SDK's own."""
+a thread the context did not start in, is the SDK's own.
+
+Only SDKs the program has imported when a context is entered are patched: import openai
+or anthropic before entering learning()."""
 
 import functools
 import importlib
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -25,7 +29,7 @@ RAW_RESPONSE_HEADER = "x-stainless-raw-response"
 
 
 class Session(Protocol):
-    """What a patched method hands a call to (client.learning.Learning)."""
+    """What a patched method hands a call to (client.interceptor.Learning)."""
 
     def call(self, api: Api, original: Method, resource: object, args: Any, kwargs: Any) -> Any: ...
 
@@ -75,20 +79,24 @@ _patched: list[tuple[type, str, Method, Method]] = []
 
 
 def install() -> int:
-    """One more context uses the patch; the first installs it. The number of methods
-    patched (0 when neither SDK is installed)."""
+    """One more context uses the patch; the methods of every SDK the program has imported
+    are patched, if they are not already. The number of methods patched (0 when the
+    program imported neither SDK). An SDK is never imported here: a program that uses
+    only one does not pay for loading the other."""
     global _users
     with _lock:
         _users += 1
-        if _users == 1:
-            for target in TARGETS:
-                owner = _owner(target)
-                original = vars(owner).get(target.method) if owner else None
-                if owner is None or not callable(original):
-                    continue
-                wrapper = _wrap(target, original)
-                setattr(owner, target.method, wrapper)
-                _patched.append((owner, target.method, original, wrapper))
+        done = {(owner, name) for owner, name, _, _ in _patched}
+        for target in TARGETS:
+            if target.module.partition(".")[0] not in sys.modules:
+                continue
+            owner = _owner(target)
+            original = vars(owner).get(target.method) if owner else None
+            if owner is None or not callable(original) or (owner, target.method) in done:
+                continue
+            wrapper = _wrap(target, original)
+            setattr(owner, target.method, wrapper)
+            _patched.append((owner, target.method, original, wrapper))
         return len(_patched)
 
 
@@ -104,8 +112,11 @@ def uninstall() -> None:
             if vars(owner).get(name) is wrapper:
                 setattr(owner, name, original)
             else:  # patched again by someone else since: theirs stays, wrapping ours
-                log.warning("%s.%s was replaced while learning() was active; left as it is",
-                            owner.__qualname__, name)
+                log.warning(
+                    "%s.%s was replaced while learning() was active; left as it is",
+                    owner.__qualname__,
+                    name,
+                )
         _patched.clear()
 
 

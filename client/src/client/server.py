@@ -100,9 +100,7 @@ def _reason(error: httpx2.HTTPError) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-def _refused(
-    url: str, what: str, response: httpx2.Response, body: JsonObject
-) -> MemoryServerError:
+def _refused(url: str, what: str, response: httpx2.Response, body: JsonObject) -> MemoryServerError:
     status = response.status_code
     code = _code(body)
     message = body.get("message") or response.text[:200] or response.reason_phrase

@@ -79,9 +79,9 @@ class Learning:
         if not isinstance(agent, str) or not agent.strip():
             raise ValueError("learning() needs an agent name, such as learning(agent='my_agent')")
         self.agent = agent
-        self.server_url = (
-            server_url or os.environ.get("MEMORY_SERVER_URL") or DEFAULT_URL
-        ).rstrip("/")
+        self.server_url = (server_url or os.environ.get("MEMORY_SERVER_URL") or DEFAULT_URL).rstrip(
+            "/"
+        )
         self.capture_only = capture_only
         self.agent_id: str | None = None
         self._api_key = api_key if api_key is not None else os.environ.get("MEMORY_API_KEY")
@@ -180,7 +180,10 @@ class Learning:
 
     def _activate(self) -> None:
         if patching.install() == 0:
-            log.warning("learning(): neither openai nor anthropic is installed; nothing to watch")
+            log.warning(
+                "learning(): neither openai nor anthropic is imported, so no call is watched; "
+                "import the SDK before entering learning()"
+            )
         self._token = patching.active.set(self)
         self._state = "active"
 
@@ -223,9 +226,7 @@ class Learning:
     def call(self, api: Api, original: Method, resource: object, args: Any, kwargs: Any) -> Any:
         if self._state != "active":
             return original(resource, *args, **kwargs)
-        kwargs, prompt = self._read(api, kwargs)
-        if prompt is not None and not self.capture_only:
-            kwargs = self._inject(api, kwargs, self._memory(prompt.query))
+        kwargs, prompt = self._prepare(api, kwargs)
         result = original(resource, *args, **kwargs)
         return self._observe(api, kwargs, prompt, result, asynchronous=False)
 
@@ -245,9 +246,7 @@ class Learning:
         stream is watched when the manager's `with` opens it."""
         if self._state != "active":
             return original(resource, *args, **kwargs)
-        kwargs, prompt = self._read(api, kwargs)
-        if prompt is not None and not self.capture_only:
-            kwargs = self._inject(api, kwargs, self._memory(prompt.query))
+        kwargs, prompt = self._prepare(api, kwargs)
         manager = original(resource, *args, **kwargs)
         attr = _request_attribute(manager)
         if prompt is None or attr is None:
@@ -294,8 +293,10 @@ class Learning:
     # --- before the model ---------------------------------------------------------------
 
     def _read(self, api: Api, kwargs: Kwargs) -> tuple[Kwargs, Prompt | None]:
+        # A one-shot iterable of the caller's is read here instead of in the SDK: what it
+        # raises reaches the caller as it would from the SDK.
+        kwargs = api.normalize(kwargs)
         try:
-            kwargs = api.normalize(kwargs)
             return kwargs, api.prompt(kwargs)
         except Exception as e:
             self._recorder.failure(
@@ -303,7 +304,16 @@ class Learning:
             )
             return kwargs, None
 
+    def _prepare(self, api: Api, kwargs: Kwargs) -> tuple[Kwargs, Prompt | None]:
+        """The arguments to send (with the memory, unless capture_only) and the prompt
+        read from them (None when they could not be read: nothing is then stored)."""
+        kwargs, prompt = self._read(api, kwargs)
+        if prompt is not None and not self.capture_only:
+            kwargs = self._inject(api, kwargs, self._memory(prompt.query))
+        return kwargs, prompt
+
     async def _aprepare(self, api: Api, kwargs: Kwargs) -> tuple[Kwargs, Prompt | None]:
+        """As _prepare, with the memory fetched in a worker thread, off the event loop."""
         kwargs, prompt = self._read(api, kwargs)
         if prompt is not None and not self.capture_only and self._state == "active":
             memory = await asyncio.to_thread(self._memory, prompt.query)
@@ -345,7 +355,9 @@ class Learning:
             self._recorder.failure("capture", f"the reply could not be read: {e!r}")
             reply = None
         self._submit(
-            exchange(api=api.name, model=_model(kwargs), user=prompt.user, reply=reply, stream=False)
+            exchange(
+                api=api.name, model=_model(kwargs), user=prompt.user, reply=reply, stream=False
+            )
         )
         return result
 
@@ -364,8 +376,11 @@ class Learning:
             self._recorder.failure(
                 "capture", f"the stream could not be watched ({e!r}): only the question is stored"
             )
-            self._submit(exchange(api=api.name, model=_model(kwargs), user=prompt.user,
-                                  reply=None, stream=True))
+            self._submit(
+                exchange(
+                    api=api.name, model=_model(kwargs), user=prompt.user, reply=None, stream=True
+                )
+            )
 
     def _stream_ended(
         self,
@@ -382,19 +397,14 @@ class Learning:
         if error is not None:
             self._recorder.failure("capture", error)
         self._submit(
-            exchange(api=api, model=model, user=user, reply=reply, stream=True,
-                     interrupted=interrupted)
+            exchange(
+                api=api, model=model, user=user, reply=reply, stream=True, interrupted=interrupted
+            )
         )
 
     def _submit(self, item: Exchange) -> None:
-        worker = self._worker
-        if worker is None or self._state == "closed":
-            if item.notes:
-                self._recorder.failure(
-                    "capture", f"{len(item.notes)} message(s) arrived after the context ended"
-                )
-            return
-        worker.submit(item)
+        if self._worker is not None:  # entered: the worker counts what comes after the end
+            self._worker.submit(item)
 
 
 def _model(kwargs: Kwargs) -> str | None:

@@ -1,0 +1,1 @@
+"""Seed 004's memory layer API (`/memory/*`), as thin routes over our services."""

@@ -1,0 +1,248 @@
+"""Seed 004's memory layer endpoints (`/memory/*`), served as documented, in the caller's
+tenant: a `user_id` is a subject of the caller's, never another tenant's. Errors take the
+seed's shape (`success: false`) beside our `code`. docs/memory-layer.md describes them."""
+
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request, Response, status
+
+from api.auth.deps import CurrentUser
+from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
+from api.memory.archival import Match
+from api.memory_runs import service as memory_runs
+from api.memory_runs.deps import MemoryRunnerDep
+from api.messages.schemas import MAX_QUERY_CHARS
+from api.runtime.deps import RuntimeDep
+from api.seed004 import render, service
+from api.seed004.errors import SeedErrorRoute
+from api.seed004.schemas import (
+    MAX_USER_ID_CHARS,
+    AddConversationRequest,
+    AddConversationResponse,
+    AgentIdResponse,
+    ContextResponse,
+    DeleteResponse,
+    FullContextResponse,
+    InitializeResponse,
+    InitializeUserRequest,
+    InitializeWithBlocksRequest,
+    MemoryOut,
+    MemoryRunOut,
+    SearchResult,
+    SummaryResponse,
+)
+
+router = APIRouter(prefix="/memory", tags=["memory layer (seed 004)"], route_class=SeedErrorRoute)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_RESULTS = 50
+
+UserIdQuery = Annotated[str, Query(min_length=1, max_length=MAX_USER_ID_CHARS)]
+Format = Annotated[
+    Literal["xml", "raw"], Query(alias="format", description="`xml` (default) or `raw`.")
+]
+
+
+@router.post("/initialize")
+async def initialize(
+    body: InitializeUserRequest, user: CurrentUser, search: SearchDep, clock: ClockDep
+) -> InitializeResponse:
+    """Memory for a subject with the default blocks `human` (holding `user_info`) and
+    `summary`. Again without `reset`: nothing changes; with `reset`: deleted and made anew."""
+    agent, count = await service.initialize(
+        search,
+        clock,
+        user.email,
+        body.user_id,
+        user_info=body.user_info,
+        reset=body.reset,
+        provider=body.provider,
+        model=body.model,
+    )
+    return InitializeResponse(
+        message=f"Initialized memory for {body.user_id}",
+        agent_id=agent.agent_id,
+        blocks_created=count,
+    )
+
+
+@router.post("/initialize-with-blocks")
+async def initialize_with_blocks(
+    body: InitializeWithBlocksRequest, user: CurrentUser, search: SearchDep, clock: ClockDep
+) -> InitializeResponse:
+    """Memory for a subject with custom blocks (each with its description and
+    `char_limit`) beside `human` and `summary`, which always exist."""
+    agent, count = await service.initialize(
+        search,
+        clock,
+        user.email,
+        body.user_id,
+        blocks=body.blocks,
+        reset=body.reset,
+        provider=body.provider,
+        model=body.model,
+    )
+    return InitializeResponse(
+        message=f"Initialized memory for {body.user_id}",
+        agent_id=agent.agent_id,
+        blocks_created=count,
+    )
+
+
+@router.post(
+    "/add",
+    responses={202: {"model": AddConversationResponse, "description": "Run not ended yet"}},
+)
+async def add(
+    body: AddConversationRequest,
+    user: CurrentUser,
+    response: Response,
+    runner: MemoryRunnerDep,
+    runtime: RuntimeDep,
+    settings: SettingsDep,
+) -> AddConversationResponse:
+    """The messages stored (and, with `store_in_archival`, searchable) before this answers;
+    a memory run then updates the subject's blocks. With `wait_for_completion` this answers
+    when the run has ended (200), or after MEMORY_RUN_WAIT_SECONDS with 202; without, 202
+    at once. Follow a run with GET /memory/runs/{run_id}."""
+
+    def stamp() -> datetime:
+        # The runtime's message clock: messages never share a time within a process.
+        return EPOCH + timedelta(microseconds=runtime.message_clock.next())
+
+    run = await service.add(runner, stamp, user.email, body)
+    count = run.messages_count
+    if body.wait_for_completion:
+        run = await runner.wait(run, settings.memory_run_wait_seconds)
+    counted = f"{count} {'message' if count == 1 else 'messages'}"
+    if run.state == "completed":
+        message = f"Processed {counted}"
+    elif run.state == "failed":
+        message = f"Stored {counted}, but the memory run failed: {run.error}"
+    else:
+        response.status_code = status.HTTP_202_ACCEPTED
+        message = f"Stored {counted}; the memory run is {run.state}"
+    return AddConversationResponse(
+        success=run.state != "failed",
+        run_id=run.run_id,
+        message=message,
+        messages_count=count,
+        status=run.state,
+    )
+
+
+@router.get("/runs/{run_id}")
+async def get_run(run_id: str, user: CurrentUser, runner: MemoryRunnerDep) -> MemoryRunOut:
+    """A memory run: queued, running, completed or failed, with its attempts and error."""
+    return MemoryRunOut.of(await memory_runs.owned(runner, user.email, run_id))
+
+
+@router.get("/context")
+async def context(
+    user_id: UserIdQuery,
+    user: CurrentUser,
+    runner: MemoryRunnerDep,
+    query: Annotated[str | None, Query(max_length=MAX_QUERY_CHARS)] = None,
+    max_results: Annotated[int, Query(ge=0, le=MAX_RESULTS)] = 3,
+    include_summary: bool = True,
+    token_budget: Annotated[
+        int | None,
+        Query(ge=1, description="Ours: trim combined_context to this many tokens (estimated)."),
+    ] = None,
+) -> FullContextResponse:
+    """The prompt-ready context: every block, then (for a query) the most relevant
+    memories, in seed 004's render."""
+    found = await service.context(
+        runner,
+        user.email,
+        user_id,
+        query=query,
+        max_results=max_results,
+        include_summary=include_summary,
+        token_budget=token_budget,
+    )
+    return FullContextResponse(
+        user_context=render.xml(found.human) if found.human else "",
+        summary=render.xml(found.summary) if found.summary else "",
+        relevant_memories=found.combined.memories,
+        combined_context=found.combined.text,
+        memories=[_memory_out(m) for m in found.matches],
+        pending_runs=found.pending_runs,
+        truncated=found.combined.truncated,
+        estimated_tokens=render.estimate_tokens(found.combined.text),
+    )
+
+
+@router.get("/user-context")
+async def user_context(
+    user_id: UserIdQuery, user: CurrentUser, table: TableDep, format_: Format = "xml"
+) -> ContextResponse:
+    """Only the `human` block: as XML, or its raw text."""
+    human = await service.block(table, user.email, user_id, render.HUMAN)
+    return ContextResponse(context=render.xml(human) if format_ == "xml" else render.value(human))
+
+
+@router.get("/summary")
+async def summary(
+    user_id: UserIdQuery, user: CurrentUser, table: TableDep, format_: Format = "xml"
+) -> SummaryResponse:
+    """Only the `summary` block: as XML, or its raw text."""
+    block = await service.block(table, user.email, user_id, render.SUMMARY)
+    return SummaryResponse(summary=render.xml(block) if format_ == "xml" else render.value(block))
+
+
+@router.get("/search")
+async def search(
+    user_id: UserIdQuery,
+    query: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
+    user: CurrentUser,
+    engine: SearchDep,
+    max_results: Annotated[int, Query(ge=1, le=MAX_RESULTS)] = 5,
+    tags: Annotated[
+        str | None, Query(max_length=500, description="Comma-separated, e.g. `user`: any of them.")
+    ] = None,
+) -> SearchResult:
+    """The subject's archival memories best matching the query, best first."""
+    wanted = frozenset(t.strip() for t in tags.split(",") if t.strip()) if tags else None
+    found = await service.search(
+        engine, user.email, user_id, query, max_results=max_results, tags=wanted or None
+    )
+    return SearchResult(
+        results=[m.memory.content for m in found.matches],
+        count=len(found.matches),
+        total_found=found.total,
+        memories=[_memory_out(m) for m in found.matches],
+    )
+
+
+@router.delete("/user/{user_id}")
+async def delete_user(user_id: str, user: CurrentUser, engine: SearchDep) -> DeleteResponse:
+    """Everything of the subject, permanently: its agent, blocks, archival memories,
+    messages and runs."""
+    await service.delete(engine, user.email, user_id)
+    return DeleteResponse(message=f"Deleted all memory for user {user_id}")
+
+
+@router.get("/agent/{user_id}")
+async def agent_of(
+    user_id: str, user: CurrentUser, table: TableDep, settings: SettingsDep, request: Request
+) -> AgentIdResponse:
+    """The subject's agent, and its page in the web app (`{PUBLIC_URL}/agents/{id}`)."""
+    subject = await service.subject_agent(table, user.email, user_id)
+    base = str(settings.public_url or request.base_url).rstrip("/")
+    return AgentIdResponse(
+        agent_id=subject.agent_id, dashboard_url=f"{base}/agents/{subject.agent_id}"
+    )
+
+
+def _memory_out(match: Match) -> MemoryOut:
+    memory = match.memory
+    return MemoryOut(
+        id=memory.memory_id,
+        content=memory.content,
+        role=render.role_of(memory.tags),
+        tags=memory.tags,
+        score=match.score,
+        similarity=match.similarity,
+        created_at=memory.created_at,
+    )

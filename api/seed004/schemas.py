@@ -1,0 +1,240 @@
+"""Seed 004's bodies and responses, field for field, and ours beside them (marked as ours in
+their descriptions). Requests refuse fields neither names."""
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from api.kit.text import BlockName, PlainName
+from api.memory.blocks import MAX_BLOCK_CHARS, MAX_BLOCK_NAME
+from api.memory.service import MAX_DESCRIPTION_CHARS
+from api.memory_runs.models import MemoryRun, RunState
+from api.messages.schemas import ID_PATTERN
+
+MAX_USER_ID_CHARS = 80  # it names the subject's agent ("Memory: {user_id}")
+MAX_MESSAGES = 20  # one add is one transaction: the messages, their copies and the run
+MAX_MESSAGE_CHARS = 50_000
+MAX_ADD_CHARS = 250_000  # all of an add's messages: the transaction stays under 4 MB
+MAX_BLOCKS = 20
+MAX_INFO_CHARS = 20_000
+
+UserId = Annotated[
+    PlainName,
+    Field(
+        min_length=1,
+        max_length=MAX_USER_ID_CHARS,
+        pattern=ID_PATTERN,
+        description="Your name for the subject (a user, a customer): resolved among yours only.",
+    ),
+]
+Provider = Annotated[
+    str | None,
+    Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="Ours: the provider of the subject's memory runs, one you configured "
+        "(/settings/providers); `offline` when left out. Used only when the subject is made.",
+    ),
+]
+Model = Annotated[
+    str | None,
+    Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Ours: the model of the subject's memory runs (with `provider`).",
+    ),
+]
+
+
+def _visible(text: str) -> str:
+    if not text.strip():
+        raise ValueError("needs something besides whitespace")
+    return text
+
+
+class InitializeUserRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: UserId
+    user_info: str | None = Field(
+        default=None,
+        max_length=MAX_INFO_CHARS,
+        description="The `human` block's first lines (a new subject only).",
+    )
+    reset: bool = Field(default=False, description="true: delete the subject and start anew.")
+    provider: Provider = None
+    model: Model = None
+
+
+class BlockIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: Annotated[BlockName, Field(min_length=1, max_length=MAX_BLOCK_NAME)]
+    description: str = Field(default="", max_length=MAX_DESCRIPTION_CHARS)
+    value: str = Field(default="", max_length=MAX_BLOCK_CHARS, description="Its first lines.")
+    char_limit: int | None = Field(
+        default=None,
+        strict=True,
+        ge=1,
+        le=MAX_BLOCK_CHARS,
+        description="Characters the block may hold (warned at 80%); unlimited but for the "
+        "word limit when left out.",
+    )
+
+
+class InitializeWithBlocksRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: UserId
+    blocks: list[BlockIn] = Field(default_factory=list, max_length=MAX_BLOCKS)
+    reset: bool = False
+    provider: Provider = None
+    model: Model = None
+
+
+class InitializeResponse(BaseModel):
+    success: bool = True
+    message: str
+    agent_id: str
+    blocks_created: int = Field(
+        description="The subject's blocks: `human`, `summary` and the custom ones."
+    )
+
+
+class MessageIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["user", "assistant", "system"]
+    content: Annotated[
+        str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS), AfterValidator(_visible)
+    ]
+
+
+class AddConversationRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: UserId
+    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
+    store_in_archival: bool = Field(
+        default=True, description="Also keep each message in archival memory (searchable)."
+    )
+    wait_for_completion: bool = Field(
+        default=True,
+        description="Answer when the memory run has ended (up to MEMORY_RUN_WAIT_SECONDS; "
+        "past it 202 with the run's status); false: 202 at once.",
+    )
+
+    @model_validator(mode="after")
+    def _fits_one_transaction(self) -> "AddConversationRequest":
+        total = sum(len(m.content) for m in self.messages)
+        if total > MAX_ADD_CHARS:
+            raise ValueError(
+                f"the messages hold {total} characters; one add takes at most {MAX_ADD_CHARS}"
+            )
+        return self
+
+
+class AddConversationResponse(BaseModel):
+    success: bool = True
+    run_id: str
+    message: str
+    messages_count: int
+    status: RunState = Field(description="Ours: the memory run's state when this answered.")
+
+
+class MemoryOut(BaseModel):
+    """Ours: where a relevant memory came from, and how it ranked."""
+
+    id: str
+    content: str
+    source: Literal["archival"] = "archival"
+    role: str | None = Field(description="Who said it (its tag), when it came from /add.")
+    tags: list[str]
+    score: float
+    similarity: float | None
+    created_at: datetime
+
+
+class FullContextResponse(BaseModel):
+    success: bool = True
+    user_context: str
+    summary: str = Field(description="The summary block; empty with include_summary=false.")
+    relevant_memories: list[str]
+    combined_context: str
+    memories: list[MemoryOut] = Field(description="Ours: relevant_memories with provenance.")
+    pending_runs: int = Field(
+        description="Ours: memory runs of the subject not ended yet (memory is still being "
+        "updated while this is above 0)."
+    )
+    truncated: bool = Field(
+        default=False,
+        description="Ours: true when token_budget left blocks or memories out.",
+    )
+    estimated_tokens: int = Field(description="Ours: combined_context's size, at 4 chars/token.")
+
+
+class ContextResponse(BaseModel):
+    success: bool = True
+    context: str
+
+
+class SummaryResponse(BaseModel):
+    success: bool = True
+    summary: str
+
+
+class SearchResult(BaseModel):
+    success: bool = True
+    results: list[str]
+    count: int
+    total_found: int
+    memories: list[MemoryOut] = Field(description="Ours: the results with provenance.")
+
+
+class DeleteResponse(BaseModel):
+    success: bool = True
+    message: str
+
+
+class AgentIdResponse(BaseModel):
+    success: bool = True
+    agent_id: str
+    dashboard_url: str
+
+
+class MemoryRunOut(BaseModel):
+    """Ours: a memory run as it stands."""
+
+    success: bool = True
+    run_id: str
+    user_id: str
+    agent_id: str
+    status: RunState
+    messages_count: int
+    attempts: int
+    error: str | None
+    result: str | None = Field(description="What the memory agent said it did.")
+    edits: int = Field(description="Tool calls its last attempt made.")
+    created_at: datetime
+    started_at: datetime | None
+    ended_at: datetime | None
+
+    @classmethod
+    def of(cls, run: MemoryRun) -> "MemoryRunOut":
+        return cls(
+            run_id=run.run_id,
+            user_id=run.subject_id,
+            agent_id=run.agent_id,
+            status=run.state,
+            messages_count=run.messages_count,
+            attempts=run.attempts,
+            error=run.error,
+            result=run.result,
+            edits=run.edits,
+            created_at=run.created_at,
+            started_at=run.started_at,
+            ended_at=run.ended_at,
+        )
