@@ -154,7 +154,7 @@ def test_archival_memories_keep_category_context_confidence_and_tags(
     client.post(base, json={"content": "Ada prefers bearer tokens too.", "tags": ["user"]})
     client.post(base, json={"content": "Bearer tokens: a preference.", "category": "preference"})
 
-    def found(**params: object) -> list[str]:
+    def found(**params: str | list[str]) -> list[str]:
         got = client.get(f"{base}/search", params={"query": "bearer token", **params})
         assert got.status_code == 200, got.text
         return sorted(m["content"] for m in got.json()["memories"])
