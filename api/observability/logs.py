@@ -22,6 +22,7 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "asctime",
     "request_id",
     "taskName",
+    "color_message",  # uvicorn's message again, with terminal colours
 }
 
 

@@ -243,7 +243,8 @@ async def test_async_streams_from_the_fake_provider(
         stream_options={"include_usage": True},
     )
     chunks = [chunk async for chunk in stream]
-    assert [c.choices[0].delta.content for c in chunks[1:4]] == ["One", " two", " three"]
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert text_of(chunks) == "One two three"  # deltas close together may come as one
     assert chunks[-1].usage is not None
     assert (chunks[-1].usage.prompt_tokens, chunks[-1].usage.completion_tokens) == (12, 3)
 
