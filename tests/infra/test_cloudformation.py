@@ -6,6 +6,7 @@ it as deployed. moto's CloudFormation ignores the table's TimeToLiveSpecificatio
 is checked on the tables the app creates (tests/store/test_table_creation.py).
 """
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from api.queue.sqs import SqsQueue
 from api.store.definition import TEMPLATE_PATH, load_definition
 from api.store.dynamodb import DynamoTable
 from api.store.table import ConditionFailed, ItemAbsent, Key
@@ -121,3 +123,30 @@ def test_ssm_parameters_configure_the_service(stack: Stack) -> None:
 
     assert parameter("STORE") == "dynamodb"
     assert parameter("DYNAMODB_TABLE") == TABLE_NAME
+
+
+async def test_the_memory_run_queue_is_fifo_with_a_dead_letter_queue(stack: Stack) -> None:
+    """The queue the template makes is one the app's SQS adapter works with: FIFO, runs of
+    one agent in order, a run received too often moved to the dead-letter queue."""
+    sqs = boto3.client("sqs", region_name=REGION)
+    url = stack.outputs["MemoryRunQueueUrl"]
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert attributes["FifoQueue"] == "true"
+    assert json.loads(attributes["RedrivePolicy"])["maxReceiveCount"] == 10
+    ssm = boto3.client("ssm", region_name=REGION)
+    assert ssm.get_parameter(Name=f"/{stack.name}/SQS_QUEUE_URL")["Parameter"]["Value"] == url
+    assert ssm.get_parameter(Name=f"/{stack.name}/MEMORY_QUEUE")["Parameter"]["Value"] == "sqs"
+
+    queue = SqsQueue(sqs, url)
+    try:
+        await queue.send("agent-1", "run-1")
+        await queue.send("agent-1", "run-2")
+        (first,) = await queue.receive(wait_seconds=0)
+        assert (first.group, first.run_id) == ("agent-1", "run-1")
+        assert await queue.receive(wait_seconds=0) == []  # its group waits for it
+        await queue.ack(first)
+        (second,) = await queue.receive(wait_seconds=0)
+        assert second.run_id == "run-2"
+        await queue.ack(second)
+    finally:
+        await queue.aclose()
