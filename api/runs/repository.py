@@ -11,8 +11,10 @@ from api.store.table import (
     AttrEquals,
     Delete,
     ItemExists,
+    Put,
     Table,
     TransactionCancelled,
+    TxOp,
     Update,
 )
 
@@ -34,19 +36,23 @@ async def append(table: Table, batch: RunEvents) -> None:
     await table.put(batch.to_dynamo_item())
 
 
-async def end(table: Table, run_id: str, state: RunState, at: float) -> bool:
-    """Ended as `state`, if it was still running (False: someone ended it already)."""
+async def end(
+    table: Table, run_id: str, state: RunState, at: float, *, last: RunEvents | None = None
+) -> bool:
+    """Ended as `state`, if it was still running (False: someone ended it already), with
+    `last`, its closing events, written with the end or not at all."""
+    ops: list[TxOp] = [
+        Update(
+            keys.run(run_id),
+            set={"state": state, "ended_at": datetime.fromtimestamp(at, UTC).isoformat()},
+            condition=AttrEquals("state", "running"),
+        ),
+        Delete(keys.live_run(run_id)),
+    ]
+    if last is not None:
+        ops.append(Put(last.to_dynamo_item()))
     try:
-        await table.transact_write(
-            [
-                Update(
-                    keys.run(run_id),
-                    set={"state": state, "ended_at": datetime.fromtimestamp(at, UTC).isoformat()},
-                    condition=AttrEquals("state", "running"),
-                ),
-                Delete(keys.live_run(run_id)),
-            ]
-        )
+        await table.transact_write(ops)
     except TransactionCancelled as e:
         if not e.refused(0):
             raise

@@ -79,16 +79,17 @@ async def follow(
 DEAD_RUN_GAP = 1000
 
 
-async def end_dead(table: Table, clock: Clock, run: Run) -> None:
-    """A run whose process died: its journal ends as an interrupted run's does. The draft
-    of its answer is in its conversation already, marked interrupted."""
+async def end_dead(table: Table, clock: Clock, run: Run) -> bool:
+    """A run whose process died: its journal ends as an interrupted run's does, once
+    (several processes may find it dead at once: the ending goes with the end, in one
+    transaction). The draft of its answer is in its conversation already, interrupted."""
     first = await repository.next_number(table, run.run_id) + DEAD_RUN_GAP
     ending = [[e.EVENT, e.json()] for e in events.interrupted(run.run_id)]
-    await repository.append(
-        table, RunEvents(run_id=run.run_id, first=first, events=ending, ttl=run.ttl)
-    )
-    if await repository.end(table, run.run_id, "interrupted", clock.now()):
-        log.warning("run %s was left running by a process that died: interrupted", run.run_id)
+    last = RunEvents(run_id=run.run_id, first=first, events=ending, ttl=run.ttl)
+    if not await repository.end(table, run.run_id, "interrupted", clock.now(), last=last):
+        return False  # ended meanwhile, by itself or by another process's sweep
+    log.warning("run %s was left running by a process that died: interrupted", run.run_id)
+    return True
 
 
 async def sweep_dead(table: Table, clock: Clock) -> int:
@@ -110,5 +111,4 @@ async def _sweep_one(table: Table, clock: Clock, marker: LiveRun) -> bool:
     dead = this_process().knows_dead(marker.host, marker.pid, marker.token)
     if not dead and holder == run.run_id:
         return False
-    await end_dead(table, clock, run)
-    return True
+    return await end_dead(table, clock, run)

@@ -2,6 +2,7 @@
 and the next start marks the turn interrupted. And the sweep that does it, on both
 engines, for runs of processes dead, alive, elsewhere and here."""
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -193,4 +194,32 @@ async def test_the_sweep_ends_only_runs_whose_process_is_gone(
     assert (await runs.get(table, "elsewhere")).state == "interrupted"  # type: ignore[union-attr]
     assert await runs.end(table, "alive", "completed", clock.now())
     assert {m.run_id for m in await runs.live_runs(table)} == set()
+    await table.close()
+
+
+async def test_two_processes_finding_one_dead_run_end_it_once(
+    store: Store, clock: FrozenClock
+) -> None:
+    """Two workers start together and both sweep: the run gets one ending, not two."""
+    table = store.open()
+    await table.create()
+    run = Run(
+        run_id="r-dead",
+        user_email="ada@example.com",
+        agent_id="a1",
+        conversation_id="c-dead",
+        created_at=datetime.fromtimestamp(clock.now(), UTC),
+    )
+    started = RunEvents(run_id="r-dead", first=1, events=[["run.started", "{}"]])
+    await runs.open_run(table, run, started, ProcessId(this_process().host, dead_pid(), "t"))
+    ended = await asyncio.gather(*(service.sweep_dead(table, clock) for _ in range(4)))
+    assert sum(ended) == 1
+    batches, final = await runs.read_from(table, "r-dead", 1)
+    assert [e.event for b in batches for e in b.numbered()] == [
+        "run.started",
+        "error",
+        "run.failed",
+    ]
+    assert final is not None
+    assert final.state == "interrupted"
     await table.close()
