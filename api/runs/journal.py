@@ -54,19 +54,21 @@ class RunJournal:
         self._next += 1
         await repository.open_run(self.table, self.run, first, this_process())
 
-    def add(self, event: str, data: str) -> int:
-        """Kept, to be written soon; the event's number (its SSE id)."""
+    def add(self, event: str, data: str) -> None:
+        """Kept, to be written soon, numbered after the events before it."""
         self._pending.append([event, data])
-        number = self._next + len(self._pending) - 1
         if len(self._pending) >= FLUSH_EVENTS:
             self._flush_now()
-        elif self._timer is None and not self._busy:
-            self._timer = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self._flush_now)
-        return number
+        elif not self._busy:
+            self._flush_soon()
 
     @property
     def _busy(self) -> bool:
         return self._writing is not None and not self._writing.done()
+
+    def _flush_soon(self) -> None:
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self._flush_now)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
@@ -108,9 +110,8 @@ class RunJournal:
                     )
             self.bus.touch(self.run.run_id)
             if failed or len(self._pending) < FLUSH_EVENTS:  # a failed store is not hammered
-                if self._pending and self._timer is None:
-                    loop = asyncio.get_running_loop()
-                    self._timer = loop.call_later(FLUSH_SECONDS, self._flush_now)
+                if self._pending:
+                    self._flush_soon()
                 return
 
     async def close(self, state: RunState) -> None:

@@ -45,6 +45,16 @@ def two_servers(settings: Settings) -> Iterator[tuple[str, str]]:
         yield a, b
 
 
+Replicas = tuple[httpx2.Client, httpx2.Client, str]
+
+
+@pytest.fixture
+def replicas(two_servers: tuple[str, str], fake_openai: FakeLLM) -> Replicas:
+    """A client of each replica, and an agent on the fake OpenAI."""
+    a, b = (httpx2.Client(base_url=root, timeout=30) for root in two_servers)
+    return a, b, use_openai(a, fake_openai)
+
+
 def read_events(response: httpx2.Response, until: int | None = None) -> list[Event]:
     """SSE events as they arrive; with `until`, stops after that many (the client leaves)."""
     found: list[Event] = []
@@ -77,10 +87,9 @@ def start_turn(http: httpx2.Client, agent_id: str, headers: dict[str, str] | Non
 
 
 def test_a_stream_resumed_on_another_replica_goes_on_to_the_end(
-    two_servers: tuple[str, str], fake_openai: FakeLLM
+    replicas: Replicas, fake_openai: FakeLLM
 ) -> None:
-    a, b = (httpx2.Client(base_url=root, timeout=30) for root in two_servers)
-    agent_id = use_openai(a, fake_openai)
+    a, b, agent_id = replicas
     fake_openai.replies.append(Reply(text=STORY, chunk_delay_seconds=0.04))
 
     with start_turn(a, agent_id, {"Idempotency-Key": "story-1"}) as response:
@@ -108,10 +117,9 @@ def test_a_stream_resumed_on_another_replica_goes_on_to_the_end(
 
 
 def test_a_finished_run_is_replayed_whole_with_the_same_ids_and_data(
-    two_servers: tuple[str, str], fake_openai: FakeLLM
+    replicas: Replicas, fake_openai: FakeLLM
 ) -> None:
-    a, b = (httpx2.Client(base_url=root, timeout=30) for root in two_servers)
-    agent_id = use_openai(a, fake_openai)
+    a, b, agent_id = replicas
     fake_openai.replies.append(Reply(text="Short and sweet."))
     with start_turn(a, agent_id) as response:
         run_id = response.headers["Run-Id"]
@@ -124,10 +132,9 @@ def test_a_finished_run_is_replayed_whole_with_the_same_ids_and_data(
 
 
 def test_without_a_key_a_client_leaving_stops_the_turn_and_the_replay_says_so(
-    two_servers: tuple[str, str], fake_openai: FakeLLM
+    replicas: Replicas, fake_openai: FakeLLM
 ) -> None:
-    a, b = (httpx2.Client(base_url=root, timeout=30) for root in two_servers)
-    agent_id = use_openai(a, fake_openai)
+    a, b, agent_id = replicas
     fake_openai.replies.append(Reply(text=STORY, chunk_delay_seconds=0.04))
     with start_turn(a, agent_id) as response:
         run_id = response.headers["Run-Id"]
@@ -151,10 +158,9 @@ def test_without_a_key_a_client_leaving_stops_the_turn_and_the_replay_says_so(
 
 
 def test_with_a_key_nobody_coming_back_stops_the_turn_after_the_grace(
-    two_servers: tuple[str, str], fake_openai: FakeLLM
+    replicas: Replicas, fake_openai: FakeLLM
 ) -> None:
-    a, _ = (httpx2.Client(base_url=root, timeout=30) for root in two_servers)
-    agent_id = use_openai(a, fake_openai)
+    a, _, agent_id = replicas
     fake_openai.replies.append(Reply(text=STORY, stall_after_chunks=5))
     with start_turn(a, agent_id, {"Idempotency-Key": "story-2"}) as response:
         run_id = response.headers["Run-Id"]
@@ -169,10 +175,9 @@ def test_with_a_key_nobody_coming_back_stops_the_turn_after_the_grace(
 
 
 def test_the_answer_being_streamed_is_kept_as_a_draft(
-    two_servers: tuple[str, str], fake_openai: FakeLLM
+    replicas: Replicas, fake_openai: FakeLLM
 ) -> None:
-    a, b = (httpx2.Client(base_url=root, timeout=30) for root in two_servers)
-    agent_id = use_openai(a, fake_openai)
+    a, b, agent_id = replicas
     # Role, "word0", " word1", " word2": then the model hangs mid-answer.
     fake_openai.replies.append(Reply(text=STORY, stall_after_chunks=4))
     with start_turn(a, agent_id) as response:
@@ -191,10 +196,9 @@ def test_the_answer_being_streamed_is_kept_as_a_draft(
 
 
 def test_a_bad_last_event_id_or_an_unknown_run_is_refused(
-    two_servers: tuple[str, str], fake_openai: FakeLLM
+    replicas: Replicas, fake_openai: FakeLLM
 ) -> None:
-    a, _ = (httpx2.Client(base_url=root, timeout=30) for root in two_servers)
-    agent_id = use_openai(a, fake_openai)
+    a, _, agent_id = replicas
     with start_turn(a, agent_id) as response:
         run_id = response.headers["Run-Id"]
         read_events(response)
@@ -213,10 +217,9 @@ def test_a_bad_last_event_id_or_an_unknown_run_is_refused(
 
 
 def test_a_turn_sent_again_with_its_key_reattaches_to_the_same_run(
-    two_servers: tuple[str, str], fake_openai: FakeLLM
+    replicas: Replicas, fake_openai: FakeLLM
 ) -> None:
-    a, b = (httpx2.Client(base_url=root, timeout=30) for root in two_servers)
-    agent_id = use_openai(a, fake_openai)
+    a, b, agent_id = replicas
     fake_openai.replies.append(Reply(text=STORY, chunk_delay_seconds=0.04))
     key = {"Idempotency-Key": "story-3"}
     with start_turn(a, agent_id, key) as response:
