@@ -4,6 +4,7 @@ then handed to the runtime."""
 import asyncio
 
 from api.agents import service as agents
+from api.agents.models import Agent
 from api.chat.schemas import ChatIn
 from api.conversations import service as conversations
 from api.errors import BadRequest
@@ -17,25 +18,36 @@ class NotYourUserId(BadRequest):
 
 
 async def open_turn(
-    table: Table, clock: Clock, runtime: Runtime, email: str, body: ChatIn
+    table: Table,
+    clock: Clock,
+    runtime: Runtime,
+    email: str,
+    body: ChatIn,
+    *,
+    agent: Agent | None = None,
 ) -> PreparedTurn:
+    """`agent`: the caller's agent `body.agent_id` names, when the caller has read it."""
     if body.user_id is not None and body.user_id != email:
         raise NotYourUserId(
             "user_id is taken from your credentials; leave it out or send your own."
         )
     session_id = body.session_id or conversations.default_session_id(email, body.agent_id)
     # Both live in the caller's own partition: one round, whoever owns the agent.
-    agent, found = await asyncio.gather(
-        agents.get(table, email, body.agent_id),
+    owned, found = await asyncio.gather(
+        agents.get(table, email, body.agent_id) if agent is None else _ready(agent),
         conversations.find_session(table, email, body.agent_id, session_id),
     )
-    conversation_id = await conversations.open_session(table, agent, session_id, clock, found=found)
+    conversation_id = await conversations.open_session(table, owned, session_id, clock, found=found)
     request = TurnRequest(
         user_email=email,
-        agent_id=agent.agent_id,
+        agent_id=owned.agent_id,
         conversation_id=conversation_id,
         actor_id=body.actor_id or email,
         session_id=session_id,
         prompt=body.prompt,
     )
-    return await runtime.prepare(request, agent=agent, wait=body.wait)
+    return await runtime.prepare(request, agent=owned, wait=body.wait)
+
+
+async def _ready(agent: Agent) -> Agent:
+    return agent

@@ -282,20 +282,16 @@ async def update_block(
     def plan(definition: MemoryBlockDef, current: list[str]) -> _Plan:
         if wanted is None or wanted == current:
             return _Plan(None, 0, "")
-        if word_limit is not None:
-            # The new limit must hold the new lines (a lower limit alone is allowed).
-            words = blocks.count_words(wanted)
-            if words > definition.word_limit:
-                raise BlockFull(name, words, definition.word_limit, action="fill")
-        else:
-            _check_fits(
-                name,
-                definition.word_limit,
-                current,
-                wanted,
-                action="rewrite",
-                char_limit=definition.char_limit,
-            )
+        # With a new limit, it must hold the new lines whatever was there before (a lower
+        # limit alone is allowed); a block's character limits hold either way.
+        _check_fits(
+            name,
+            definition.word_limit,
+            [] if word_limit is not None else current,
+            wanted,
+            action="fill" if word_limit is not None else "rewrite",
+            char_limit=definition.char_limit,
+        )
         return _Plan(wanted, 0, "")
 
     return (await _edit(table, agent_id, name, plan, expected, changes, clock=clock)).block

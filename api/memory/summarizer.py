@@ -8,6 +8,7 @@ from typing import Protocol
 
 from api.llm.types import ChatMessage, ChatRequest, GenerationParams, LLMProvider, TextDelta
 from api.memory import blocks
+from api.observability import llm as observed_llm
 
 TARGET_PERCENT = 50  # compaction aims at half the limit, well clear of the warning
 
@@ -83,7 +84,11 @@ class LLMSummarizer:
             params=GenerationParams(max_tokens=2 * target + 256, temperature=0.0),
         )
         text = "".join(
-            [e.text async for e in self._provider.stream(request) if isinstance(e, TextDelta)]
+            [
+                e.text
+                async for e in observed_llm.observed(self._provider, request)
+                if isinstance(e, TextDelta)
+            ]
         )
         cleaned = (blocks.clean_line(_NUMBERING.sub("", raw)) for raw in text.splitlines())
         return [line for line in cleaned if line]

@@ -38,9 +38,8 @@ async def open_turn(
     checked first, then the agent is found, then the session's conversation."""
     turn = translate.turn_of(body, session_header, wait_header)
     agent = await agent_named(table, email, body.model)
-    return await chat.open_turn(
-        table, clock, runtime, email, turn.model_copy(update={"agent_id": agent.agent_id})
-    )
+    ask = turn.model_copy(update={"agent_id": agent.agent_id})
+    return await chat.open_turn(table, clock, runtime, email, ask, agent=agent)
 
 
 async def answer(prepared: PreparedTurn, completion: translate.Completion) -> ChatCompletion:

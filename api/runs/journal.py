@@ -45,6 +45,7 @@ class RunJournal:
         self._next = 1  # the number of the first pending event
         self._timer: asyncio.TimerHandle | None = None
         self._writing: asyncio.Task[None] | None = None
+        self._opened = False
 
     async def open(self, event: str, data: str) -> None:
         """The run exists with its first event (a reader may ask for it) once this returns."""
@@ -53,9 +54,13 @@ class RunJournal:
         )
         self._next += 1
         await repository.open_run(self.table, self.run, first, this_process())
+        self._opened = True
 
     def add(self, event: str, data: str) -> None:
-        """Kept, to be written soon, numbered after the events before it."""
+        """Kept, to be written soon, numbered after the events before it. A run that could
+        not be opened keeps nothing: its events would lie in a partition with no run."""
+        if not self._opened:
+            return
         self._pending.append([event, data])
         if len(self._pending) >= FLUSH_EVENTS:
             self._flush_now()
@@ -131,6 +136,8 @@ class RunJournal:
 
     async def _close(self, state: RunState) -> None:
         self.draft = no_draft
+        if not self._opened:
+            return
         self._cancel_timer()
         if self._writing is not None:
             await self._writing

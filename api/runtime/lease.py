@@ -12,7 +12,7 @@ import time
 from api.conversations import repository as conversations
 from api.errors import AppError
 from api.kit.clock import Clock
-from api.store.table import Table
+from api.store.table import StoreError, Table
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +72,16 @@ class Lease:
         while True:
             await asyncio.sleep(RENEW_EVERY_SECONDS)
             until = self.clock.now() + LEASE_SECONDS
-            if not await conversations.renew_lease(
-                self.table, self.conversation_id, self.holder, until
-            ):
+            try:
+                renewed = await conversations.renew_lease(
+                    self.table, self.conversation_id, self.holder, until
+                )
+            except StoreError as e:  # a throttle or a blip: the lease has time left, try again
+                log.warning(
+                    "renewing the lease of conversation %s failed: %s", self.conversation_id, e
+                )
+                continue
+            if not renewed:
                 log.warning("lost the lease of conversation %s", self.conversation_id)
                 return
 

@@ -10,7 +10,9 @@ from api.memory import service as memory_service
 from api.memory.errors import (
     ArchivalMemoryNotFound,
     BlockExists,
+    BlockFull,
     BlockNotFound,
+    BlockTooLarge,
     DefaultBlockProtected,
     InvalidBlockName,
     InvalidWordLimit,
@@ -136,3 +138,16 @@ async def test_memories_of_another_agent_stay_apart(store: Table, search: Search
     assert found.total == 0
     other = await archival.insert(search, "other-agent", "Private")
     assert other.created
+
+
+async def test_a_rewrite_with_a_new_word_limit_still_keeps_the_character_limit(
+    store: Table,
+) -> None:
+    await memory_service.create_block(store, AGENT, "goals", char_limit=20)
+    with pytest.raises(BlockTooLarge):
+        await memory_service.update_block(store, AGENT, "goals", lines=["x" * 50], word_limit=100)
+    with pytest.raises(BlockFull):
+        await memory_service.update_block(store, AGENT, "goals", lines=["a b c"], word_limit=2)
+    assert not (await memory_service.read_block(store, AGENT, "goals")).lines
+    fitted = await memory_service.update_block(store, AGENT, "goals", lines=["ok"], word_limit=5)
+    assert (fitted.lines, fitted.word_limit, fitted.char_limit) == (("ok",), 5, 20)

@@ -17,6 +17,7 @@ from api.runs.journal import FLUSH_EVENTS, RunJournal
 from api.runs.models import Run
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
+from api.store.table import StoreError
 
 
 def new_run(clock: FrozenClock, run_id: str = "r1") -> Run:
@@ -95,3 +96,19 @@ async def test_a_reader_ends_a_run_whose_process_is_gone(
     ]
     assert followed == [(1, "run.started"), (1002, "error"), (1003, "run.failed")]
     assert (await repository.get(table, "r1")).state == "interrupted"  # type: ignore[union-attr]
+
+
+async def test_a_run_that_could_not_be_opened_leaves_nothing_behind(
+    table: SqliteTable, clock: FrozenClock, tmp_path: Path
+) -> None:
+    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # the store refuses the run's first write
+    with pytest.raises(StoreError):
+        await journal.open("run.started", "{}")
+    blocker.execute("ROLLBACK")
+    blocker.close()
+    journal.add("error", "{}")  # the turn still ends with its error events...
+    journal.add("run.failed", "{}")
+    await journal.close("failed")
+    assert (await table.scan()).items == []  # ...but none lies in a run that is not there

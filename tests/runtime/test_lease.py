@@ -1,11 +1,16 @@
 """One turn at a time in a conversation across replicas: two runtimes, each with its own
 handle on one SQLite file or one DynamoDB Local table, as two server processes have."""
 
+import asyncio
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from api.agents import service as agents
 from api.agents.schemas import AgentCreate
 from api.config import Settings
+from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
 from api.kit.clock import FrozenClock
 from api.runtime import lease
@@ -13,7 +18,9 @@ from api.runtime.lease import ConversationBusy
 from api.runtime.runner import Runtime
 from api.search.engine import SearchEngine
 from api.settings import keys
-from api.store.table import Table
+from api.store.definition import load_definition
+from api.store.sqlite import SqliteTable
+from api.store.table import Item, Key, Table, Throttled
 from tests.runtime.conftest import Store
 
 EMAIL = "ada@example.com"
@@ -79,3 +86,34 @@ async def test_a_turn_that_asks_to_wait_gets_its_turn(
     await second.lease.free()
     for table in (a_table, b_table):
         await table.close()
+
+
+class ThrottledOnce(SqliteTable):
+    """SQLite whose first renewal of a lease fails as a throttled DynamoDB would."""
+
+    failed = 0
+
+    async def update(self, key: Key, **changes: Any) -> Item:
+        if key.sk == "Lease" and not self.failed:
+            self.failed += 1
+            raise Throttled("the test throttles the first renewal")
+        return await super().update(key, **changes)
+
+
+async def test_a_failed_renewal_is_tried_again_not_given_up(
+    tmp_path: Path, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lease, "RENEW_EVERY_SECONDS", 0.01)
+    table = ThrottledOnce(tmp_path / "lease.db", "leases", load_definition(), clock=clock)
+    await table.create()
+    held = lease.Lease(table, clock, "c1", "run-1")
+    await held.take()
+    held.keep()
+    await asyncio.sleep(0.05)  # the first renewal failed, later ones went through
+    assert table.failed == 1
+    for _ in range(2):  # 40 s on: held only if renewals went on after the failure
+        clock.advance(20)
+        await asyncio.sleep(0.05)
+    assert await conversations_repository.lease_holder(table, "c1") == "run-1"
+    await held.free()
+    await table.close()
