@@ -1,4 +1,4 @@
-"""agent-memory: serve, create-table, reencrypt, reembed, dynamodb-local."""
+"""agent-memory: serve, create-table, reencrypt, reembed, export, import, dynamodb-local."""
 
 import argparse
 import asyncio
@@ -220,6 +220,119 @@ def reembed(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _acting_user(table: Any, settings: Settings, user: str | None) -> str:
+    """Whom export and import act as: `--user`, or in local mode the local user (made if
+    this is the store's first use). In google mode `--user` must name a user who signed in
+    (the command acts with the store's own access, as create-table does)."""
+    from api.kit.clock import SystemClock
+    from api.users import repository as users
+    from api.users.service import ensure_local_user
+
+    if settings.create_table:  # as the server does at start
+        await table.create()
+    if settings.auth_mode == "local":
+        # The machine's operator is the local user, or names another of this store's.
+        email = user or settings.local_user_email
+        await ensure_local_user(table, email, SystemClock())
+        return email
+    if user is None:
+        raise _Refused("in AUTH_MODE=google, say whose agent it is: --user EMAIL")
+    if await users.get(table, user) is None:
+        raise _Refused(f"there is no user {user!r} in {_describe(settings)}")
+    return user
+
+
+class _Refused(Exception):
+    """A command-line mistake: printed, exit 2."""
+
+
+def export(args: argparse.Namespace) -> int:
+    from api.agents import service as agents
+    from api.errors import AppError
+    from api.kit.clock import SystemClock
+    from api.store import build_table
+    from api.transfer import service as transfer
+
+    settings = _settings()
+    out = sys.stdout.buffer if args.output is None else args.output.open("wb")
+
+    async def run() -> None:
+        table = build_table(settings)
+        try:
+            email = await _acting_user(table, settings, args.user)
+            agent = await agents.get_by_id_or_name(table, email, args.agent)
+            lines = transfer.export_agent(
+                table, agent, SystemClock(), with_vectors=not args.no_vectors
+            )
+            async for chunk in lines:
+                await asyncio.to_thread(out.write, chunk)
+            await asyncio.to_thread(out.flush)
+        finally:
+            await table.close()
+
+    try:
+        asyncio.run(run())
+    except (_Refused, AppError) as e:
+        print(f"agent-memory: {getattr(e, 'message', e)}", file=sys.stderr)
+        return 2
+    finally:
+        if args.output is not None:
+            out.close()
+    return 0
+
+
+def import_(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from api.embeddings.base import EmbeddingConfigError
+    from api.embeddings.factory import start_embedder
+    from api.errors import AppError
+    from api.kit.clock import SystemClock
+    from api.search.engine import SearchEngine
+    from api.store import build_table
+    from api.transfer import service as transfer
+    from api.transfer.writer import ImportReport
+
+    settings = _settings()
+    if not args.file.is_file():
+        print(f"agent-memory: no file {str(args.file)!r}", file=sys.stderr)
+        return 2
+
+    class Bar:
+        def __init__(self) -> None:
+            self.bar: tqdm[Any] | None = None
+
+        def checked(self, records: int) -> None:
+            self.bar = tqdm(total=records, unit="record", desc="importing", file=sys.stderr)
+
+        def wrote(self, records: int) -> None:
+            if self.bar is not None:
+                self.bar.update(records)
+
+    async def run() -> list[ImportReport]:
+        embedder = await start_embedder(settings)
+        table = build_table(settings)
+        engine = SearchEngine(table, embedder, SystemClock())
+        bar = Bar()
+        try:
+            email = await _acting_user(table, settings, args.user)
+            return await transfer.import_file(engine, email, args.file, bar)
+        finally:
+            if bar.bar is not None:
+                bar.bar.close()
+            await engine.aclose()
+            await table.close()
+
+    try:
+        reports = asyncio.run(run())
+    except (_Refused, AppError, EmbeddingConfigError) as e:
+        print(f"agent-memory: {getattr(e, 'message', e)}", file=sys.stderr)
+        return 2
+    for report in reports:
+        print(report.summary())
+    return 0
+
+
 def dynamodb_local(args: argparse.Namespace) -> int:
     from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
 
@@ -284,6 +397,24 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--agent", help="only this agent (its id)")
     e.add_argument("--batch", type=int, default=32, help="items per write (at most 32)")
     e.set_defaults(run=reembed)
+
+    x = sub.add_parser(
+        "export", help="write an agent with all its memory as JSON Lines (to stdout)"
+    )
+    x.add_argument("agent", help="the agent's id or name")
+    x.add_argument("--user", help="the agent's owner (default: the local user)")
+    x.add_argument("-o", "--output", type=Path, help="write to this file, not stdout")
+    x.add_argument(
+        "--no-vectors", action="store_true", help="leave out vectors (importers embed again)"
+    )
+    x.set_defaults(run=export)
+
+    i = sub.add_parser(
+        "import", help="import an export file or a Letta agent file (.af) as a new agent"
+    )
+    i.add_argument("file", type=Path, help="the file")
+    i.add_argument("--user", help="the user it is imported for (default: the local user)")
+    i.set_defaults(run=import_)
 
     d = sub.add_parser("dynamodb-local", help="run AWS's DynamoDB Local for development")
     d.add_argument("--port", type=int, default=8001, help="port (default 8001)")

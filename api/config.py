@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     frontend_url: AnyHttpUrl = AnyHttpUrl("http://localhost:5173")
     # The API's own public address, for the OAuth callback; unset: the request's address.
     public_url: AnyHttpUrl | None = None
+    # Public host names the MCP endpoint (/mcp) answers besides ALLOWED_HOSTS and
+    # PUBLIC_URL's host, comma-separated (its DNS-rebinding guard answers others 421).
+    mcp_public_hosts: str = ""
     encryption_key: SecretStr | None = None
     # Older keys, comma-separated: still decrypt, never encrypt (see `agent-memory reencrypt`).
     encryption_old_keys: SecretStr | None = None
@@ -83,6 +86,9 @@ class Settings(BaseSettings):
     # The largest request body the service reads, in bytes; larger ones are refused (413)
     # before they are read.
     max_request_bytes: int = Field(default=1_048_576, ge=1024)
+    # The largest file POST /agents/import reads (in place of MAX_REQUEST_BYTES for that
+    # route only); it is spooled to a temporary file, never held in memory.
+    max_import_bytes: int = Field(default=1024 * 1024 * 1024, ge=1024)
 
     # --- Embeddings (seed 002), see api/embeddings/factory.py ---------------------------
     # static: the shipped model, no dependencies; local: sentence-transformers (the extra

@@ -21,6 +21,7 @@ from api.auth.local_guard import LocalModeGuard
 from api.auth.tokens import TokenIssuer, issuer_for
 from api.chat import router as chat
 from api.config import Settings, check_settings, load_settings
+from api.contract import document as contract
 from api.conversations import router as conversations
 from api.embeddings.factory import start_embedder
 from api.health import router as health
@@ -28,6 +29,8 @@ from api.idempotency.middleware import Idempotency
 from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import derived_key
+from api.mcp import router as mcp_metadata
+from api.mcp.endpoint import McpEndpoint
 from api.memory import router as agent_memory
 from api.memory_runs.service import MemoryRunner
 from api.messages import router as messages
@@ -50,8 +53,10 @@ from api.settings import keys as encryption_keys
 from api.settings import router as provider_settings
 from api.store import build_table
 from api.store.table import StoreError, Table
+from api.transfer import router as transfer
 from api.users import router as users
 from api.users.service import LocalIdentity
+from api.webapp.middleware import WebApp
 
 log = logging.getLogger(__name__)
 SWEEP_SECONDS = 3600.0
@@ -115,6 +120,7 @@ def create_app(
     issuer = (
         issuer_for(_jwt_secret(settings), settings.access_token_minutes) if google_mode else None
     )
+    mcp = McpEndpoint(settings)  # builds the MCP SDK's server on its first request
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[State]:
@@ -160,6 +166,7 @@ def create_app(
                 memory_runs=memory_runner,
             )
         finally:
+            await mcp.aclose()  # first: its tools use everything below
             if memory_runner is not None:
                 await memory_runner.stop()
             if runtime is not None:
@@ -181,6 +188,7 @@ def create_app(
         lifespan=lifespan,
     )
     error_handlers.install(app)
+    contract.install(app, local_mode=not google_mode)
     # Inside CORS, so that its replays and refusals carry CORS headers too, and inside
     # RequestLimits, so that the body it reads is bounded. A streamed turn sent again
     # re-attaches to its run (GET /runs/{id}/events from the first event).
@@ -213,7 +221,17 @@ def create_app(
     app.include_router(seed004.router)
     app.include_router(runs_router.router)
     app.include_router(openai_compat.router)
-    app.add_middleware(RequestLimits, max_body_bytes=settings.max_request_bytes)
+    app.include_router(transfer.router)
+    app.include_router(mcp_metadata.router)
+    app.router.routes.append(mcp.route())
+    app.add_middleware(
+        RequestLimits,
+        max_body_bytes=settings.max_request_bytes,
+        # An import file is streamed to disk by its route, bounded there by its own limit.
+        larger={transfer.IMPORT_PATH: settings.max_import_bytes},
+    )
+    # The web app's pages and files, inside the local-mode guard (docs/web.md).
+    app.add_middleware(WebApp, auth_mode=settings.auth_mode)
     if not google_mode:
         app.add_middleware(
             LocalModeGuard,

@@ -1,8 +1,12 @@
 """Requests bigger than the service takes are refused before they are read: a body over
 MAX_REQUEST_BYTES by its Content-Length at once, a chunked one as soon as it passes the
-limit, and a request with more than MAX_REQUEST_HEADERS headers. Without this a client
+limit, and a request with more than MAX_REQUEST_HEADERS headers. A route that streams its
+body somewhere other than memory (an import file, to disk) has a larger limit of its own
+(`larger`, by exact path). Without this a client
 (signed in or not) could make the server hold a body of any size before any check runs.
 Written as plain ASGI because no middleware of Starlette's or uvicorn's limits bodies."""
+
+from collections.abc import Mapping
 
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
@@ -18,15 +22,18 @@ def _too_large(limit: int) -> str:
 
 
 class RequestLimits:
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, *, max_body_bytes: int, larger: Mapping[str, int] | None = None
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.larger = dict(larger or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.max_body_bytes
+        limit = self.larger.get(scope["path"], self.max_body_bytes)
         if len(scope["headers"]) > MAX_REQUEST_HEADERS:
             message = f"A request may carry at most {MAX_REQUEST_HEADERS} headers."
             await _refuse(scope, receive, send, 431, message)

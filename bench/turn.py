@@ -33,23 +33,16 @@ import argparse
 import asyncio
 import collections
 import json
-import socket
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import openai
-import uvicorn
-from fastapi import FastAPI
 
 from api.config import Settings
 from api.main import create_app
@@ -59,17 +52,22 @@ from api.store.dynamodb_local import DynamoDBLocal
 from api.store.rounds import READS, Call, RoundCounter, rounds
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
+from bench.harness import (
+    ENCRYPTION_KEY,
+    OPENAI_KEY,
+    TIMEOUT,
+    agent_on,
+    conversation_of,
+    fake_in_a_process,
+    is_text_delta,
+    serve,
+    time_to_first,
+    use_fake,
+)
 from bench.report import Report, on_both_engines, p50_p95_ms
-from tests.fakes.llm_servers import FakeLLM, start_fake_openai
+from tests.fakes.llm_servers import start_fake_openai
 
-ROOT = Path(__file__).resolve().parent.parent
 TABLE_NAME = "bench-turn"
-ENCRYPTION_KEY = "bench-" + "k" * 40
-OPENAI_KEY = "sk-bench-0000000000000000000000000000"
-TIMEOUT = 30.0
-
-# Whether a Server-Sent Event (its name, its data) is the one the clock stops at.
-EventMatch = Callable[[str, str], bool]
 
 
 @dataclass(frozen=True)
@@ -80,78 +78,6 @@ class Result:
     sdk: list[float]  # seconds to the first text delta through the OpenAI SDK
     read_rounds: list[int]  # per turn, before the LLM call
     write_rounds: list[int]
-
-
-@contextmanager
-def serve(app: FastAPI) -> Iterator[str]:
-    """The app under uvicorn on a free port of 127.0.0.1, lifespan included; its root URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(
-        app,
-        lifespan="on",
-        access_log=False,
-        log_config=None,
-        log_level="warning",
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="bench-app")
-    thread.start()
-    try:
-        deadline = time.monotonic() + TIMEOUT
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the app did not start; see the log above")
-            time.sleep(0.01)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-
-
-def events(response: httpx2.Response) -> Iterator[tuple[str, str]]:
-    """The (name, data) of each Server-Sent Event as soon as its block is complete."""
-    buffer = ""
-    for chunk in response.iter_text():
-        buffer += chunk.replace("\r\n", "\n")
-        *blocks, buffer = buffer.split("\n\n")
-        for block in blocks:
-            name, data = "message", []
-            for line in block.split("\n"):
-                if line.startswith("event:"):
-                    name = line[6:].strip()
-                elif line.startswith("data:"):
-                    data.append(line[5:].strip())
-            if data:
-                yield name, "\n".join(data)
-
-
-def time_to_first(
-    client: httpx2.Client,
-    url: str,
-    body: dict[str, Any],
-    headers: dict[str, str],
-    match: EventMatch,
-) -> float:
-    """Seconds from sending the request to the first event that matches; the rest of the
-    stream is read to its end, so that the next request starts on a finished one."""
-    start = time.perf_counter()
-    first: float | None = None
-    with client.stream("POST", url, json=body, headers=headers) as response:
-        if response.status_code != 200:
-            response.read()
-            raise RuntimeError(f"{url} answered {response.status_code}: {response.text}")
-        for name, data in events(response):
-            if name in ("error", "run.failed"):
-                raise RuntimeError(f"the turn failed: {data}")
-            if first is None and match(name, data):
-                first = time.perf_counter()
-    if first is None:
-        raise RuntimeError(f"{url} streamed no matching event")
-    return first - start
 
 
 def time_through_sdk(client: openai.OpenAI, shape: dict[str, Any]) -> float:
@@ -167,64 +93,11 @@ def time_through_sdk(client: openai.OpenAI, shape: dict[str, Any]) -> float:
     return first - start
 
 
-def is_text_delta(name: str, data: str) -> bool:
-    return name == "text.delta"
-
-
 def is_openai_text(name: str, data: str) -> bool:
     if data == "[DONE]":
         return False
     choices = json.loads(data).get("choices") or [{}]
     return bool(choices[0].get("delta", {}).get("content"))
-
-
-def created(response: httpx2.Response) -> str:
-    if response.status_code not in (200, 201):
-        raise RuntimeError(f"set-up failed: {response.status_code} {response.text}")
-    found: str = response.json()["id"]
-    return found
-
-
-def conversation_with(client: httpx2.Client, fake: FakeLLM) -> str:
-    """A conversation with an agent on the OpenAI adapter, pointed at the fake."""
-    saved = client.put(
-        "/settings/providers/openai", json={"api_key": OPENAI_KEY, "base_url": fake.base_url}
-    )
-    if saved.status_code != 200:
-        raise RuntimeError(f"set-up failed: {saved.status_code} {saved.text}")
-    agent = client.post(
-        "/agents", json={"name": "Bench", "provider": "openai", "model": "gpt-4o-mini"}
-    )
-    return created(client.post("/conversations", json={"agent_id": created(agent)}))
-
-
-@contextmanager
-def fake_in_a_process() -> Iterator[str]:
-    """The fake OpenAI in a process of its own, as a real provider is; its base URL."""
-    script = "import time\nfrom tests.fakes.llm_servers import start_fake_openai\n" + (
-        "with start_fake_openai() as fake:\n    print(fake.base_url, flush=True)\n"
-        "    time.sleep(10**6)\n"
-    )
-    process = subprocess.Popen(  # noqa: S603 (this interpreter, this script)
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT
-    )
-    try:
-        assert process.stdout is not None
-        base_url = process.stdout.readline().strip()
-        if not base_url:
-            raise RuntimeError("the fake OpenAI process did not start")
-        yield base_url
-    finally:
-        process.kill()
-        process.wait()
-
-
-def use_fake(client: httpx2.Client, base_url: str) -> None:
-    saved = client.put(
-        "/settings/providers/openai", json={"api_key": OPENAI_KEY, "base_url": base_url}
-    )
-    if saved.status_code != 200:
-        raise RuntimeError(f"set-up failed: {saved.status_code} {saved.text}")
 
 
 def calls_before_the_llm(calls: list[Call]) -> list[Call]:
@@ -253,7 +126,8 @@ def bench(table: Table, tmp: Path, n: int, warmup: int) -> Result:
     ):
         # The request the app sends the model, seen by a fake in this process...
         with start_fake_openai() as seen:
-            url = f"/conversations/{conversation_with(client, seen)}/messages"
+            agent_id = agent_on(client, seen.base_url)
+            url = f"/conversations/{conversation_of(client, agent_id)}/messages"
             turn = {"content": "Hello, how are you?", "stream": True}
             for _ in range(warmup):
                 time_to_first(client, url, turn, {}, is_text_delta)

@@ -5,8 +5,17 @@ from fastapi import APIRouter, Request, Response, status
 from api.agents import service
 from api.agents.deps import AgentByIdOrName, OwnedAgent
 from api.agents.schemas import AgentCreate, AgentForm, AgentOut, AgentUpdate
+from api.agents.service import (
+    AgentBusy,
+    AgentNameTaken,
+    AgentNotFound,
+    ProviderNotConfigured,
+    UnknownArchitecture,
+)
 from api.auth.deps import CurrentUser
+from api.contract.errors import errors
 from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
+from api.errors import BadRequest
 from api.runtime.deps import RuntimeDep
 
 router = APIRouter(prefix="/agents", tags=["agents"])
@@ -31,7 +40,14 @@ async def agent_form(
     )
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    responses={
+        200: {"model": AgentOut, "description": "You already have an agent by that name."},
+        **errors(UnknownArchitecture, ProviderNotConfigured, AgentNameTaken, AgentBusy),
+    },
+)
 async def create_agent(
     body: AgentCreate, user: CurrentUser, response: Response, table: TableDep, clock: ClockDep
 ) -> AgentOut:
@@ -47,20 +63,27 @@ async def list_agents(user: CurrentUser, table: TableDep) -> list[AgentOut]:
     return [AgentOut.of(a) for a in await service.list_for(table, user.email)]
 
 
-@router.get("/{agent_id}")
+@router.get("/{agent_id}", responses=errors(AgentNotFound))
 async def get_agent(agent: AgentByIdOrName) -> AgentOut:
     """By id or, failing that, by name (seed 002's `GET /agents/{name}`)."""
     return AgentOut.of(agent)
 
 
-@router.patch("/{agent_id}")
+@router.patch(
+    "/{agent_id}",
+    responses=errors(BadRequest, ProviderNotConfigured, AgentNotFound, AgentNameTaken, AgentBusy),
+)
 async def update_agent(
     agent: OwnedAgent, body: AgentUpdate, table: TableDep, clock: ClockDep
 ) -> AgentOut:
     return AgentOut.of(await service.update(table, agent, body, clock))
 
 
-@router.delete("/{agent_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{agent_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=errors(AgentNotFound, AgentBusy),
+)
 async def delete_agent(agent: OwnedAgent, search: SearchDep) -> None:
     """Deletes the agent with its memory and its conversations."""
     await service.delete(search, agent)

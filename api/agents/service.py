@@ -164,6 +164,16 @@ async def get_by_name(table: Table, email: str, name: str) -> Agent:
     return agent
 
 
+async def id_by_name(table: Table, email: str, name: str) -> str:
+    """The id of the caller's agent with this name, from its name guard alone (one read),
+    for a caller that reads the agent together with what it needs of it."""
+    normalized = normalize_name(name)
+    guard = await repository.guard_of(table, email, normalized) if normalized else None
+    if guard is None:
+        raise AgentNotFound(f"You have no agent named {name.strip()[:100]!r}.")
+    return guard.agent_id
+
+
 async def get_by_id_or_name(table: Table, email: str, id_or_name: str) -> Agent:
     """The caller's agent with this id or, failing that, this name (an id wins). Both are
     looked up at once, in the caller's partition."""

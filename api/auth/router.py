@@ -10,9 +10,10 @@ from httpx2 import HTTPError
 from joserfc.errors import JoseError
 
 from api.auth import service
-from api.auth.deps import SessionUser, TokenIssuerDep
-from api.auth.oauth import error_redirect, safe_return_path
+from api.auth.deps import SessionRequired, SessionUser, TokenIssuerDep
+from api.auth.oauth import InvalidReturnPath, error_redirect, safe_return_path
 from api.auth.schemas import AccessTokenOut, ApiKeyCreate, ApiKeyCreated, ApiKeyOut
+from api.contract.errors import errors
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.errors import AppError
 from api.users import service as users
@@ -60,7 +61,11 @@ def _clear_refresh_cookie(response: Response, secure: bool) -> None:
     )
 
 
-@router.get("/google/login", name="google_login")
+@router.get(
+    "/google/login",
+    name="google_login",
+    responses={302: {"description": "To Google's sign-in page."}, **errors(InvalidReturnPath)},
+)
 async def google_login(
     request: Request, settings: SettingsDep, return_to: Annotated[str | None, Query()] = None
 ) -> Any:
@@ -73,7 +78,11 @@ async def google_login(
     return await request.state.google.authorize_redirect(request, redirect_uri)
 
 
-@router.get("/google/callback", name="google_callback")
+@router.get(
+    "/google/callback",
+    name="google_callback",
+    responses={302: {"description": "Back to the frontend, signed in or with `?error=`."}},
+)
 async def google_callback(
     request: Request,
     table: TableDep,
@@ -131,7 +140,11 @@ def _failed(request: Request, frontend: str, code: str) -> RedirectResponse:
     return RedirectResponse(error_redirect(frontend, code), status_code=302)
 
 
-@router.post("/refresh", dependencies=[CookieAuthenticated])
+@router.post(
+    "/refresh",
+    dependencies=[CookieAuthenticated],
+    responses=errors(CsrfRejected, service.InvalidRefreshToken, service.RefreshTokenReused),
+)
 async def refresh(
     response: Response,
     table: TableDep,
@@ -152,7 +165,12 @@ async def refresh(
     return AccessTokenOut(access_token=tokens.access_token, expires_in=tokens.expires_in)
 
 
-@router.post("/logout", status_code=status.HTTP_204_NO_CONTENT, dependencies=[CookieAuthenticated])
+@router.post(
+    "/logout",
+    status_code=status.HTTP_204_NO_CONTENT,
+    dependencies=[CookieAuthenticated],
+    responses=errors(CsrfRejected),
+)
 async def logout(
     response: Response,
     table: TableDep,
@@ -164,7 +182,7 @@ async def logout(
     _clear_refresh_cookie(response, settings.cookie_secure)
 
 
-@router.post("/api-keys", status_code=status.HTTP_201_CREATED)
+@router.post("/api-keys", status_code=status.HTTP_201_CREATED, responses=errors(SessionRequired))
 async def create_api_key(
     user: SessionUser, body: ApiKeyCreate, response: Response, table: TableDep, clock: ClockDep
 ) -> ApiKeyCreated:
@@ -175,7 +193,7 @@ async def create_api_key(
     )
 
 
-@router.get("/api-keys")
+@router.get("/api-keys", responses=errors(SessionRequired))
 async def list_api_keys(user: SessionUser, table: TableDep) -> list[ApiKeyOut]:
     return [
         ApiKeyOut(
@@ -189,6 +207,10 @@ async def list_api_keys(user: SessionUser, table: TableDep) -> list[ApiKeyOut]:
     ]
 
 
-@router.delete("/api-keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/api-keys/{key_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=errors(SessionRequired, service.ApiKeyNotFound),
+)
 async def revoke_api_key(user: SessionUser, key_id: str, table: TableDep) -> None:
     await service.revoke_api_key(table, user.email, key_id)

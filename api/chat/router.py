@@ -8,14 +8,22 @@ from fastapi.responses import Response
 from api.auth.deps import CurrentUser
 from api.chat import service
 from api.chat.schemas import ChatIn
+from api.chat.service import NotYourUserId
+from api.contract import streams
+from api.contract.errors import errors
+from api.contract.failures import TURN_FAILURES
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.runtime.deps import RuntimeDep
-from api.runtime.responses import TURN_RESPONSES, IdempotencyKey, respond
+from api.runtime.responses import IdempotencyKey, respond
 
 router = APIRouter(tags=["chat"])
 
 
-@router.post("/chat", response_model=None, responses=TURN_RESPONSES)
+@router.post(
+    "/chat",
+    response_model=None,
+    responses={**streams.turn(), **errors(NotYourUserId, *TURN_FAILURES)},
+)
 async def chat(
     body: ChatIn,
     user: CurrentUser,

@@ -63,6 +63,15 @@ async def create_for_session(
     )
 
 
+async def create(table: Table, conversation: Conversation) -> bool:
+    """A conversation no session id leads to; False when it exists already."""
+    try:
+        await table.put(conversation.to_dynamo_item(), condition=ItemAbsent())
+    except ConditionFailed:
+        return False
+    return True
+
+
 async def session(table: Table, email: str, agent_id: str, session_id: str) -> SessionLookup | None:
     item = await table.get(keys.session_lookup(email, agent_id, session_id))
     return SessionLookup.from_dynamo_item(item) if item else None

@@ -1,12 +1,16 @@
 """/conversations: a user's conversations with their agents, and their messages."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Query, status
 from fastapi.responses import Response
 
 from api.agents import service as agents
+from api.agents.service import AgentNotFound
 from api.auth.deps import CurrentUser
+from api.contract import streams
+from api.contract.errors import errors
+from api.contract.failures import TURN_FAILURES
 from api.conversations import repository, service
 from api.conversations.deps import OwnedConversation
 from api.conversations.schemas import (
@@ -18,16 +22,18 @@ from api.conversations.schemas import (
     MessagePage,
     TurnIn,
 )
+from api.conversations.service import ConversationNotFound
 from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
 from api.messages import repository as messages
 from api.runtime.deps import RuntimeDep
-from api.runtime.responses import TURN_RESPONSES, IdempotencyKey, respond
+from api.runtime.responses import IdempotencyKey, respond
+from api.store.table import InvalidCursor
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
 Limit = Annotated[int, Query(ge=1, le=100)]
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
+@router.post("", status_code=status.HTTP_201_CREATED, responses=errors(AgentNotFound))
 async def create_conversation(
     body: ConversationCreate, user: CurrentUser, table: TableDep, clock: ClockDep
 ) -> ConversationOut:
@@ -35,7 +41,7 @@ async def create_conversation(
     return ConversationOut.of(await service.create(table, agent, body.title, clock))
 
 
-@router.get("")
+@router.get("", responses=errors(AgentNotFound, InvalidCursor))
 async def list_conversations(
     user: CurrentUser,
     table: TableDep,
@@ -53,12 +59,12 @@ async def list_conversations(
     )
 
 
-@router.get("/{conversation_id}")
+@router.get("/{conversation_id}", responses=errors(ConversationNotFound))
 async def get_conversation(conversation: OwnedConversation) -> ConversationOut:
     return ConversationOut.of(conversation)
 
 
-@router.patch("/{conversation_id}")
+@router.patch("/{conversation_id}", responses=errors(ConversationNotFound))
 async def rename_conversation(
     conversation: OwnedConversation,
     body: ConversationUpdate,
@@ -68,27 +74,39 @@ async def rename_conversation(
     return ConversationOut.of(await service.rename(table, conversation, body.title, clock))
 
 
-@router.delete("/{conversation_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{conversation_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=errors(ConversationNotFound),
+)
 async def delete_conversation(conversation: OwnedConversation, search: SearchDep) -> None:
     """The conversation and its messages."""
     await service.delete(search, conversation)
 
 
-@router.get("/{conversation_id}/messages")
+@router.get("/{conversation_id}/messages", responses=errors(ConversationNotFound, InvalidCursor))
 async def list_messages(
     conversation: OwnedConversation,
     table: TableDep,
     limit: Limit = 50,
     cursor: str | None = None,
+    order: Annotated[
+        Literal["oldest", "newest"],
+        Query(description="newest: the latest messages first, the cursor going back in time"),
+    ] = "oldest",
 ) -> MessagePage:
-    """Messages in order, oldest first; the cursor continues."""
-    found, next_cursor = await messages.oldest_first(
-        table, conversation.conversation_id, limit=limit, cursor=cursor
-    )
+    """Messages in order, oldest first (or newest first); the cursor continues in the same
+    order (a cursor of the other order is 400 invalid_cursor)."""
+    read = messages.newest_first if order == "newest" else messages.oldest_first
+    found, next_cursor = await read(table, conversation.conversation_id, limit=limit, cursor=cursor)
     return MessagePage(messages=[MessageOut.of(m) for m in found], cursor=next_cursor)
 
 
-@router.post("/{conversation_id}/messages", response_model=None, responses=TURN_RESPONSES)
+@router.post(
+    "/{conversation_id}/messages",
+    response_model=None,
+    responses={**streams.turn(), **errors(ConversationNotFound, *TURN_FAILURES)},
+)
 async def send_message(
     conversation: OwnedConversation,
     body: TurnIn,

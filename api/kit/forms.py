@@ -2,14 +2,15 @@
 what the form submits, so the SPA renders what the API accepts and nothing else.
 
 Fields marked secret (SecretStr) are write-only: forms show them masked and may leave them
-empty to keep the stored value.
+empty to keep the stored value. Fields holding free JSON (an object, a list, any value) are
+`json`: forms show them as a JSON text area and send the parsed value.
 """
 
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-FieldType = Literal["string", "url", "integer", "number", "boolean", "select", "text"]
+FieldType = Literal["string", "url", "integer", "number", "boolean", "select", "text", "json"]
 
 
 class Option(BaseModel):
@@ -57,7 +58,10 @@ def _unwrap(prop: dict[str, Any]) -> dict[str, Any]:
 def _type(prop: dict[str, Any]) -> FieldType:
     if "enum" in prop or "const" in prop:
         return "select"
-    kind = prop.get("type", "string")
+    kind = prop.get("type")
+    if kind in ("object", "array") or (kind is None and _free_json(prop)):
+        return "json"
+    kind = kind or "string"
     if kind == "string" and prop.get("format") == "uri":
         return "url"
     if kind in ("integer", "number", "boolean"):
@@ -65,6 +69,12 @@ def _type(prop: dict[str, Any]) -> FieldType:
     if kind == "string" and prop.get("format") == "multiline":
         return "text"
     return "string"
+
+
+def _free_json(prop: dict[str, Any]) -> bool:
+    """pydantic's JsonValue: a reference to its definition, or a union of every JSON type."""
+    ref = prop.get("$ref", "")
+    return ref.endswith("/JsonValue") or "anyOf" in prop or prop == {}
 
 
 def form_of(model: type[BaseModel], options: dict[str, list[Option]] | None = None) -> Form:

@@ -28,6 +28,7 @@ from api.store.table import (
     SK,
     AttrEquals,
     Condition,
+    ConditionFailed,
     Delete,
     Item,
     ItemAbsent,
@@ -170,6 +171,15 @@ async def warning_turns(table: Table, agent_id: str) -> dict[str, int]:
     return {w.block_name: w.warning_turns for w in warnings}
 
 
+async def restore_warning(table: Table, warning: CapacityWarning) -> bool:
+    """A block's warned turns as an imported agent had them; False when it has some already."""
+    try:
+        await table.put(warning.to_dynamo_item(), condition=ItemAbsent())
+    except ConditionFailed:
+        return False
+    return True
+
+
 async def reset_warning(table: Table, agent_id: str, block: str) -> None:
     await table.delete(keys.capacity_warning(agent_id, block))
 
@@ -261,6 +271,16 @@ async def archival_page(
     pk, sk = keys.archival_of(agent_id)
     page = await table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
     return [ArchivalMemory.from_dynamo_item(item) for item in page.items], page.cursor
+
+
+async def archival_items_page(
+    table: Table, agent_id: str, *, limit: int, cursor: str | None = None
+) -> tuple[list[tuple[ArchivalMemory, Item]], str | None]:
+    """Oldest first, each memory with its stored item (which carries its vector, if any):
+    what an export reads a page at a time."""
+    pk, sk = keys.archival_of(agent_id)
+    page = await table.query(pk, sk=sk, limit=limit, cursor=cursor)
+    return [(ArchivalMemory.from_dynamo_item(item), item) for item in page.items], page.cursor
 
 
 async def all_archival(table: Table, agent_id: str) -> list[ArchivalMemory]:

@@ -6,12 +6,32 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from api.agents.deps import OwnedAgent
+from api.agents.service import AgentNotFound
+from api.contract.errors import errors
 from api.deps import ClockDep, SearchDep, TableDep
+from api.embeddings.base import EmbeddingError
 from api.memory import archival
 from api.memory import service as memory
-from api.memory.errors import etag
+from api.memory.errors import (
+    ArchivalMemoryNotFound,
+    BlockExists,
+    BlockFull,
+    BlockNotFound,
+    BlockTooLarge,
+    ContentTooLong,
+    DefaultBlockProtected,
+    DuplicateLine,
+    EmptyContent,
+    InvalidBlockName,
+    InvalidPage,
+    InvalidWordLimit,
+    LineOutOfRange,
+    MemoryBusy,
+    VersionMismatch,
+    etag,
+)
 from api.memory.models import Category
-from api.memory.preconditions import IfMatch
+from api.memory.preconditions import IfMatch, InvalidPrecondition
 from api.memory.schemas import (
     MAX_TAGS,
     ArchivalCreate,
@@ -27,9 +47,22 @@ from api.memory.schemas import (
     Tag,
 )
 from api.messages.schemas import MAX_QUERY_CHARS
+from api.search.engine import SearchBusy, SemanticSearchUnavailable
 from api.search.index import Mode as SearchMode
+from api.store.table import InvalidCursor
 
-router = APIRouter(prefix="/agents/{agent_id}/memory", tags=["memory"])
+router = APIRouter(
+    prefix="/agents/{agent_id}/memory", tags=["memory"], responses=errors(AgentNotFound)
+)
+# The refusals of writes to a block, If-Match included.
+BLOCK_WRITE = (
+    InvalidPrecondition,
+    BlockNotFound,
+    BlockFull,
+    BlockTooLarge,
+    VersionMismatch,
+    MemoryBusy,
+)
 
 
 @router.get("/blocks")
@@ -38,7 +71,11 @@ async def list_blocks(agent: OwnedAgent, table: TableDep) -> list[BlockOut]:
     return [BlockOut.of(b) for b in await memory.list_blocks(table, agent.agent_id)]
 
 
-@router.post("/blocks", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/blocks",
+    status_code=status.HTTP_201_CREATED,
+    responses=errors(InvalidBlockName, InvalidWordLimit, ContentTooLong, BlockExists, BlockFull),
+)
 async def create_block(
     agent: OwnedAgent, body: BlockCreate, response: Response, table: TableDep, clock: ClockDep
 ) -> BlockOut:
@@ -54,7 +91,7 @@ async def create_block(
     return _tagged(response, created)
 
 
-@router.get("/blocks/{block}")
+@router.get("/blocks/{block}", responses=errors(BlockNotFound))
 async def read_block(
     agent: OwnedAgent, block: str, response: Response, table: TableDep
 ) -> BlockOut:
@@ -62,7 +99,7 @@ async def read_block(
     return _tagged(response, await memory.read_block(table, agent.agent_id, block))
 
 
-@router.patch("/blocks/{block}")
+@router.patch("/blocks/{block}", responses=errors(InvalidWordLimit, ContentTooLong, *BLOCK_WRITE))
 async def update_block(
     agent: OwnedAgent,
     block: str,
@@ -87,12 +124,23 @@ async def update_block(
     return _tagged(response, updated)
 
 
-@router.delete("/blocks/{block}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/blocks/{block}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=errors(DefaultBlockProtected, *BLOCK_WRITE),
+)
 async def delete_block(agent: OwnedAgent, block: str, table: TableDep, expected: IfMatch) -> None:
     await memory.delete_block(table, agent.agent_id, block, expected=expected)
 
 
-@router.post("/blocks/{block}/lines", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/blocks/{block}/lines",
+    status_code=status.HTTP_201_CREATED,
+    responses={
+        200: {"model": LineChangeOut, "description": "The line was there already."},
+        **errors(EmptyContent, ContentTooLong, *BLOCK_WRITE),
+    },
+)
 async def append_line(
     agent: OwnedAgent,
     block: str,
@@ -112,7 +160,10 @@ async def append_line(
     return _changed(response, change)
 
 
-@router.put("/blocks/{block}/lines/{line_number}")
+@router.put(
+    "/blocks/{block}/lines/{line_number}",
+    responses=errors(EmptyContent, ContentTooLong, LineOutOfRange, DuplicateLine, *BLOCK_WRITE),
+)
 async def replace_line(
     agent: OwnedAgent,
     block: str,
@@ -130,7 +181,9 @@ async def replace_line(
     return _changed(response, change)
 
 
-@router.delete("/blocks/{block}/lines/{line_number}")
+@router.delete(
+    "/blocks/{block}/lines/{line_number}", responses=errors(LineOutOfRange, *BLOCK_WRITE)
+)
 async def delete_line(
     agent: OwnedAgent,
     block: str,
@@ -158,7 +211,7 @@ def _changed(response: Response, change: memory.LineChange) -> LineChangeOut:
     return LineChangeOut.of(change)
 
 
-@router.get("/archival")
+@router.get("/archival", responses=errors(InvalidCursor))
 async def list_archival(
     agent: OwnedAgent,
     table: TableDep,
@@ -185,7 +238,9 @@ async def list_archival(
     return ArchivalPage(memories=[ArchivalOut.of(m) for m in memories], cursor=next_cursor)
 
 
-@router.get("/archival/search")
+@router.get(
+    "/archival/search", responses=errors(SemanticSearchUnavailable, InvalidPage, EmbeddingError)
+)
 async def search_archival(
     agent: OwnedAgent,
     search: SearchDep,
@@ -221,7 +276,14 @@ async def search_archival(
     )
 
 
-@router.post("/archival", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/archival",
+    status_code=status.HTTP_201_CREATED,
+    responses={
+        200: {"model": ArchivalOut, "description": "The same text was stored already."},
+        **errors(EmptyContent, ContentTooLong, EmbeddingError, SearchBusy),
+    },
+)
 async def insert_archival(
     agent: OwnedAgent,
     body: ArchivalCreate,
@@ -244,11 +306,15 @@ async def insert_archival(
     return ArchivalOut.of(inserted.memory)
 
 
-@router.get("/archival/{memory_id}")
+@router.get("/archival/{memory_id}", responses=errors(ArchivalMemoryNotFound))
 async def get_archival(agent: OwnedAgent, memory_id: str, table: TableDep) -> ArchivalOut:
     return ArchivalOut.of(await archival.get_memory(table, agent.agent_id, memory_id))
 
 
-@router.delete("/archival/{memory_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/archival/{memory_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=errors(ArchivalMemoryNotFound, SearchBusy),
+)
 async def delete_archival(agent: OwnedAgent, memory_id: str, search: SearchDep) -> None:
     await archival.delete_memory(search, agent.agent_id, memory_id)

@@ -82,6 +82,27 @@ async def all_unfinished(table: Table, agent_id: str) -> list[MemoryRunQueued]:
         cursor = page.cursor
 
 
+async def runs_page(
+    table: Table, agent_id: str, *, limit: int, cursor: str | None = None
+) -> tuple[list[MemoryRun], str | None]:
+    """The subject's runs, by id: what an export reads a page at a time."""
+    pk, sk = keys.memory_runs_of(agent_id)
+    page = await table.query(pk, sk=sk, limit=limit, cursor=cursor)
+    return [MemoryRun.from_dynamo_item(item) for item in page.items], page.cursor
+
+
+async def restore(table: Table, run: MemoryRun) -> bool:
+    """An ended run of an imported subject, for its history; False when it exists already.
+    Never queued: it is not run again."""
+    if not run.ended:
+        raise ValueError("Only ended runs are restored.")
+    try:
+        await table.put(run.to_dynamo_item(), condition=ItemAbsent())
+    except ConditionFailed:
+        return False
+    return True
+
+
 def _when(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat()
 

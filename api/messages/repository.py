@@ -30,7 +30,12 @@ DRAFT = "draft"
 _NEW_OR_DRAFT = any_of(ItemAbsent(), AttrEquals(DRAFT, True))
 
 
-async def add(table: Table, message: Message) -> None:
+async def add(table: Table, message: Message, *, written_with: Sequence[TxOp] = ()) -> None:
+    """`written_with`: other writes, made in the same transaction."""
+    if written_with:
+        put = Put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT)
+        await table.transact_write([put, *written_with])
+        return
     await table.put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT)
 
 
@@ -67,6 +72,15 @@ async def oldest_first(
     return [Message.from_dynamo_item(i) for i in page.items], page.cursor
 
 
+async def newest_first(
+    table: Table, conversation_id: str, *, limit: int, cursor: str | None
+) -> tuple[list[Message], str | None]:
+    """The latest page first, then earlier ones: how a chat shows a long conversation."""
+    pk, sk = keys.messages_of(conversation_id)
+    page = await table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
+    return [Message.from_dynamo_item(i) for i in page.items], page.cursor
+
+
 async def newest_said(
     table: Table, conversation_id: str, *, limit: int, cursor: str | None
 ) -> tuple[list[Said], str | None]:
@@ -84,6 +98,12 @@ async def newest_said(
         )
         for i in page.items
     ], page.cursor
+
+
+async def stored(table: Table, message_keys: Sequence[Key]) -> set[Key]:
+    """Which of these messages exist: one batch read."""
+    found = await table.batch_get(list(message_keys))
+    return {Key(item["pk"], item[SK]) for item in found}
 
 
 def copy_ops(owner: str, message: Message, recall: Item) -> list[TxOp]:

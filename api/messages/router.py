@@ -7,17 +7,26 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 
 from api.agents.deps import OwnedAgent
+from api.agents.service import AgentNotFound
+from api.contract.errors import errors
 from api.deps import SearchDep
+from api.embeddings.base import EmbeddingError
 from api.messages import service
 from api.messages.schemas import ID_PATTERN, MAX_QUERY_CHARS, MessageHitOut, MessageSearchOut
+from api.messages.service import InvalidTimeRange
+from api.search.engine import SemanticSearchUnavailable
 from api.search.index import Mode
 
 router = APIRouter(prefix="/agents/{agent_id}/messages", tags=["messages"])
 
+
 SearchedRole = Literal["user", "assistant", "system"]
 
 
-@router.get("/search")
+@router.get(
+    "/search",
+    responses=errors(AgentNotFound, InvalidTimeRange, SemanticSearchUnavailable, EmbeddingError),
+)
 async def search_messages(
     agent: OwnedAgent,
     search: SearchDep,

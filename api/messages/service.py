@@ -72,13 +72,19 @@ async def record(search: SearchEngine, owner: str, agent_id: str, message: Messa
 
 
 async def store(
-    search: SearchEngine, owner: str, agent_id: str, message: Message
+    search: SearchEngine,
+    owner: str,
+    agent_id: str,
+    message: Message,
+    *,
+    written_with: Sequence[TxOp] = (),
 ) -> "asyncio.Task[None] | None":
-    """The message, stored when this returns; its searchable copy written right after, in
-    the background (the task returned), so that a turn waits for one write before its
-    first words, not for a transaction. A message whose copy never got written (the
-    process died in between) is made searchable by `agent-memory reembed`."""
-    await repository.add(search.table, message)
+    """The message, stored when this returns (with `written_with`, other writes made in
+    the same transaction: a turn's run opened with its first message); its searchable copy
+    written right after, in the background (the task returned), so that a turn waits for
+    one write before its first words. A message whose copy never got written (the process
+    died in between) is made searchable by `agent-memory reembed`."""
+    await repository.add(search.table, message, written_with=written_with)
     if not searchable(message):
         return None
     return search.in_background(_copy(search, owner, agent_id, message))

@@ -16,6 +16,7 @@ from starlette.responses import Response
 
 from api.error_handlers import public_body
 from api.errors import AppError, BadRequest, NotFound
+from api.observability import request_id
 from api.openai_compat.schemas import ErrorDetail, ErrorOut
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,13 @@ def error_type(status: int) -> str:
 
 
 def error_body(status: int, code: str, message: str, param: str | None = None) -> dict[str, Any]:
-    detail = ErrorDetail(message=message, type=error_type(status), param=param, code=code)
+    detail = ErrorDetail(
+        message=message,
+        type=error_type(status),
+        param=param,
+        code=code,
+        request_id=request_id.current(),
+    )
     return ErrorOut(error=detail).model_dump(mode="json")
 
 
@@ -122,6 +129,9 @@ def invalid_body(exc: RequestValidationError) -> OpenAIError:
 class OpenAIRoute(APIRoute):
     """A route whose errors, its dependencies' included (authentication, the body's
     validation), leave in OpenAI's shape."""
+
+    error_model = ErrorOut  # what api/contract documents for its errors
+    validation_status = 400
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()

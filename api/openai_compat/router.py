@@ -2,41 +2,63 @@
 caller's agents (docs/openai-compatible.md). Authentication is the API's own; every error
 leaves in OpenAI's shape (`OpenAIRoute`)."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Header
 from fastapi.responses import JSONResponse, Response
 
 from api.auth.deps import CurrentUser
+from api.contract.errors import Responses, errors
+from api.contract.failures import TURN_FAILURES
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.openai_compat import service, translate
-from api.openai_compat.errors import OpenAIRoute
+from api.openai_compat.errors import (
+    InvalidJson,
+    InvalidValue,
+    MissingParameter,
+    ModelNotFound,
+    OpenAIRoute,
+    Unsupported,
+)
 from api.openai_compat.schemas import ChatCompletion, ChatCompletionIn, ErrorOut, ModelList
 from api.runtime.deps import RuntimeDep
 from api.runtime.sse import TurnStream, run_events, run_headers
 
 router = APIRouter(prefix="/v1", tags=["OpenAI-compatible"], route_class=OpenAIRoute)
 
-ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorOut, "description": description}
-    for status, description in {
-        400: "A body OpenAI would refuse, or a field an agent cannot honour",
-        401: "Not signed in (google mode: send an API key as the SDK's api_key)",
-        404: "`model_not_found`: no agent of yours by that name or id",
-        409: "`conversation_busy` (with Retry-After) after waiting 60 s, or at once with "
-        "`X-Wait: false`",
-    }.items()
+# Every error in OpenAI's shape (a 409 `conversation_busy` comes after waiting 60 s, or at
+# once with `X-Wait: false`).
+ERRORS = errors(ModelNotFound, 500, 503, model=ErrorOut)
+CHUNK = {
+    "type": "object",
+    "title": "chat.completion.chunk",
+    "required": ["data"],
+    "properties": {
+        "data": {
+            "type": "string",
+            "description": "A `chat.completion.chunk` as JSON, or `[DONE]` last; an `error` "
+            "object in OpenAI's shape when the turn fails after it began.",
+        }
+    },
 }
-COMPLETION_RESPONSES: dict[int | str, dict[str, Any]] = {
+COMPLETION_RESPONSES: Responses = {
     200: {
+        "model": ChatCompletion,
         "description": "A `chat.completion`, or with `stream: true` Server-Sent Events of "
         "`chat.completion.chunk`s ending with `data: [DONE]`.",
-        "content": {
-            "application/json": {"schema": ChatCompletion.model_json_schema()},
-            "text/event-stream": {"schema": {"type": "string"}},
-        },
+        "content": {"text/event-stream": {"itemSchema": CHUNK}},
     },
-    **ERRORS,
+    **errors(
+        InvalidValue,
+        MissingParameter,
+        InvalidJson,
+        Unsupported,
+        ModelNotFound,
+        *TURN_FAILURES,
+        500,
+        503,
+        model=ErrorOut,
+    ),
 }
 
 SessionHeader = Annotated[

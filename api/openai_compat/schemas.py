@@ -128,7 +128,12 @@ class ErrorDetail(BaseModel):
     type: str
     param: str | None = None
     code: str | None = None
+    request_id: str | None = Field(
+        default=None, description="Ours: the request's id, as in its X-Request-ID header."
+    )
 
 
 class ErrorOut(BaseModel):
+    """OpenAI's error body, which the OpenAI SDKs read."""
+
     error: ErrorDetail

@@ -14,7 +14,7 @@ from api.runs import repository
 from api.runs.bus import RunBus
 from api.runs.models import Run, RunEvents, RunState
 from api.runs.process import this_process
-from api.store.table import Table
+from api.store.table import Table, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +49,24 @@ class RunJournal:
 
     async def open(self, event: str, data: str) -> None:
         """The run exists with its first event (a reader may ask for it) once this returns."""
+        await repository.open_run(self.table, self.run, self._first(event, data), this_process())
+        self._opened = True
+
+    def opening(self, event: str, data: str) -> list[TxOp]:
+        """The writes that open the run with its first event, for the caller to make in a
+        transaction it makes anyway (a turn's: the user's message's), saving the store a
+        round before the first event; `opened()` once they are made."""
+        return repository.open_run_ops(self.run, self._first(event, data), this_process())
+
+    def opened(self) -> None:
+        self._opened = True
+
+    def _first(self, event: str, data: str) -> RunEvents:
         first = RunEvents(
             run_id=self.run.run_id, first=self._next, events=[[event, data]], ttl=self.run.ttl
         )
         self._next += 1
-        await repository.open_run(self.table, self.run, first, this_process())
-        self._opened = True
+        return first
 
     def add(self, event: str, data: str) -> None:
         """Kept, to be written soon, numbered after the events before it. A run that could

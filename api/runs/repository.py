@@ -10,6 +10,7 @@ from api.store import keys
 from api.store.table import (
     AttrEquals,
     Delete,
+    Item,
     ItemExists,
     Put,
     Table,
@@ -19,7 +20,8 @@ from api.store.table import (
 )
 
 
-async def open_run(table: Table, run: Run, first: RunEvents, by: ProcessId) -> None:
+def opening_items(run: Run, first: RunEvents, by: ProcessId) -> list[Item]:
+    """What opens a run: the run, its first events, and its marker among the live runs."""
     live = LiveRun(
         run_id=run.run_id,
         conversation_id=run.conversation_id,
@@ -27,9 +29,16 @@ async def open_run(table: Table, run: Run, first: RunEvents, by: ProcessId) -> N
         pid=by.pid,
         token=by.token,
     )
-    await table.batch_write(
-        puts=[run.to_dynamo_item(), first.to_dynamo_item(), live.to_dynamo_item()]
-    )
+    return [run.to_dynamo_item(), first.to_dynamo_item(), live.to_dynamo_item()]
+
+
+async def open_run(table: Table, run: Run, first: RunEvents, by: ProcessId) -> None:
+    await table.batch_write(puts=opening_items(run, first, by))
+
+
+def open_run_ops(run: Run, first: RunEvents, by: ProcessId) -> list[TxOp]:
+    """The same writes, for a transaction the caller makes (the turn's first message's)."""
+    return [Put(item) for item in opening_items(run, first, by)]
 
 
 async def append(table: Table, batch: RunEvents) -> None:

@@ -1,6 +1,6 @@
 """/runs: a turn's state, and its events again (docs/sse.md, "Resuming a stream")."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Header
 from fastapi.responses import Response
@@ -8,6 +8,8 @@ from starlette.types import Scope
 
 from api.auth.deps import CurrentUser
 from api.config import Settings
+from api.contract import streams
+from api.contract.errors import errors
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.errors import BadRequest
 from api.kit.clock import Clock
@@ -39,22 +41,22 @@ def _after(last_event_id: str | None) -> int:
     return int(value)
 
 
-EVENTS_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {
-        "description": "The run's events after Last-Event-ID, then live until it ends "
-        "(docs/sse.md).",
-        "content": {"text/event-stream": {"schema": {"type": "string"}}},
-    }
-}
+EVENTS_RESPONSES = streams.run_events(
+    "The run's events after Last-Event-ID, then live until it ends (docs/sse.md)."
+)
 
 
-@router.get("/{run_id}")
+@router.get("/{run_id}", responses=errors(service.RunNotFound))
 async def get_run(run_id: str, user: CurrentUser, table: TableDep) -> RunOut:
     """Whether a turn is running, and how it ended."""
     return RunOut.of(await service.owned(table, user.email, run_id))
 
 
-@router.get("/{run_id}/events", response_model=None, responses=EVENTS_RESPONSES)
+@router.get(
+    "/{run_id}/events",
+    response_model=None,
+    responses={**EVENTS_RESPONSES, **errors(InvalidLastEventId, service.RunNotFound)},
+)
 async def run_events(
     run_id: str,
     user: CurrentUser,

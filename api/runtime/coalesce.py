@@ -2,7 +2,8 @@
 in the run's journal, the same text. Written by hand because it is a few lines of asyncio
 no library offers: the provider's stream is read by a task of its own into a queue, and
 the turn takes from the queue a delta and whatever text is already there, or arrives
-within the window. The first delta is never held back, and nothing but text is merged."""
+within the window. The first delta is never held back (the events up to it are passed on
+as they come, before the reader starts), and nothing but text is merged."""
 
 import asyncio
 import contextlib
@@ -24,22 +25,32 @@ _END = object()
 async def coalesced(
     source: AsyncIterator[LLMEvent], window_seconds: float
 ) -> AsyncGenerator[LLMEvent, None]:
-    queue: asyncio.Queue[object] = asyncio.Queue()
-
-    async def read() -> None:
-        try:
-            async for event in source:
-                queue.put_nowait(event)
-        except Exception as e:  # the provider's failure, raised where the turn reads
-            queue.put_nowait(_Failed(e))
-        finally:
-            queue.put_nowait(_END)
-
-    reader = asyncio.ensure_future(read())
-    loop = asyncio.get_running_loop()
-    held: object | None = None
-    first = True
+    reader: asyncio.Future[None] | None = None
     try:
+        # Up to the first text the events pass straight through: no task or queue stands
+        # between the provider and the turn on the way to its first words.
+        while True:
+            try:
+                event = await anext(source)
+            except StopAsyncIteration:
+                return
+            yield event
+            if isinstance(event, TextDelta):
+                break
+        queue: asyncio.Queue[object] = asyncio.Queue()
+
+        async def read() -> None:
+            try:
+                async for event in source:
+                    queue.put_nowait(event)
+            except Exception as e:  # the provider's failure, raised where the turn reads
+                queue.put_nowait(_Failed(e))
+            finally:
+                queue.put_nowait(_END)
+
+        reader = asyncio.ensure_future(read())
+        loop = asyncio.get_running_loop()
+        held: object | None = None
         while True:
             item = held if held is not None else await queue.get()
             held = None
@@ -51,8 +62,7 @@ async def coalesced(
                 yield cast(LLMEvent, item)
                 continue
             texts = [item.text]
-            deadline = loop.time() + (0.0 if first else window_seconds)
-            first = False
+            deadline = loop.time() + window_seconds
             while True:
                 try:
                     following = queue.get_nowait()
@@ -71,9 +81,10 @@ async def coalesced(
                 texts.append(following.text)
             yield TextDelta("".join(texts)) if len(texts) > 1 else item
     finally:
-        reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await reader
+        if reader is not None:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
         aclose = getattr(source, "aclose", None)
         if aclose is not None:
             await aclose()

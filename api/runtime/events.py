@@ -5,6 +5,8 @@ import json
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any, ClassVar
 
+_JSON = "_json"  # where an event keeps its JSON once made
+
 
 @dataclass(frozen=True)
 class RunEvent:
@@ -16,11 +18,17 @@ class RunEvent:
         return {
             name: asdict(value) if is_dataclass(value) and not isinstance(value, type) else value
             for name, value in vars(self).items()
+            if name != _JSON
         }
 
     def json(self) -> str:
-        """The data as sent and as kept in the run's journal."""
-        return json.dumps(self.data(), ensure_ascii=False)
+        """The data as sent and as kept in the run's journal: made once (the journal and
+        the stream both ask), kept beside the fields the way `functools.cached_property`
+        keeps a value, which a frozen dataclass allows."""
+        made: str | None = self.__dict__.get(_JSON)
+        if made is None:
+            made = self.__dict__[_JSON] = json.dumps(self.data(), ensure_ascii=False)
+        return made
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import Literal
 from api.agents.models import Agent
 from api.messages.models import Message
 from api.runtime.state import TurnState
+from api.store.table import TxOp
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,9 @@ class AgentInitialized:
 class MessageAdded:
     state: TurnState
     message: Message
+    # Writes the provider that stores the message (the continuity hook) makes in the same
+    # transaction: the run's opening rides on the user's message, one store round, not two.
+    written_with: tuple[TxOp, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,16 +83,19 @@ class Hooks:
                 raise result
         return [section for event in events for section in event.sections]
 
-    def add_soon(self, message: Message) -> "asyncio.Future[None]":
+    def add_soon(
+        self, message: Message, *, written_with: Sequence[TxOp] = ()
+    ) -> "asyncio.Future[None]":
         """Start adding a message without waiting for it (the user's message, while the LLM
         call starts). Messages are still added one after another, in order: the next one
-        waits for this one, and so do `message_added` and `settled`."""
+        waits for this one, and so do `message_added` and `settled`. `written_with`: writes
+        to make in the same transaction as the message (see MessageAdded)."""
         previous = self._last
 
         async def add() -> None:
             if previous is not None:
                 await previous
-            event = MessageAdded(self.state, message)
+            event = MessageAdded(self.state, message, tuple(written_with))
             for provider in self.providers:
                 await provider.on_message_added(event)
 

@@ -330,20 +330,21 @@ class PreparedTurn:
         started = self.started
         announced = False
         try:
-            # The user's message and the run are stored while the LLM call starts: the
-            # model need not wait for our writes, but the client hears of the run only once
-            # both are (a reader may then ask for it; a crash keeps the message).
-            turn.hooks.add_soon(turn.messages.new("user", turn.prompt))
+            # The user's message and the run are stored (one transaction) while the LLM call
+            # starts: the model need not wait for our writes, but the client hears of the
+            # run only once both are (a reader may then ask for it; a crash keeps the
+            # message).
+            opening = self.journal.opening(started.EVENT, started.json())
+            turn.hooks.add_soon(turn.messages.new("user", turn.prompt), written_with=opening)
             async with contextlib.aclosing(self.architecture.run(turn)) as produced:
                 first = asyncio.ensure_future(anext(produced, None))
                 try:
-                    await asyncio.gather(
-                        turn.hooks.settled(), self.journal.open(started.EVENT, started.json())
-                    )
+                    await turn.hooks.settled()
                 except BaseException:
                     first.cancel()
                     await asyncio.gather(first, return_exceptions=True)
                     raise
+                self.journal.opened()
                 announced = True
                 yield started
                 event = await first

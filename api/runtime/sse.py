@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from api.runs.models import StoredEvent
 from api.runtime import events
@@ -26,7 +26,20 @@ def run_headers(prepared: PreparedTurn) -> Mapping[str, str]:
     return {RUN_ID_HEADER: prepared.turn.state.run_id}
 
 
-class TurnStream(EventSourceResponse):
+class LeanEventSource(EventSourceResponse):
+    """sse-starlette's response, sending each event without a timeout scope of its own
+    (none is set: a client that stops reading is found by the disconnect listener and
+    the keep-alive pings) and given events as ready-made bytes (`frame`): per event, the
+    framework's work is the send itself."""
+
+    async def _send_with_timeout(self, send: Send, message: Message) -> None:
+        if self.send_timeout is not None:
+            await super()._send_with_timeout(send, message)
+            return
+        await send(message)
+
+
+class TurnStream(LeanEventSource):
     """A turn's stream: `sent`, what the client gets of the run's events (`relay` here; the
     OpenAI-compatible endpoint sends chunks of its own). If the turn never started (the
     client left before its stream did, or its task was stopped before it ran), its
@@ -35,7 +48,7 @@ class TurnStream(EventSourceResponse):
     def __init__(
         self,
         prepared: PreparedTurn,
-        sent: AsyncIterator[ServerSentEvent],
+        sent: AsyncIterator[bytes | ServerSentEvent],
         *,
         ping_seconds: float,
         headers: Mapping[str, str],
@@ -64,15 +77,17 @@ def event_stream(
     )
 
 
-def stored_event(number: int, event: str, data: str) -> ServerSentEvent:
-    return ServerSentEvent(data=data, event=event, id=str(number))
+def frame(number: int, event: str, data: str) -> bytes:
+    """One event as sent. `data` is JSON text on one line (json.dumps escapes line breaks
+    inside strings), so it needs none of the splitting sse-starlette does for any text."""
+    return f"id: {number}\r\nevent: {event}\r\ndata: {data}\r\n\r\n".encode()
 
 
-def encode(number: int, event: RunEvent) -> ServerSentEvent:
-    return stored_event(number, event.EVENT, event.json())
+def encode(number: int, event: RunEvent) -> bytes:
+    return frame(number, event.EVENT, event.json())
 
 
-async def relay(prepared: PreparedTurn, *, grace_seconds: float) -> AsyncIterator[ServerSentEvent]:
+async def relay(prepared: PreparedTurn, *, grace_seconds: float) -> AsyncIterator[bytes]:
     """The run's events as they come, numbered as its journal numbers them."""
     number = 0
     async with contextlib.aclosing(run_events(prepared, grace_seconds=grace_seconds)) as produced:
@@ -118,10 +133,8 @@ def replayed_stream(
     """A run's events as its journal kept them (the same ids and data), for a client that
     resumes or follows it."""
 
-    async def sent() -> AsyncIterator[ServerSentEvent]:
+    async def sent() -> AsyncIterator[bytes]:
         async for event in stored:
-            yield stored_event(event.number, event.event, event.data)
+            yield frame(event.number, event.event, event.data)
 
-    return EventSourceResponse(
-        sent(), ping=ping_seconds, headers={**HEADERS, RUN_ID_HEADER: run_id}
-    )
+    return LeanEventSource(sent(), ping=ping_seconds, headers={**HEADERS, RUN_ID_HEADER: run_id})

@@ -10,15 +10,30 @@ from fastapi import APIRouter, Query, Response, status
 from fastapi.exceptions import RequestValidationError
 
 from api.agents.deps import NamedAgent
+from api.agents.service import AgentNotFound
 from api.auth.deps import CurrentUser
 from api.config import Settings
+from api.contract.errors import errors
 from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
+from api.embeddings.base import EmbeddingError
 from api.memory import service as memory
-from api.memory.errors import etag
-from api.memory.preconditions import IfMatch
+from api.memory.errors import (
+    BlockExists,
+    BlockFull,
+    BlockNotFound,
+    BlockTooLarge,
+    ContentTooLong,
+    InvalidBlockName,
+    InvalidCharLimit,
+    MemoryBusy,
+    VersionMismatch,
+    etag,
+)
+from api.memory.preconditions import IfMatch, InvalidPrecondition
 from api.memory.service import BlockView
 from api.messages import service as messages
 from api.runtime.deps import RuntimeDep
+from api.search.engine import SearchBusy, SemanticSearchUnavailable
 from api.seed002 import service
 from api.seed002.schemas import (
     ContextIn,
@@ -28,15 +43,20 @@ from api.seed002.schemas import (
     MemoryBlockUpdate,
     MessageIn,
     MessageOut,
+    MessagesIn,
     SearchIn,
 )
 
-router = APIRouter(tags=["memory server (seed 002)"])
+router = APIRouter(tags=["memory server (seed 002)"], responses=errors(AgentNotFound))
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_LISTED = 1000
 
 
-@router.post("/messages", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/messages",
+    status_code=status.HTTP_201_CREATED,
+    responses=errors(service.SessionClosing, EmbeddingError, SearchBusy),
+)
 async def add_message(
     body: MessageIn,
     user: CurrentUser,
@@ -57,7 +77,33 @@ async def add_message(
     return MessageOut.of_message(agent.agent_id, message)
 
 
-@router.post("/messages/search")
+@router.post(
+    "/messages/batch",
+    status_code=status.HTTP_201_CREATED,
+    responses=errors(service.SessionClosing, EmbeddingError, SearchBusy),
+)
+async def add_messages(
+    body: MessagesIn,
+    user: CurrentUser,
+    search: SearchDep,
+    clock: ClockDep,
+    runtime: RuntimeDep,
+) -> list[MessageOut]:
+    """Ours, beside the seed's: several messages stored as `POST /messages` stores one, in
+    one transaction (all or none) and in the order sent; the learning() client stores a
+    question and its answer with one request."""
+
+    def stamp() -> datetime:
+        return EPOCH + timedelta(microseconds=runtime.message_clock.next())
+
+    said = [service.Said(m.role, m.content, m.metadata) for m in body.messages]
+    agent, stored = await service.add_messages(
+        search, clock, stamp, user.email, body.agent_name, said, session_id=body.session_id
+    )
+    return [MessageOut.of_message(agent.agent_id, m) for m in stored]
+
+
+@router.post("/messages/search", responses=errors(SemanticSearchUnavailable, EmbeddingError))
 async def search_messages(
     body: SearchIn, user: CurrentUser, search: SearchDep, settings: SettingsDep
 ) -> list[MessageOut]:
@@ -83,7 +129,13 @@ async def list_messages(
     ]
 
 
-@router.post("/memory-blocks", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/memory-blocks",
+    status_code=status.HTTP_201_CREATED,
+    responses=errors(
+        InvalidBlockName, InvalidCharLimit, ContentTooLong, BlockExists, BlockTooLarge
+    ),
+)
 async def create_block(
     body: MemoryBlockIn, user: CurrentUser, response: Response, table: TableDep, clock: ClockDep
 ) -> MemoryBlockOut:
@@ -98,7 +150,7 @@ async def list_blocks(agent: NamedAgent, table: TableDep) -> list[MemoryBlockOut
     return [MemoryBlockOut.of(agent, b) for b in await memory.list_blocks(table, agent.agent_id)]
 
 
-@router.get("/memory-blocks/{agent_name}/{label}")
+@router.get("/memory-blocks/{agent_name}/{label}", responses=errors(BlockNotFound))
 async def read_block(
     agent: NamedAgent, label: str, response: Response, table: TableDep
 ) -> MemoryBlockOut:
@@ -107,7 +159,12 @@ async def read_block(
     return _tagged(response, MemoryBlockOut.of(agent, block), block)
 
 
-@router.put("/memory-blocks/{agent_name}/{label}")
+@router.put(
+    "/memory-blocks/{agent_name}/{label}",
+    responses=errors(
+        InvalidPrecondition, BlockNotFound, BlockFull, BlockTooLarge, VersionMismatch, MemoryBusy
+    ),
+)
 async def replace_block(
     agent: NamedAgent,
     label: str,
@@ -126,13 +183,15 @@ async def replace_block(
     return _tagged(response, MemoryBlockOut.of(agent, block), block)
 
 
-@router.post("/context/{agent_name}")
+@router.post("/context/{agent_name}", responses=errors(SemanticSearchUnavailable, EmbeddingError))
 async def context(
-    agent: NamedAgent, body: ContextIn, search: SearchDep, settings: SettingsDep
+    agent_name: str, body: ContextIn, user: CurrentUser, search: SearchDep, settings: SettingsDep
 ) -> ContextOut:
     """What to put in a prompt: the agent's memory blocks that hold something, and at most
     MEMORY_MAX_CONTEXT_MESSAGES messages relevant to the query, best first."""
-    blocks, hits = await service.context(search, agent, body, settings.memory_max_context_messages)
+    agent, blocks, hits = await service.context(
+        search, user.email, agent_name, body, settings.memory_max_context_messages
+    )
     return ContextOut(
         memory_blocks=[MemoryBlockOut.of(agent, b) for b in blocks],
         relevant_messages=[MessageOut.of_hit(agent.agent_id, h) for h in hits],

@@ -20,6 +20,7 @@ from api.messages.service import MessageHit
 Role = Literal["user", "assistant", "system"]
 MAX_CONTENT_CHARS = 50_000  # a message is stored twice (itself and its searchable copy)
 MAX_CONTEXT_QUERY_CHARS = 32_000  # a prompt, as the interceptor sends it
+MAX_BATCH_MESSAGES = 20  # one transaction holds them with their copies (100 operations)
 # Block ids are derived, not stored: the same agent and label always give the same id.
 BLOCK_IDS = uuid.UUID("5eed0002-b10c-4d1d-8e5a-6c0de1b10c50")
 
@@ -61,6 +62,28 @@ class MessageIn(BaseModel):
         str, Field(min_length=1, max_length=MAX_CONTENT_CHARS), AfterValidator(_visible)
     ]
     metadata: OptionalMetadata = None
+    session_id: SessionId = None
+
+
+class SaidIn(BaseModel):
+    """One message of a batch: POST /messages's fields less the agent and the session."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role
+    content: Annotated[
+        str, Field(min_length=1, max_length=MAX_CONTENT_CHARS), AfterValidator(_visible)
+    ]
+    metadata: OptionalMetadata = None
+
+
+class MessagesIn(BaseModel):
+    """Ours, not the seed's: POST /messages/batch."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent_name: AgentName
+    messages: Annotated[list[SaidIn], Field(min_length=1, max_length=MAX_BATCH_MESSAGES)]
     session_id: SessionId = None
 
 

@@ -6,8 +6,10 @@ feeds the session's recent turns and expires with the agent's events; a block is
 the agent's tools edit."""
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from api.agents import service as agents
 from api.agents.models import Agent
@@ -37,6 +39,15 @@ class AgentNameMismatch(BadRequest):
     code = "agent_name_mismatch"
 
 
+@dataclass(frozen=True)
+class Said:
+    """One message to store: who said it, what, and the client's metadata."""
+
+    role: str
+    content: str
+    metadata: dict[str, Any] | None = None
+
+
 async def add_message(
     search: SearchEngine,
     clock: Clock,
@@ -47,34 +58,66 @@ async def add_message(
     """The message, stored with its vector in the session's conversation (opened on its
     first message) and searchable on every replica when this returns. `stamp` gives its
     time (each later than the last, so that messages keep their order)."""
+    agent, (message,) = await add_messages(
+        search,
+        clock,
+        stamp,
+        email,
+        body.agent_name,
+        [Said(body.role, body.content, body.metadata)],
+        session_id=body.session_id,
+    )
+    return agent, message
+
+
+async def add_messages(
+    search: SearchEngine,
+    clock: Clock,
+    stamp: Callable[[], datetime],
+    email: str,
+    agent_name: str,
+    said: Sequence[Said],
+    *,
+    session_id: str | None = None,
+) -> tuple[Agent, list[Message]]:
+    """Messages of one session stored as add_message stores one, all in one transaction
+    (all or none), embedded in one call, in the order given."""
     table = search.table
-    agent = await agents.get_by_name(table, email, body.agent_name)
-    session_id = body.session_id or conversations.default_session_id(email, agent.agent_id)
+    agent = await agents.get_by_name(table, email, agent_name)
+    session_id = session_id or conversations.default_session_id(email, agent.agent_id)
+    texts = list(dict.fromkeys(s.content for s in said))
+    vectors = dict(zip(texts, await search.vectors(texts), strict=True))
     for _ in range(SESSION_ATTEMPTS):
         found = await conversations.find_session(table, email, agent.agent_id, session_id)
         conversation_id = await conversations.open_session(
             table, agent, session_id, clock, found=found
         )
-        created_at = stamp()
-        message = Message(
-            conversation_id=conversation_id,
-            message_id=new_id(),
-            role=body.role,
-            content=body.content,
-            actor_id=email,  # the caller speaks, as in a turn that names no actor
-            metadata=body.metadata,
-            created_at=created_at,
-            ttl=messages.expires_at(created_at, agent.event_expiry_days),
-        )
+        stored = [_message(agent, email, conversation_id, s, stamp()) for s in said]
+        ops, copies = messages.recorded_ops(search, email, agent.agent_id, stored, vectors)
         try:
-            await messages.record(search, email, agent.agent_id, message)
+            await search.commit(agent.agent_id, ops, upserts=copies)
         except TransactionCancelled as e:
-            if not e.refused(1):  # 1: the conversation is open (not being deleted)
+            if not e.refused(len(stored)):  # the check that the conversation is open
                 raise
             continue  # its session lookup goes with it: the next attempt opens a new one
-        return agent, message
+        return agent, stored
     raise SessionClosing(
-        f"The conversation of session {session_id!r} is being deleted; send the message again."
+        f"The conversation of session {session_id!r} is being deleted; send the messages again."
+    )
+
+
+def _message(
+    agent: Agent, email: str, conversation_id: str, said: Said, created_at: datetime
+) -> Message:
+    return Message(
+        conversation_id=conversation_id,
+        message_id=new_id(),
+        role=said.role,
+        content=said.content,
+        actor_id=email,  # the caller speaks, as in a turn that names no actor
+        metadata=said.metadata,
+        created_at=created_at,
+        ttl=messages.expires_at(created_at, agent.event_expiry_days),
     )
 
 
@@ -82,15 +125,15 @@ async def search_messages(
     search: SearchEngine, email: str, agent_name: str, query: str, limit: int
 ) -> tuple[Agent, list[MessageHit]]:
     agent = await agents.get_by_name(search.table, email, agent_name)
-    return agent, await _relevant(search, agent, query, limit)
+    return agent, await _relevant(search, email, agent.agent_id, query, limit)
 
 
-async def _relevant(search: SearchEngine, agent: Agent, query: str, limit: int) -> list[MessageHit]:
+async def _relevant(
+    search: SearchEngine, owner: str, agent_id: str, query: str, limit: int
+) -> list[MessageHit]:
     """Best first (the engine's ranking: hybrid with an embedding backend), each with its
     cosine similarity to the query and the metadata stored with it."""
-    found = await messages.search(
-        search, agent.created_by, agent.agent_id, query, limit=limit, with_metadata=True
-    )
+    found = await messages.search(search, owner, agent_id, query, limit=limit, with_metadata=True)
     return found.hits
 
 
@@ -124,23 +167,28 @@ async def create_block(
 
 
 async def context(
-    search: SearchEngine, agent: Agent, body: ContextIn, max_messages: int
-) -> tuple[list[BlockView], list[MessageHit]]:
+    search: SearchEngine, email: str, agent_name: str, body: ContextIn, max_messages: int
+) -> tuple[Agent, list[BlockView], list[MessageHit]]:
     """What a prompt needs: the agent's blocks that hold something, and the messages most
-    relevant to the query (none for a blank query), read in one round."""
+    relevant to the query (none for a blank query). Called before every model call, so
+    its reads are few and together: the name's guard, then the agent, its blocks and the
+    search's reads at once, then the hits' metadata."""
+    table = search.table
+    agent_id = await agents.id_by_name(table, email, agent_name)
     if body.agent_name is not None and agents.normalize_name(
         body.agent_name
-    ) != agents.normalize_name(agent.agent_name):
+    ) != agents.normalize_name(agent_name):
         raise AgentNameMismatch(
             "The body's agent_name names another agent than the path; leave it out or send "
             "the same name."
         )
     wanted = bool(body.query.strip()) and max_messages > 0
-    blocks, hits = await asyncio.gather(
-        memory.list_blocks(search.table, agent.agent_id),
-        _relevant(search, agent, body.query, max_messages) if wanted else _no_hits(),
+    agent, blocks, hits = await asyncio.gather(
+        agents.get(table, email, agent_id),
+        memory.list_blocks(table, agent_id),
+        _relevant(search, email, agent_id, body.query, max_messages) if wanted else _no_hits(),
     )
-    return [b for b in blocks if b.lines], hits
+    return agent, [b for b in blocks if b.lines], hits
 
 
 async def _no_hits() -> list[MessageHit]:

@@ -4,7 +4,7 @@ services' own) takes that shape, and no other route's does."""
 
 import json
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 
 from api import error_handlers
+from api.contract.errors import ErrorBody
 from api.errors import AppError
 
 
@@ -23,7 +24,16 @@ def seed_shaped(response: Response) -> JSONResponse:
     )
 
 
+class SeedErrorBody(ErrorBody):
+    """Seed 004's error body: `success: false` and a message, with our `code`, the
+    request's id and any details beside them."""
+
+    success: Literal[False] = False
+
+
 class SeedErrorRoute(APIRoute):
+    error_model = SeedErrorBody  # what api/contract documents for its errors
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 

@@ -7,15 +7,23 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response, status
 
+from api.agents.service import AgentNameTaken
 from api.auth.deps import CurrentUser
+from api.contract.errors import Responses, errors
+from api.contract.failures import PROVIDER_SETUP
 from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
+from api.embeddings.base import EmbeddingError
+from api.errors import AppError
 from api.memory.archival import Match
+from api.memory.errors import ContentTooLong, InvalidBlockName, InvalidCharLimit
 from api.memory_runs import service as memory_runs
 from api.memory_runs.deps import MemoryRunnerDep
+from api.memory_runs.service import MemoryRunNotFound
 from api.messages.schemas import MAX_QUERY_CHARS
 from api.runtime.deps import RuntimeDep
+from api.search.engine import SearchBusy, SemanticSearchUnavailable
 from api.seed004 import render, service
-from api.seed004.errors import SeedErrorRoute
+from api.seed004.errors import SeedErrorBody, SeedErrorRoute
 from api.seed004.schemas import (
     MAX_USER_ID_CHARS,
     AddConversationRequest,
@@ -32,8 +40,23 @@ from api.seed004.schemas import (
     SearchResult,
     SummaryResponse,
 )
+from api.seed004.service import ModelRequired
+from api.subjects.service import SubjectNotFound
 
-router = APIRouter(prefix="/memory", tags=["memory layer (seed 004)"], route_class=SeedErrorRoute)
+# Who the memory runs' model is, at initialization: a provider to be configured, a model.
+INITIALIZE = (ModelRequired, *PROVIDER_SETUP, AgentNameTaken, SearchBusy)
+
+
+def seed_errors(*raised: int | type[AppError]) -> Responses:
+    return errors(*raised, model=SeedErrorBody)
+
+
+router = APIRouter(
+    prefix="/memory",
+    tags=["memory layer (seed 004)"],
+    route_class=SeedErrorRoute,
+    responses=seed_errors(SubjectNotFound),
+)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_RESULTS = 50
 
@@ -43,7 +66,7 @@ Format = Annotated[
 ]
 
 
-@router.post("/initialize")
+@router.post("/initialize", responses=seed_errors(*INITIALIZE))
 async def initialize(
     body: InitializeUserRequest, user: CurrentUser, search: SearchDep, clock: ClockDep
 ) -> InitializeResponse:
@@ -66,7 +89,10 @@ async def initialize(
     )
 
 
-@router.post("/initialize-with-blocks")
+@router.post(
+    "/initialize-with-blocks",
+    responses=seed_errors(*INITIALIZE, InvalidBlockName, InvalidCharLimit, ContentTooLong),
+)
 async def initialize_with_blocks(
     body: InitializeWithBlocksRequest, user: CurrentUser, search: SearchDep, clock: ClockDep
 ) -> InitializeResponse:
@@ -91,7 +117,10 @@ async def initialize_with_blocks(
 
 @router.post(
     "/add",
-    responses={202: {"model": AddConversationResponse, "description": "Run not ended yet"}},
+    responses={
+        202: {"model": AddConversationResponse, "description": "Run not ended yet"},
+        **seed_errors(SearchBusy, EmbeddingError, MemoryRunNotFound),
+    },
 )
 async def add(
     body: AddConversationRequest,
@@ -131,13 +160,13 @@ async def add(
     )
 
 
-@router.get("/runs/{run_id}")
+@router.get("/runs/{run_id}", responses=seed_errors(MemoryRunNotFound))
 async def get_run(run_id: str, user: CurrentUser, runner: MemoryRunnerDep) -> MemoryRunOut:
     """A memory run: queued, running, completed or failed, with its attempts and error."""
     return MemoryRunOut.of(await memory_runs.owned(runner, user.email, run_id))
 
 
-@router.get("/context")
+@router.get("/context", responses=seed_errors(SemanticSearchUnavailable, EmbeddingError))
 async def context(
     user_id: UserIdQuery,
     user: CurrentUser,
@@ -191,7 +220,7 @@ async def summary(
     return SummaryResponse(summary=render.xml(block) if format_ == "xml" else render.value(block))
 
 
-@router.get("/search")
+@router.get("/search", responses=seed_errors(SemanticSearchUnavailable, EmbeddingError))
 async def search(
     user_id: UserIdQuery,
     query: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
@@ -215,7 +244,7 @@ async def search(
     )
 
 
-@router.delete("/user/{user_id}")
+@router.delete("/user/{user_id}", responses=seed_errors(SearchBusy))
 async def delete_user(user_id: str, user: CurrentUser, engine: SearchDep) -> DeleteResponse:
     """Everything of the subject, permanently: its agent, blocks, archival memories,
     messages and runs."""

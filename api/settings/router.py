@@ -7,6 +7,8 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from api.auth.deps import CurrentUser
+from api.contract.errors import errors
+from api.contract.failures import PROVIDER_FAILURES, PROVIDER_SETUP
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.kit.crypto import KeyRing
 from api.kit.forms import form_of
@@ -55,7 +57,12 @@ async def list_providers(
     ]
 
 
-@router.get("/{provider}")
+@router.get(
+    "/{provider}",
+    responses=errors(
+        service.UnknownProvider, service.ProviderNotConfigured, service.StoredSettingsInvalid
+    ),
+)
 async def get_provider(
     provider: str, user: CurrentUser, request: Request, table: TableDep
 ) -> ProviderSettingsOut:
@@ -63,7 +70,7 @@ async def get_provider(
     return _out(provider, credentials, stored.updated_at)
 
 
-@router.put("/{provider}")
+@router.put("/{provider}", responses=errors(*PROVIDER_SETUP))
 async def put_provider(
     provider: str,
     body: Annotated[dict[str, Any], Body()],
@@ -99,12 +106,16 @@ async def put_provider(
     return _out(provider, credentials, saved.updated_at)
 
 
-@router.delete("/{provider}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/{provider}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=errors(service.UnknownProvider, service.ProviderNotConfigured),
+)
 async def delete_provider(provider: str, user: CurrentUser, table: TableDep) -> None:
     await service.delete(table, user.email, provider)
 
 
-@router.post("/{provider}/test")
+@router.post("/{provider}/test", responses=errors(*PROVIDER_SETUP, *PROVIDER_FAILURES))
 async def test_provider(
     provider: str,
     user: CurrentUser,

@@ -8,11 +8,14 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+import openai.resources.chat.completions.completions as chat_completions
 import pytest
+from anthropic import Anthropic
 from openai import AsyncOpenAI, OpenAI
 
 from api.auth.service import create_api_key
@@ -22,7 +25,7 @@ from api.store import build_table
 from api.users.service import ensure_local_user
 from client import MemoryServerError, learning
 from client.server import MAX_CONTENT_CHARS
-from tests.client.conftest import ask
+from tests.client.conftest import ask, ask_claude
 from tests.client.server_process import MemoryServer, memory_server
 from tests.fakes.llm_servers import FakeLLM, Reply
 
@@ -207,3 +210,83 @@ def test_without_an_sdk_imported_nothing_is_patched_and_it_says_so(server: Memor
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"  # the client imports neither SDK
     assert "neither openai nor anthropic is imported" in result.stderr
+
+
+class TracedStream:
+    """Another library's stream wrapper (a tracer's): it iterates the SDK's stream and
+    hides its insides, so the interceptor cannot watch it."""
+
+    def __init__(self, inner: Iterable[Any]) -> None:
+        self._inner = inner
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self._inner
+
+
+def test_a_stream_it_cannot_watch_goes_on_unchanged_and_the_failure_is_told(
+    server: MemoryServer,
+    agent: str,
+    oai: OpenAI,
+    fake_openai: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    owner = chat_completions.Completions
+    sdk_create = vars(owner)["create"]
+
+    def traced(self: object, *args: Any, **kwargs: Any) -> Any:
+        result = sdk_create(self, *args, **kwargs)
+        return TracedStream(result) if kwargs.get("stream") else result
+
+    monkeypatch.setattr(owner, "create", traced)  # installed before learning() patches
+    fake_openai.replies.append(Reply(text="Every word of it."))
+
+    with (
+        caplog.at_level(logging.WARNING, logger="client"),
+        learning(agent, server_url=server.url, capture_only=True) as memory,
+    ):
+        stream = oai.chat.completions.create(
+            model="m", messages=ask("Through a tracer."), stream=True
+        )
+        assert isinstance(stream, TracedStream)
+        text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+
+    assert text == "Every word of it."
+    assert (memory.capture_failures, memory.stored) == (1, 1)
+    assert "the stream could not be watched" in memory.errors[0]
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("could not be watched" in w and agent in w for w in warned)
+    assert server.said(agent) == [("user", "Through a tracer.")]  # the question is kept
+
+
+def test_memory_it_cannot_put_in_the_request_is_left_out_and_the_failure_told(
+    server: MemoryServer,
+    agent: str,
+    claude: Anthropic,
+    fake_anthropic: FakeLLM,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with learning(agent, server_url=server.url):
+        claude.messages.create(model="c", max_tokens=50, messages=ask_claude("I drink green tea."))
+    # One block as a bare object: a shape the interceptor cannot add to (nor replace).
+    system: Any = {"type": "text", "text": "Be brief."}
+    fake_anthropic.replies.append(Reply(text="Green tea."))
+
+    with (
+        caplog.at_level(logging.WARNING, logger="client"),
+        learning(agent, server_url=server.url) as memory,
+    ):
+        answer = claude.messages.create(
+            model="c", max_tokens=50, system=system, messages=ask_claude("Which tea do I drink?")
+        )
+
+    assert answer.content[0].type == "text"
+    assert answer.content[0].text == "Green tea."
+    sent = fake_anthropic.requests[-1]
+    assert sent["system"] == system  # sent as the caller wrote it
+    assert sent["messages"] == ask_claude("Which tea do I drink?")
+    assert (memory.context_failures, memory.capture_failures, memory.stored) == (1, 0, 2)
+    assert "could not be put in the request" in memory.errors[0]
+    assert "system is a dict" in memory.errors[0]
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("could not be put in the request" in w for w in warned)

@@ -10,7 +10,7 @@ import anthropic.resources.messages.messages as anthropic_messages
 import openai.resources.chat.completions.completions as chat_completions
 import openai.resources.responses.responses as responses
 import pytest
-from openai import OpenAI
+from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
 from api.store.dynamodb_local import free_port
@@ -345,3 +345,87 @@ def test_the_server_killed_mid_context_the_call_goes_on_warned_and_counted(
     assert any("went on without memory" in w and agent in w for w in warned)
     assert any("not stored" in w for w in warned)
     assert originals_in_place()
+
+
+def test_a_tool_loop_step_reuses_the_memory_fetched_for_its_question(
+    server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
+) -> None:
+    with learning(agent, server_url=server.url):
+        oai.chat.completions.create(model="m", messages=ask("I am in Paris this week."))
+    call = ToolCallScript("get_weather", '{"city": "Paris"}', id="call_w")
+    fake_openai.replies += [Reply(tool_calls=[call]), Reply(text="Sunny where you are.")]
+    question = "What is the weather where I am?"
+    messages: list[Any] = [*ask(question)]
+
+    with learning(agent, server_url=server.url) as memory:
+        first = oai.chat.completions.create(model="m", messages=messages)
+        assert memory.flush(10)  # the question is stored before the tool loop goes on
+        messages += [
+            first.choices[0].message,
+            {"role": "tool", "tool_call_id": "call_w", "content": "sunny"},
+        ]
+        oai.chat.completions.create(model="m", messages=messages)
+
+    asked_first = memory_in(fake_openai.requests[-2])
+    assert "I am in Paris this week." in asked_first
+    # Fetched again, the memory would quote the question the loop is answering.
+    assert memory_in(fake_openai.requests[-1]) == asked_first
+    assert question not in asked_first
+    assert [m for m in server.said(agent) if m == ("user", question)] == [("user", question)]
+
+
+def test_a_call_is_intercepted_once_under_another_librarys_patch(
+    server: MemoryServer,
+    agent: str,
+    oai: OpenAI,
+    fake_openai: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with learning(agent, server_url=server.url):
+        oai.chat.completions.create(model="m", messages=ask("My bike is red."))
+    owner = chat_completions.Completions
+    monkeypatch.setattr(owner, "create", vars(owner)["create"])  # put back at the end
+
+    with learning(agent, server_url=server.url):
+        ours = vars(owner)["create"]
+
+        def traced(self: object, *args: Any, **kwargs: Any) -> Any:
+            """Another library's wrapper (a tracer), patched over ours while it is active."""
+            return ours(self, *args, **kwargs)
+
+        monkeypatch.setattr(owner, "create", traced)
+    assert vars(owner)["create"] is traced  # left in place, still wrapping ours
+
+    with learning(agent, server_url=server.url) as memory:  # patches over the tracer again
+        oai.chat.completions.create(model="m", messages=ask("What colour is my bike?"))
+
+    assert "My bike is red." in memory_in(fake_openai.requests[-1])  # injected once
+    assert memory.stored == 2
+    assert server.said(agent)[2:] == [
+        ("user", "What colour is my bike?"),
+        ("assistant", "ok"),
+    ]
+
+
+async def test_an_async_call_is_intercepted_once_under_another_librarys_patch(
+    server: MemoryServer,
+    agent: str,
+    aoai: AsyncOpenAI,
+    fake_openai: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    owner = chat_completions.AsyncCompletions
+    monkeypatch.setattr(owner, "create", vars(owner)["create"])
+    async with learning(agent, server_url=server.url):
+        ours = vars(owner)["create"]
+
+        async def traced(self: object, *args: Any, **kwargs: Any) -> Any:
+            return await ours(self, *args, **kwargs)
+
+        monkeypatch.setattr(owner, "create", traced)
+
+    async with learning(agent, server_url=server.url, capture_only=True) as memory:
+        await aoai.chat.completions.create(model="m", messages=ask("Once only."))
+
+    assert memory.stored == 2
+    assert server.said(agent) == [("user", "Once only."), ("assistant", "ok")]

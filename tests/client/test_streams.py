@@ -30,6 +30,11 @@ def assistant(server: MemoryServer, agent: str) -> dict[str, Any]:
     return reply
 
 
+def question_of(server: MemoryServer, agent: str) -> dict[str, Any]:
+    (question,) = [m for m in server.messages(agent) if m["role"] == "user"]
+    return question
+
+
 def test_a_stream_read_to_its_end_is_stored_whole(
     server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
 ) -> None:
@@ -73,7 +78,10 @@ def test_a_stream_closed_early_stores_what_arrived_marked_interrupted(
     reply = assistant(server, agent)
     assert reply["content"] == "Once upon a"
     assert reply["metadata"]["interrupted"] is True
-    assert server.said(agent)[0] == ("user", "Tell me a story.")
+    question = question_of(server, agent)
+    assert question["content"] == "Tell me a story."
+    assert "interrupted" not in question["metadata"]  # the reply was cut, not the question
+    assert question["metadata"]["stream"] is True
 
 
 def test_a_stream_closed_after_the_model_finished_is_not_interrupted(
@@ -108,6 +116,7 @@ def test_a_stream_broken_off_by_the_provider_keeps_what_arrived(
     reply = assistant(server, agent)
     assert reply["content"] == "Once upon"
     assert reply["metadata"]["interrupted"] is True
+    assert "interrupted" not in question_of(server, agent)["metadata"]
 
 
 def test_a_stream_left_open_is_stored_when_the_context_ends(

@@ -39,7 +39,8 @@ async def test_deltas_close_together_are_merged_and_the_text_kept() -> None:
     ]  # fmt: skip
     out = [e async for e in coalesced(scripted(steps, closed), 0.02)]
     assert out == [
-        TextDelta("Once upon a"),
+        TextDelta("Once"),  # the first at once, as it came
+        TextDelta(" upon a"),
         TextDelta(" time"),
         CALL,  # never merged, never moved
         TextDelta(", the end"),

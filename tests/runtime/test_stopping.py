@@ -2,6 +2,7 @@
 it ended: cancelled while a tool runs, a hook that fails, a provider that fails."""
 
 import asyncio
+import re
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -217,8 +218,9 @@ async def test_a_server_shutting_down_mid_turn_ends_the_stream_with_an_error(
     request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
     names: list[str | None] = []
     async for sent in relay(await stuck.runtime.prepare(request), grace_seconds=0):
-        names.append(sent.event)
-        if sent.event == "tool.call":
+        (name,) = re.findall(rb"^event: (.+)\r$", sent, re.MULTILINE)
+        names.append(name.decode())
+        if name == b"tool.call":
             await stuck.runtime.stop()  # as the lifespan does at shutdown
     assert names == ["run.started", "tool.call", "error", "run.failed"]
     assert [m.role for m in await stuck.stored()] == ["user", "assistant", "tool"]

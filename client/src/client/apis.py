@@ -84,6 +84,12 @@ def text_of(content: object, kinds: tuple[str, ...]) -> str:
     return ""
 
 
+def _given(value: object) -> object:
+    """None for the SDKs' "not given" sentinels (`NOT_GIVEN`, `omit`), passed explicitly by
+    some wrappers; the value otherwise."""
+    return None if type(value).__name__ in ("NotGiven", "Omit") else value
+
+
 def _listed(kwargs: Kwargs, name: str) -> Kwargs:
     value = kwargs.get(name)
     if value is None or isinstance(value, (str, list, Mapping)):
@@ -135,7 +141,10 @@ class ChatCompletions:
         return _prompt(kwargs.get("messages"), self.TEXT)
 
     def inject(self, kwargs: Kwargs, memory: str) -> Kwargs:
-        messages = list(kwargs.get("messages") or [])
+        given = kwargs.get("messages")
+        if not isinstance(given, list):
+            raise TypeError(f"messages is a {type(given).__name__}, not a list")
+        messages = list(given)
         at = 1 if messages and get(messages[0], "role") in ("system", "developer") else 0
         messages.insert(at, {"role": "system", "content": memory})
         return {**kwargs, "messages": messages}
@@ -225,7 +234,9 @@ class Responses:
         return _prompt(given, self.TEXT)
 
     def inject(self, kwargs: Kwargs, memory: str) -> Kwargs:
-        instructions = kwargs.get("instructions")
+        instructions = _given(kwargs.get("instructions"))
+        if instructions is not None and not isinstance(instructions, str):
+            raise TypeError(f"instructions is a {type(instructions).__name__}, not a string")
         if isinstance(instructions, str) and instructions.strip():
             memory = f"{instructions}\n\n{memory}"
         return {**kwargs, "instructions": memory}
@@ -302,11 +313,14 @@ class AnthropicMessages:
         return _prompt(kwargs.get("messages"), self.TEXT)
 
     def inject(self, kwargs: Kwargs, memory: str) -> Kwargs:
-        system = kwargs.get("system")
+        system = _given(kwargs.get("system"))
         if isinstance(system, str) and system.strip():
             return {**kwargs, "system": f"{system}\n\n{memory}"}
         if isinstance(system, list) and system:
             return {**kwargs, "system": [*system, {"type": "text", "text": memory}]}
+        if system is not None and not isinstance(system, (str, list)):
+            # Replacing what the caller sent would lose it: the call goes as it was.
+            raise TypeError(f"system is a {type(system).__name__}, not a string or a list")
         return {**kwargs, "system": memory}
 
     def reply(self, result: object) -> Reply:

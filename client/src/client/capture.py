@@ -51,13 +51,13 @@ def exchange(
         base["model"] = model
     if stream:
         base["stream"] = True
-    if interrupted:
-        base["interrupted"] = True
     notes: list[Note] = []
     if user and user.strip():
         notes.append(Note("user", _fit(user), base))
     if reply is not None and (content := reply_content(reply)):
         metadata = dict(base)
+        if interrupted:  # the reply was cut, never the question
+            metadata["interrupted"] = True
         if reply.tool_calls:
             metadata["tool_calls"] = [
                 {"id": call.id, "name": call.name, "arguments": call.arguments[:MAX_ARGUMENT_CHARS]}
@@ -214,12 +214,29 @@ class CaptureWorker:
             self._store(item.notes)
 
     def _store(self, notes: Sequence[Note]) -> None:
+        """The exchange's messages: in one request where the server takes a batch (all or
+        none), else one request each."""
+        if self._recorder.abandoned():
+            return  # counted when the flush gave up
+        if len(notes) > 1 and self._server.batches:
+            try:
+                batched = self._server.add_messages(
+                    self._agent, [(note.role, note.content, note.metadata) for note in notes]
+                )
+            except Exception as e:  # any failure is counted; none reaches the caller
+                for note in notes:
+                    self._recorder.settled(f"the {note.role} message was not stored: {e}")
+                return
+            if batched:
+                for _ in notes:
+                    self._recorder.settled(None)
+                return
         for note in notes:
             if self._recorder.abandoned():
-                return  # counted when the flush gave up
+                return
             try:
                 self._server.add_message(self._agent, note.role, note.content, note.metadata)
-            except Exception as e:  # any failure is counted; none reaches the caller
+            except Exception as e:
                 self._recorder.settled(f"the {note.role} message was not stored: {e}")
             else:
                 self._recorder.settled(None)

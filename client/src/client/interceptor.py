@@ -14,6 +14,7 @@ import asyncio
 import logging
 import os
 import threading
+from collections import OrderedDict
 from contextvars import Token
 from functools import partial
 from types import TracebackType
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 5.0
 DEFAULT_FLUSH_TIMEOUT = 30.0
+MAX_RECALLED = 32  # tool loops under way at once in one context, at most, that reuse memory
 State = Literal["new", "entering", "active", "leaving", "closed"]
 
 
@@ -94,6 +96,9 @@ class Learning:
         self._token: Token[Session | None] | None = None
         self._open: set[Observer] = set()
         self._open_lock = threading.Lock()
+        # The memory last fetched per query, for the later steps of a tool loop.
+        self._recall: OrderedDict[str, str | None] = OrderedDict()
+        self._recall_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"learning(agent={self.agent!r}, server_url={self.server_url!r}, {self._state})"
@@ -282,7 +287,8 @@ class Learning:
             if hasattr(unsent, "close"):
                 unsent.close()  # the request made without memory is never sent
             prepared, prompt = await self._aprepare(api, kwargs)
-            raw = await getattr(original(resource, *args, **prepared), attr)
+            with patching.intercepting():
+                raw = await getattr(original(resource, *args, **prepared), attr)
             if prompt is not None:
                 self._watch(api, prepared, prompt, raw, asynchronous=True)
             return raw
@@ -309,26 +315,46 @@ class Learning:
         read from them (None when they could not be read: nothing is then stored)."""
         kwargs, prompt = self._read(api, kwargs)
         if prompt is not None and not self.capture_only:
-            kwargs = self._inject(api, kwargs, self._memory(prompt.query))
+            found, memory = self._recalled(prompt)
+            kwargs = self._inject(api, kwargs, memory if found else self._memory(prompt.query))
         return kwargs, prompt
 
     async def _aprepare(self, api: Api, kwargs: Kwargs) -> tuple[Kwargs, Prompt | None]:
         """As _prepare, with the memory fetched in a worker thread, off the event loop."""
         kwargs, prompt = self._read(api, kwargs)
         if prompt is not None and not self.capture_only and self._state == "active":
-            memory = await asyncio.to_thread(self._memory, prompt.query)
+            found, memory = self._recalled(prompt)
+            if not found:
+                memory = await asyncio.to_thread(self._memory, prompt.query)
             kwargs = self._inject(api, kwargs, memory)
         return kwargs, prompt
+
+    def _recalled(self, prompt: Prompt) -> tuple[bool, str | None]:
+        """For a step of a tool loop (the request goes on from tool results, its user
+        message asked before), the memory fetched for that message: fetched again, it would
+        quote the very request being answered, stored since."""
+        if prompt.user is not None or not prompt.query:
+            return False, None
+        with self._recall_lock:
+            if prompt.query in self._recall:
+                return True, self._recall[prompt.query]
+        return False, None
 
     def _memory(self, query: str) -> str | None:
         server = self._server
         if server is None:
             return None
         try:
-            return format_context(server.context(self.agent, query))
+            memory = format_context(server.context(self.agent, query))
         except Exception as e:
             self._recorder.failure("context", f"the call went on without memory: {e}")
             return None
+        with self._recall_lock:
+            self._recall[query] = memory
+            self._recall.move_to_end(query)
+            while len(self._recall) > MAX_RECALLED:
+                self._recall.popitem(last=False)
+        return memory
 
     def _inject(self, api: Api, kwargs: Kwargs, memory: str | None) -> Kwargs:
         if memory is None:

@@ -14,7 +14,8 @@ import importlib
 import logging
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -47,6 +48,10 @@ class Session(Protocol):
 
 
 active: ContextVar[Session | None] = ContextVar("agent_memory_learning", default=None)
+# Set while a patched method hands a call to its session: a patched method reached again
+# inside it (ours under another library's wrapper, patched over by us once more when a
+# later context entered) calls its original, so one user call is intercepted once.
+_intercepting: ContextVar[bool] = ContextVar("agent_memory_intercepting", default=False)
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,17 @@ def _owner(target: Target) -> type | None:
     return owner if isinstance(owner, type) else None
 
 
+@contextmanager
+def intercepting() -> Iterator[None]:
+    """Marks the calling context as inside an interception, for work a session does later
+    on a call's behalf (a stream manager's request, made when its block opens)."""
+    token = _intercepting.set(True)
+    try:
+        yield
+    finally:
+        _intercepting.reset(token)
+
+
 def _raw(kwargs: dict[str, Any]) -> bool:
     """Called through `.with_raw_response` / `.with_streaming_response`: passed through."""
     headers = kwargs.get("extra_headers")
@@ -150,18 +166,26 @@ def _wrap(target: Target, original: Method) -> Method:
         @functools.wraps(original)
         async def acall(self: object, *args: Any, **kwargs: Any) -> Any:
             session = active.get()
-            if session is None or _raw(kwargs):
+            if session is None or _intercepting.get() or _raw(kwargs):
                 return await original(self, *args, **kwargs)
-            return await session.acall(api, original, self, args, kwargs)
+            token = _intercepting.set(True)
+            try:
+                return await session.acall(api, original, self, args, kwargs)
+            finally:
+                _intercepting.reset(token)
 
         return acall
 
     @functools.wraps(original)
     def call(self: object, *args: Any, **kwargs: Any) -> Any:
         session = active.get()
-        if session is None or _raw(kwargs):
+        if session is None or _intercepting.get() or _raw(kwargs):
             return original(self, *args, **kwargs)
         handler: Method = getattr(session, kind)
-        return handler(api, original, self, args, kwargs)
+        token = _intercepting.set(True)
+        try:
+            return handler(api, original, self, args, kwargs)
+        finally:
+            _intercepting.reset(token)
 
     return call

@@ -1,9 +1,10 @@
 """The memory server's REST API, as learning() uses it (seed 002's endpoints): GET /health,
-POST /agents, POST /context/{agent_name}, POST /messages. One synchronous httpx2 client,
+POST /agents, POST /context/{agent_name}, POST /messages (and our POST /messages/batch,
+where the server has it). One synchronous httpx2 client,
 shared by the calls of every thread (httpx2 clients are thread-safe); async callers reach
 it through a worker thread, so it is never tied to one event loop."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -26,6 +27,8 @@ class MemoryServer:
         headers = {"user-agent": USER_AGENT}
         if api_key:
             headers["authorization"] = f"Bearer {api_key}"
+        # Whether POST /messages/batch is worth trying (False once the server lacked it).
+        self.batches = True
         self._http = httpx2.Client(
             base_url=self.url,
             headers=headers,
@@ -69,17 +72,51 @@ class MemoryServer:
         body = {"agent_name": agent, "role": role, "content": content, "metadata": dict(metadata)}
         return self._post("/messages", body, expect=(200, 201))
 
+    def add_messages(self, agent: str, said: Sequence[tuple[str, str, Mapping[str, Any]]]) -> bool:
+        """Several messages (role, content, metadata) stored in order with one request,
+        all or none (POST /messages/batch). False, with nothing stored, when the server
+        has no such route (seed 002's own server): `batches` is then False, and the
+        caller posts them one at a time."""
+        body = {
+            "agent_name": agent,
+            "messages": [
+                {"role": role, "content": content, "metadata": dict(metadata)}
+                for role, content, metadata in said
+            ],
+        }
+        try:
+            self._post_json("/messages/batch", body, expect=(200, 201))
+        except MemoryServerError as e:
+            if not _no_such_route(e):
+                raise
+            self.batches = False
+            return False
+        return True
+
     def _post(self, path: str, body: JsonObject, *, expect: tuple[int, ...]) -> JsonObject:
+        answer = self._post_json(path, body, expect=expect)
+        return answer if isinstance(answer, dict) else {}
+
+    def _post_json(self, path: str, body: JsonObject, *, expect: tuple[int, ...]) -> object:
         try:
             response = self._http.post(path, json=body)
         except httpx2.HTTPError as e:
             raise MemoryServerUnavailable(
                 f"Cannot reach the memory server at {self.url} ({_reason(e)})."
             ) from e
-        answer = _json(response)
         if response.status_code not in expect:
-            raise _refused(self.url, f"POST {path}", response, answer)
+            raise _refused(self.url, f"POST {path}", response, _json(response))
+        try:
+            answer: object = response.json()
+        except ValueError:
+            return {}
         return answer
+
+
+def _no_such_route(error: MemoryServerError) -> bool:
+    """A server without the route (seed 002's own answers 404 or 405), not a refusal of
+    the request (an unknown agent is a 404 too, with its own code)."""
+    return error.status == 405 or (error.status == 404 and error.code in (None, "not_found"))
 
 
 def _json(response: httpx2.Response) -> JsonObject:

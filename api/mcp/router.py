@@ -1,0 +1,22 @@
+"""The protected-resource metadata (RFC 9728) that a 401 from /mcp points to: what an MCP
+client reads to learn that this endpoint takes our bearer tokens."""
+
+from fastapi import APIRouter, Request
+
+from api.deps import SettingsDep
+from api.mcp.auth import METADATA_PATH, base_url
+from api.mcp.schemas import ProtectedResource
+
+router = APIRouter(tags=["mcp"])
+
+
+@router.get(METADATA_PATH)
+async def protected_resource(request: Request, settings: SettingsDep) -> ProtectedResource:
+    """Where the MCP endpoint is and who issues its tokens (an API key from
+    POST /auth/api-keys, or the access token of a signed-in session)."""
+    base = base_url(settings, request)
+    return ProtectedResource(
+        resource=f"{base}/mcp",
+        authorization_servers=[base],
+        resource_documentation=f"{base}/docs",
+    )

@@ -1,0 +1,123 @@
+"""Pass 1 of an import: every record of the file checked before anything is written.
+
+The checker sees records in file order and refuses, with the line and what is wrong, what
+the writer could not store whole: a record out of place, a block or memory the memory
+rules refuse, a message of a conversation not declared before it, a vector that does not
+decode. With the file's digest and counts (`format.Digest`), a file cut short or changed
+after export is refused too.
+"""
+
+import binascii
+from dataclasses import dataclass, field
+
+from api.memory import blocks
+from api.memory import repository as memory
+from api.memory.archival import MAX_CONTENT_CHARS, content_hash
+from api.transfer.errors import InvalidImportFile
+from api.transfer.format import (
+    AgentRecord,
+    ArchivalRecord,
+    BlockRecord,
+    ConversationRecord,
+    MemoryRunRecord,
+    MessageRecord,
+    Record,
+    SubjectRecord,
+    WarningRecord,
+)
+
+MAX_BLOCKS = 200
+
+
+def refuse(line: int | None, problem: str) -> InvalidImportFile:
+    where = f"Line {line}: " if line is not None else ""
+    return InvalidImportFile(f"{where}{problem} Nothing was imported.", line=line)
+
+
+@dataclass
+class Checker:
+    """Feed it every record in order, then `finish()`."""
+
+    agent: AgentRecord | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    _blocks: set[str] = field(default_factory=set)
+    _conversations: set[str] = field(default_factory=set)
+    _current: str | None = None  # the conversation whose messages may follow
+    _seen_after_agent: bool = False
+
+    def check(self, record: Record, line: int | None) -> None:
+        self.counts[record.type] = self.counts.get(record.type, 0) + 1
+        if isinstance(record, AgentRecord):
+            if self.agent is not None:
+                raise refuse(line, "A file holds one agent; this is a second.")
+            self.agent = record
+            return
+        if self.agent is None:
+            raise refuse(line, f"A {record.type!r} record comes before the agent's record.")
+        if isinstance(record, SubjectRecord):
+            if self.counts["subject"] > 1:
+                raise refuse(line, "An agent is the memory of one subject at most.")
+        elif isinstance(record, BlockRecord):
+            self._block(record, line)
+        elif isinstance(record, WarningRecord):
+            if record.block not in self._blocks:
+                raise refuse(line, f"A capacity warning of block {record.block!r}, not declared.")
+        elif isinstance(record, ArchivalRecord):
+            self._archival(record, line)
+        elif isinstance(record, ConversationRecord):
+            if record.conversation_id in self._conversations:
+                raise refuse(line, f"Conversation {record.conversation_id!r} comes twice.")
+            self._conversations.add(record.conversation_id)
+            self._current = record.conversation_id
+        elif isinstance(record, MessageRecord):
+            if record.conversation_id != self._current:
+                raise refuse(
+                    line,
+                    f"A message of conversation {record.conversation_id!r} does not follow "
+                    "that conversation's record.",
+                )
+        elif isinstance(record, MemoryRunRecord):
+            if record.conversation_id not in self._conversations:
+                raise refuse(line, f"Memory run {record.run_id!r} names an unknown conversation.")
+            if not record.run_id.startswith("run_"):
+                raise refuse(line, f"{record.run_id!r} is not a memory run's id.")
+
+    def _block(self, record: BlockRecord, line: int | None) -> None:
+        if not blocks.is_valid_block_name(record.name):
+            raise refuse(line, f"{record.name!r} is not a block name (a-z, 0-9 and _).")
+        if record.name in self._blocks:
+            raise refuse(line, f"Block {record.name!r} comes twice.")
+        if len(self._blocks) >= MAX_BLOCKS:
+            raise refuse(line, f"An agent has at most {MAX_BLOCKS} blocks.")
+        if record.word_limit > blocks.MAX_WORD_LIMIT:
+            raise refuse(line, f"A word limit is at most {blocks.MAX_WORD_LIMIT}.")
+        if record.char_limit is not None and record.char_limit > blocks.MAX_BLOCK_CHARS:
+            raise refuse(line, f"A character limit is at most {blocks.MAX_BLOCK_CHARS}.")
+        for text in record.lines:
+            if blocks.clean_line(text) != text or not text:
+                raise refuse(line, f"Block {record.name!r} has a line that is not one clean line.")
+            if len(text) > blocks.MAX_LINE_CHARS:
+                raise refuse(
+                    line, f"Block {record.name!r} has a line over {blocks.MAX_LINE_CHARS} chars."
+                )
+        self._blocks.add(record.name)
+
+    def _archival(self, record: ArchivalRecord, line: int | None) -> None:
+        if memory.created_at_of(record.memory_id) is None:
+            raise refuse(line, f"{record.memory_id!r} is not an archival memory's id.")
+        if len(record.content) > MAX_CONTENT_CHARS:
+            raise refuse(line, f"An archival memory holds at most {MAX_CONTENT_CHARS} chars.")
+        if content_hash(record.content) != record.content_hash:
+            raise refuse(line, f"Memory {record.memory_id}'s hash does not match its content.")
+        if record.vector is not None:
+            try:
+                size = len(record.vector.packed())
+            except (binascii.Error, ValueError):
+                raise refuse(line, "A vector's data is not base64.") from None
+            if size != 2 * record.vector.dim:
+                raise refuse(line, f"A vector's data does not hold {record.vector.dim} values.")
+
+    def finish(self) -> AgentRecord:
+        if self.agent is None:
+            raise refuse(None, "The file holds no agent.")
+        return self.agent

@@ -1,0 +1,21 @@
+from pydantic import BaseModel, Field
+
+
+class SkippedOut(BaseModel):
+    kind: str
+    reason: str
+    count: int
+    examples: list[str] = Field(default_factory=list)
+
+
+class ImportedAgent(BaseModel):
+    agent_id: str
+    agent_name: str
+    created: bool = Field(description="False: the file was imported before; nothing changed")
+    written: dict[str, int]
+    skipped: list[SkippedOut]
+    notes: list[str] = Field(description="What was changed to fit here (a name, a provider)")
+
+
+class ImportOut(BaseModel):
+    agents: list[ImportedAgent]

@@ -1,0 +1,528 @@
+"""Pass 2 of an import: the checked records written into the caller's tenant, through each
+domain's repository, in batches.
+
+Every write is conditioned on its item being absent (or, for archival memory, its text's
+hash guard), and every id is derived from the caller and the source's ids
+(`api.transfer.ids`): importing a file again, or after an import was cut short, writes only
+what is missing and changes nothing else. What is not written is reported with why.
+"""
+
+import contextlib
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from api.agents import repository as agents_repository
+from api.agents.architectures.registry import ARCHITECTURES
+from api.agents.models import Agent, AgentNameGuard
+from api.agents.service import AgentNameTaken, normalize_name
+from api.conversations import repository as conversations
+from api.conversations import service as conversations_service
+from api.conversations.models import Conversation, SessionLookup
+from api.memory import blocks
+from api.memory import repository as memory
+from api.memory import service as memory_service
+from api.memory.models import ArchivalMemory, CapacityWarning, CoreMemory, MemoryBlockDef
+from api.memory_runs import repository as memory_runs
+from api.memory_runs.models import MemoryRun
+from api.messages import repository as messages
+from api.messages import service as messages_service
+from api.messages.models import Message
+from api.search import vectors
+from api.search.engine import SearchEngine
+from api.settings import repository as provider_settings
+from api.settings.providers import PROVIDERS
+from api.store.table import Item, ItemAbsent, Put, TransactionCancelled, TxOp
+from api.subjects import repository as subjects
+from api.subjects.models import Subject
+from api.transfer import ids
+from api.transfer.exporter import SUBJECT_KEY
+from api.transfer.format import (
+    AgentRecord,
+    ArchivalRecord,
+    BlockRecord,
+    ConversationRecord,
+    MemoryRunRecord,
+    MessageRecord,
+    Record,
+    SubjectRecord,
+    WarningRecord,
+)
+
+ARCHIVAL_BATCH = 45  # 2 writes each, and the search change's 2: inside 100 per transaction
+MESSAGE_BATCH = 40  # 2 writes each at most, the conversation's check, the change's 2
+NAME_ATTEMPTS = 20
+MAX_NAME = 85  # room for " (imported 19)" inside an agent name's 100 characters
+EXAMPLES = 5  # ids shown per reason skipped
+FALLBACK_ARCHITECTURE = "krishna-memgpt"
+
+
+@dataclass
+class Skipped:
+    kind: str
+    reason: str
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportReport:
+    """What an import did: the agent, what was written, and what was not and why."""
+
+    agent_id: str = ""
+    agent_name: str = ""
+    created: bool = False
+    written: Counter[str] = field(default_factory=Counter)
+    skipped: dict[tuple[str, str], Skipped] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what was changed to fit here
+
+    def skip(self, kind: str, reason: str, what: str = "", count: int = 1) -> None:
+        entry = self.skipped.setdefault((kind, reason), Skipped(kind, reason))
+        entry.count += count
+        if what and len(entry.examples) < EXAMPLES:
+            entry.examples.append(what)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "agent_id": self.agent_id,
+            "agent_name": self.agent_name,
+            "created": self.created,
+            "written": dict(sorted(self.written.items())),
+            "skipped": [
+                {"kind": s.kind, "reason": s.reason, "count": s.count, "examples": s.examples}
+                for s in self.skipped.values()
+            ],
+            "notes": self.notes,
+        }
+
+    def summary(self) -> str:
+        written = ", ".join(f"{n} {kind}" for kind, n in sorted(self.written.items())) or "nothing"
+        verb = "Imported" if self.created else "Already there:"
+        lines = [f"{verb} agent {self.agent_name!r} ({self.agent_id}); written: {written}."]
+        lines += [f"Skipped {s.count} {s.kind}: {s.reason}" for s in self.skipped.values()]
+        lines += [f"Note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+def _now(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)
+
+
+class Writer:
+    """Feed it the records of one checked file in order, then `finish()`."""
+
+    def __init__(self, search: SearchEngine, email: str, source_agent_id: str) -> None:
+        self.search = search
+        self.table = search.table
+        self.email = email
+        self.source_agent_id = source_agent_id
+        self.agent_id = ids.agent_id(email, source_agent_id)
+        self.report = ImportReport(agent_id=self.agent_id)
+        self._agent: AgentRecord | None = None
+        self._subject: SubjectRecord | None = None
+        self._subject_id: str | None = None  # the subject written with the agent
+        self._agent_written = False
+        self._archival: list[ArchivalRecord] = []
+        self._messages: list[MessageRecord] = []
+
+    # --- the agent ---------------------------------------------------------------------
+
+    async def add(self, record: Record) -> None:
+        if isinstance(record, AgentRecord):
+            self._agent = record
+            return
+        if isinstance(record, SubjectRecord):
+            self._subject = record
+            return
+        await self._ensure_agent()
+        if not isinstance(record, ArchivalRecord) and self._archival:
+            await self._flush_archival()
+        if not isinstance(record, MessageRecord) and self._messages:
+            await self._flush_messages()
+        if isinstance(record, BlockRecord):
+            await self._block(record)
+        elif isinstance(record, WarningRecord):
+            await self._warning(record)
+        elif isinstance(record, ArchivalRecord):
+            self._archival.append(record)
+            if len(self._archival) >= ARCHIVAL_BATCH:
+                await self._flush_archival()
+        elif isinstance(record, ConversationRecord):
+            await self._conversation(record)
+        elif isinstance(record, MessageRecord):
+            self._messages.append(record)
+            if len(self._messages) >= MESSAGE_BATCH:
+                await self._flush_messages()
+        elif isinstance(record, MemoryRunRecord):
+            await self._run(record)
+
+    async def finish(self) -> ImportReport:
+        await self._ensure_agent()
+        await self._flush_archival()
+        await self._flush_messages()
+        if self.report.created:
+            # Blocks every agent has, where the file had none (a Letta agent without them).
+            assert self._agent is not None
+            await memory_service.ensure_default_blocks(
+                self.table, self.agent_id, persona=self._agent.persona, clock=self.search.clock
+            )
+        return self.report
+
+    async def _ensure_agent(self) -> None:
+        if self._agent_written:
+            return
+        record = self._agent
+        assert record is not None, "the checker puts the agent first"
+        self._agent_written = True
+        existing = await agents_repository.get(self.table, self.email, self.agent_id)
+        if existing is not None:
+            self.report.agent_name = existing.agent_name
+            self.report.skip("agent", "imported before: this file's agent is already yours")
+            if self._subject is not None:
+                subject = await subjects.get(self.table, self.email, self._subject.user_id)
+                if subject is not None and subject.agent_id == self.agent_id:
+                    self._subject_id = subject.user_id
+            return
+        architecture, provider, model = await self._choices(record)
+        for attempt in range(NAME_ATTEMPTS):
+            name = _name(record.name, attempt)
+            guard = AgentNameGuard(
+                created_by=self.email, normalized_name=normalize_name(name), agent_id=self.agent_id
+            )
+            if await agents_repository.guard_of(self.table, self.email, guard.normalized_name):
+                continue
+            subject = await self._free_subject(record)
+            metadata = dict(record.metadata)
+            if subject is None:
+                metadata.pop(SUBJECT_KEY, None)  # the agent is nobody's memory here
+            agent = Agent(
+                agent_id=self.agent_id,
+                created_by=self.email,
+                agent_name=name,
+                agent_architecture=architecture,
+                agent_provider=provider,
+                agent_model=model,
+                agent_persona=record.persona,
+                event_expiry_days=record.event_expiry_days,
+                recent_turns=record.recent_turns,
+                metadata=metadata,
+                created_at=record.created_at,
+                updated_at=record.updated_at,
+            )
+            also: list[TxOp] = (
+                [Put(subject.to_dynamo_item(), condition=ItemAbsent())] if subject else []
+            )
+            try:
+                await agents_repository.create(self.table, agent, guard, also)
+            except TransactionCancelled as e:
+                if e.refused(1):  # imported meanwhile by a concurrent import of this file
+                    self._agent_written = False
+                    await self._ensure_agent()
+                    return
+                continue  # the name or the subject was taken meanwhile: look again
+            self.report.created = True
+            self.report.agent_name = name
+            self.report.written["agent"] += 1
+            if subject is not None:
+                self._subject_id = subject.user_id
+                self.report.written["subject"] += 1
+            if name != record.name:
+                self.report.notes.append(
+                    f"you have an agent named {record.name!r}: this one is named {name!r}"
+                )
+            return
+        raise AgentNameTaken(
+            f"You have agents named {record.name!r} and its imported variants; rename one."
+        )
+
+    async def _free_subject(self, record: AgentRecord) -> Subject | None:
+        if self._subject is None:
+            return None
+        taken = await subjects.get(self.table, self.email, self._subject.user_id)
+        if taken is not None:
+            self.report.skip(
+                "subject",
+                f"your user_id {self._subject.user_id!r} already names another agent; its "
+                "memory runs are not imported either",
+                self._subject.user_id,
+            )
+            return None
+        return Subject(
+            created_by=self.email,
+            user_id=self._subject.user_id,
+            agent_id=self.agent_id,
+            created_at=self._subject.created_at,
+        )
+
+    async def _choices(self, record: AgentRecord) -> tuple[str, str, str]:
+        architecture = record.architecture
+        if architecture not in ARCHITECTURES:
+            self.report.notes.append(
+                f"architecture {architecture!r} is not installed here: the agent uses "
+                f"{FALLBACK_ARCHITECTURE}"
+            )
+            architecture = FALLBACK_ARCHITECTURE
+        provider, model = record.provider, record.model
+        known = PROVIDERS.get(provider)
+        if known is None or (
+            known.credentials is not None
+            and await provider_settings.get(self.table, self.email, provider) is None
+        ):
+            # Credentials never travel in a file: the agent waits for the user's own.
+            self.report.notes.append(
+                f"provider {provider!r} is not configured in your settings (credentials are "
+                "never exported): the agent uses the offline model until you set its provider"
+            )
+            provider, model = "offline", "offline-demo"
+        return architecture, provider, model
+
+    # --- memory --------------------------------------------------------------------------
+
+    async def _block(self, record: BlockRecord) -> None:
+        definition = MemoryBlockDef(
+            agent_id=self.agent_id,
+            block_name=record.name,
+            description=record.description,
+            word_limit=record.word_limit,
+            char_limit=record.char_limit,
+            is_default=record.is_default,
+            created_at=record.created_at,
+        )
+        core = CoreMemory(
+            agent_id=self.agent_id,
+            block_name=record.name,
+            lines=record.lines,
+            word_count=blocks.count_words(record.lines),
+            version=1,
+            updated_at=record.updated_at,
+        )
+        if await memory.create_block(self.table, definition, core):
+            self.report.written["block"] += 1
+        else:
+            self.report.skip("block", "the agent has a block of that name already", record.name)
+
+    async def _warning(self, record: WarningRecord) -> None:
+        warning = CapacityWarning(
+            agent_id=self.agent_id, block_name=record.block, warning_turns=record.warning_turns
+        )
+        if await memory.restore_warning(self.table, warning):
+            self.report.written["capacity_warning"] += 1
+        else:
+            self.report.skip("capacity_warning", "the block has warned turns already")
+
+    async def _flush_archival(self) -> None:
+        batch, self._archival = self._archival, []
+        if not batch:
+            return
+        stored = await memory.archival_guards(
+            self.table, self.agent_id, [r.content_hash for r in batch]
+        )
+        fresh: dict[str, ArchivalRecord] = {}
+        for record in batch:
+            if record.content_hash in stored or record.content_hash in fresh:
+                self.report.skip("archival", "the same text is stored already", record.memory_id)
+            else:
+                fresh[record.content_hash] = record
+        if not fresh:
+            return
+        attributes = await self._vectors(list(fresh.values()))
+        ops: list[TxOp] = []
+        upserts: list[Item] = []
+        memories = [self._memory(r) for r in fresh.values()]
+        for memory_item, attrs in zip(memories, attributes, strict=True):
+            writes, item = memory.archival_insert_ops(memory_item, attrs)
+            ops += writes
+            upserts.append(item)
+        try:
+            await self.search.commit(self.agent_id, ops, upserts=upserts)
+        except TransactionCancelled:
+            # Another writer stored one of these texts meanwhile: one at a time, then.
+            for memory_item, attrs in zip(memories, attributes, strict=True):
+                if await memory.insert_archival(self.search, memory_item, attrs):
+                    self.report.written["archival"] += 1
+                else:
+                    self.report.skip(
+                        "archival", "the same text is stored already", memory_item.memory_id
+                    )
+            return
+        self.report.written["archival"] += len(memories)
+
+    def _memory(self, record: ArchivalRecord) -> ArchivalMemory:
+        return ArchivalMemory(
+            agent_id=self.agent_id,
+            memory_id=record.memory_id,
+            content=record.content,
+            content_hash=record.content_hash,
+            created_at=record.created_at,
+            category=record.category,
+            context=record.context,
+            confidence=record.confidence,
+            tags=record.tags,
+        )
+
+    async def _vectors(self, records: list[ArchivalRecord]) -> list[Item]:
+        """Each memory's vector attributes: the file's vector when this server embeds with
+        the same model, otherwise the text embedded again."""
+        model = self.search.model_id
+        attributes: list[Item | None] = []
+        missing: list[int] = []
+        for i, record in enumerate(records):
+            vector = record.vector
+            if vector is not None and model is not None and vector.model == model:
+                attributes.append(
+                    {
+                        vectors.EMBEDDING: vector.packed(),
+                        vectors.EMBEDDING_MODEL: vector.model,
+                        vectors.EMBEDDING_DIM: vector.dim,
+                    }
+                )
+            else:
+                attributes.append(None)
+                missing.append(i)
+        if missing:
+            made = await self.search.vectors([records[i].content for i in missing])
+            for i, fresh in zip(missing, made, strict=True):
+                attributes[i] = vectors.attributes(fresh, model)
+            if model is not None:
+                self.report.written["embedded"] += len(missing)
+        return [a or {} for a in attributes]
+
+    # --- conversations -----------------------------------------------------------------
+
+    def _conversation_id(self, source_id: str) -> str:
+        return ids.conversation_id(self.email, self.source_agent_id, source_id)
+
+    def _session_id(self, record: ConversationRecord, conversation_id: str) -> str | None:
+        """A client's session id is kept; those the service made name the source's
+        conversation or agent, and name the new ones here."""
+        session_id = record.session_id
+        if session_id == record.conversation_id:  # a conversation opened by id
+            return conversation_id
+        if session_id is not None and session_id.endswith(f"_{self.source_agent_id}_default"):
+            return conversations_service.default_session_id(self.email, self.agent_id)
+        return session_id
+
+    async def _conversation(self, record: ConversationRecord) -> None:
+        conversation_id = self._conversation_id(record.conversation_id)
+        conversation = Conversation(
+            conversation_id=conversation_id,
+            created_by=self.email,
+            agent_id=self.agent_id,
+            title=record.title,
+            session_id=self._session_id(record, conversation_id),
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+        )
+        if conversation.session_id is None:
+            created = await conversations.create(self.table, conversation)
+        else:
+            lookup = SessionLookup(
+                created_by=self.email,
+                agent_id=self.agent_id,
+                session_id=conversation.session_id,
+                conversation_id=conversation.conversation_id,
+            )
+            created = True
+            try:
+                await conversations.create_for_session(self.table, conversation, lookup)
+            except TransactionCancelled:
+                created = False
+        if created:
+            self.report.written["conversation"] += 1
+        else:
+            self.report.skip(
+                "conversation", "imported before (its messages are checked one by one)"
+            )
+
+    async def _flush_messages(self) -> None:
+        batch, self._messages = self._messages, []
+        if not batch:
+            return
+        now = self.search.clock.now()
+        wanted: list[Message] = []
+        for record in batch:
+            if record.ttl is not None and record.ttl <= now:
+                self.report.skip("message", "expired (its agent's event expiry)", record.message_id)
+            else:
+                wanted.append(self._message(record))
+        stored = await messages.stored(self.table, [m.key() for m in wanted])
+        fresh = [m for m in wanted if m.key() not in stored]
+        for m in wanted:
+            if m.key() in stored:
+                self.report.skip("message", "imported before", m.message_id)
+        if not fresh:
+            return
+        texts = list(dict.fromkeys(m.content for m in fresh if messages_service.searchable(m)))
+        by_text = dict(zip(texts, await self.search.vectors(texts), strict=True))
+        ops, recalls = messages_service.recorded_ops(
+            self.search, self.email, self.agent_id, fresh, by_text
+        )
+        try:
+            await self.search.commit(self.agent_id, ops, upserts=recalls)
+        except TransactionCancelled:
+            self.report.skip(
+                "message",
+                "their conversation was deleted or changed during the import",
+                fresh[0].message_id,
+                count=len(fresh),
+            )
+            return
+        self.report.written["message"] += len(fresh)
+
+    def _message(self, record: MessageRecord) -> Message:
+        return Message(
+            conversation_id=self._conversation_id(record.conversation_id),
+            message_id=record.message_id,
+            role=record.role,
+            content=record.content,
+            actor_id=record.actor_id,
+            tool_calls=record.tool_calls,
+            tool_call_id=record.tool_call_id,
+            interrupted=record.interrupted,
+            metadata=record.metadata,
+            created_at=record.created_at,
+            ttl=record.ttl,
+        )
+
+    # --- seed 004's runs ---------------------------------------------------------------
+
+    async def _run(self, record: MemoryRunRecord) -> None:
+        if self._subject_id is None:
+            self.report.skip("memory_run", "the agent's subject was not imported", record.run_id)
+            return
+        if record.state not in ("completed", "failed"):
+            self.report.skip(
+                "memory_run", "it had not ended when exported: it is not run again", record.run_id
+            )
+            return
+        run = MemoryRun(
+            run_id=ids.run_id(self.agent_id, record.run_id),
+            agent_id=self.agent_id,
+            user_email=self.email,
+            subject_id=self._subject_id,
+            conversation_id=self._conversation_id(record.conversation_id),
+            message_keys=record.message_keys,
+            messages_count=record.messages_count,
+            queued_at=record.queued_at,
+            state=record.state,
+            attempts=record.attempts,
+            error=record.error,
+            result=record.result,
+            edits=record.edits,
+            created_at=record.created_at,
+            started_at=record.started_at,
+            ended_at=record.ended_at,
+        )
+        with contextlib.suppress(ValueError):
+            if await memory_runs.restore(self.table, run):
+                self.report.written["memory_run"] += 1
+                return
+        self.report.skip("memory_run", "imported before", record.run_id)
+
+
+def _name(name: str, attempt: int) -> str:
+    if attempt == 0:
+        return name
+    base = name[:MAX_NAME].rstrip()
+    return f"{base} (imported)" if attempt == 1 else f"{base} (imported {attempt})"

@@ -1,0 +1,410 @@
+"""Turns under load, measured from outside: the server (`agent-memory serve --workers N`, on
+a SQLite file), the fake model (bench/fake_model.py, the tests' fake OpenAI) and the client
+(this script) each in a process of its own.
+
+Scenarios, for each worker count (1 and one per core by default):
+
+- `sequential`: turns one after another in one conversation, the model answering at once.
+- `concurrent N`: N streamed turns started together, each in its own conversation, the
+  model streaming 40 chunks over about 1 s.
+- `open N`: N streams held open together, the model sending one chunk and then nothing for
+  10 s: what an open stream costs in memory.
+
+Columns: turns completed and failed; the time the server added to the first text (the
+client's time to the first `text.delta` less the model's own time to that chunk, which the
+fake writes into it) p50, p95 and max; turns per second (completed over the time from the
+first request to the last stream's end); the server's CPU per completed turn (all its
+processes); its peak resident memory (the sum of its processes' high-water marks); and,
+for `open`, its resident memory while the streams are open less before, per stream.
+
+    uv run python bench/load.py              # everything (about 3 minutes on 2 cores)
+    uv run python bench/load.py --quick      # a subset, about a minute
+    uv run python bench/load.py --workers 2 --concurrency 200 --open 0 --sequential 0
+
+Numbers on a machine doing other work are upper bounds: the load average is printed with
+each table. Targets (issue 15): <= 6 ms CPU per 40-chunk turn; >= 150 turns/s with one
+worker per core; 200 concurrent with p95 <= 250 ms; 500 with no failure and p95 <= 1 s;
+sequential p50 <= 3 ms; <= 100 kB per open stream.
+"""
+
+import argparse
+import asyncio
+import os
+import re
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2
+import uvloop
+
+from api.store.dynamodb_local import free_port
+from bench.fake_model import MODEL_TIME_PREFIX, STALL, STREAM
+from bench.harness import (
+    ENCRYPTION_KEY,
+    ROOT,
+    agent_on,
+    conversation_of,
+    fake_in_a_process,
+    sse_blocks,
+)
+from bench.report import Report
+
+CORES = os.cpu_count() or 1
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
+MODEL_TIME = re.compile(re.escape(MODEL_TIME_PREFIX) + r"([0-9.]+)")
+PROMPT = "Hello, how are you?"  # then the fake's tag: the reply it asks for
+TURN_TIMEOUT = 120.0
+
+
+@dataclass
+class ServerProcess:
+    """`agent-memory serve` in a process group of its own: its workers are in it too."""
+
+    url: str
+    process: "subprocess.Popen[bytes]"
+
+    def pids(self) -> list[int]:
+        group = self.process.pid
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone meanwhile
+            if int(fields[2]) == group:  # the process group
+                found.append(int(entry.name))
+        return found
+
+    def cpu_seconds(self) -> float:
+        """User and system time of every process of the server so far."""
+        ticks = 0
+        for pid in self.pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        return ticks / CLOCK_TICKS
+
+    def memory_kib(self, field_name: str) -> int:
+        """`VmRSS` (now) or `VmHWM` (peak) summed over the server's processes."""
+        total = 0
+        for pid in self.pids():
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith(field_name + ":"):
+                    total += int(line.split()[1])
+        return total
+
+
+@contextmanager
+def server_process(db: Path, workers: int) -> Iterator[ServerProcess]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "STORE": "sqlite",
+        "SQLITE_PATH": str(db),
+        "ENCRYPTION_KEY": ENCRYPTION_KEY,
+        "AUTH_MODE": "local",
+        "LOG_LEVEL": "warning",
+    }
+    process = subprocess.Popen(  # noqa: S603 (our own command)
+        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--workers", str(workers)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    server = ServerProcess(f"http://127.0.0.1:{port}", process)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx2.get(server.url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx2.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the server did not start; see its log above")
+            time.sleep(0.05)
+        yield server
+    finally:
+        with suppress(ProcessLookupError):  # it may have exited already
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@dataclass
+class Turn:
+    completed: bool = False
+    added: float | None = None  # seconds the server added to the first text
+    problem: str | None = None
+
+
+async def one_turn(
+    client: httpx2.AsyncClient,
+    conversation_id: str,
+    tag: str = "",
+    first_text: "asyncio.Queue[None] | None" = None,
+) -> Turn:
+    """One streamed turn: the time to its first text, and whether it completed."""
+    turn = Turn()
+    url = f"/conversations/{conversation_id}/messages"
+    start = time.perf_counter()
+    try:
+        body = {"content": f"{PROMPT} {tag}", "stream": True}
+        async with client.stream("POST", url, json=body) as r:
+            if r.status_code != 200:
+                await r.aread()
+                turn.problem = f"{r.status_code} {r.text[:200]}"
+                return turn
+            buffer, tail = "", ""
+            async for chunk in r.aiter_text():
+                if turn.added is None:
+                    found, buffer = sse_blocks(buffer + chunk)
+                    for name, data in found:
+                        if name == "text.delta" and turn.added is None:
+                            took = time.perf_counter() - start
+                            model = MODEL_TIME.search(data)
+                            turn.added = took - (float(model.group(1)) if model else 0.0)
+                            if first_text is not None:
+                                first_text.put_nowait(None)
+                tail = (tail + chunk)[-400:]  # only the end says how it ended
+            turn.completed = "event: run.completed" in tail
+            if not turn.completed:
+                turn.problem = tail.strip().rsplit("\n", 1)[-1][:200]
+    except httpx2.HTTPError as e:
+        turn.problem = f"{type(e).__name__}: {e}"
+    return turn
+
+
+@dataclass
+class Outcome:
+    scenario: str
+    turns: list[Turn]
+    seconds: float
+    cpu_seconds: float
+    peak_kib: int
+    per_stream_kib: float | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def completed(self) -> int:
+        return sum(t.completed for t in self.turns)
+
+
+def client(url: str, streams: int) -> httpx2.AsyncClient:
+    limits = httpx2.Limits(max_connections=streams + 10, max_keepalive_connections=streams + 10)
+    return httpx2.AsyncClient(base_url=url, timeout=TURN_TIMEOUT, limits=limits)
+
+
+async def conversations(url: str, agent_id: str, count: int) -> list[str]:
+    async with client(url, 20) as http:
+        gate = asyncio.Semaphore(20)
+
+        async def one() -> str:
+            async with gate:
+                made = await http.post("/conversations", json={"agent_id": agent_id})
+                if made.status_code != 201:
+                    raise RuntimeError(f"set-up failed: {made.status_code} {made.text}")
+                found: str = made.json()["id"]
+                return found
+
+        return list(await asyncio.gather(*(one() for _ in range(count))))
+
+
+async def sequential(server: ServerProcess, conversation_id: str, n: int) -> Outcome:
+    async with client(server.url, 1) as http:
+        for _ in range(3):  # warm: the provider's client, the conversation's first reads
+            await one_turn(http, conversation_id)
+        cpu, start = server.cpu_seconds(), time.perf_counter()
+        turns = [await one_turn(http, conversation_id) for _ in range(n)]
+        seconds = time.perf_counter() - start
+    return Outcome(
+        "sequential",
+        turns,
+        seconds,
+        server.cpu_seconds() - cpu,
+        server.memory_kib("VmHWM"),
+    )
+
+
+async def concurrent(
+    server: ServerProcess, ids: Sequence[str], name: str, tag: str = STREAM
+) -> Outcome:
+    async with client(server.url, len(ids)) as http:
+        cpu, start = server.cpu_seconds(), time.perf_counter()
+        turns = await asyncio.gather(*(one_turn(http, c, tag) for c in ids))
+        seconds = time.perf_counter() - start
+    cpu = server.cpu_seconds() - cpu
+    return Outcome(name, list(turns), seconds, cpu, server.memory_kib("VmHWM"))
+
+
+async def held_open(server: ServerProcess, ids: Sequence[str], stall_seconds: float) -> Outcome:
+    """Streams whose model went silent: the server's memory while they are all open."""
+    first_text: asyncio.Queue[None] = asyncio.Queue()
+    async with client(server.url, len(ids)) as http:
+        before = server.memory_kib("VmRSS")
+        cpu, start = server.cpu_seconds(), time.perf_counter()
+        running = [asyncio.ensure_future(one_turn(http, c, STALL, first_text)) for c in ids]
+        open_kib: int | None = None
+        try:
+            async with asyncio.timeout(stall_seconds * 0.8):
+                for _ in ids:
+                    await first_text.get()
+            open_kib = server.memory_kib("VmRSS")
+        except TimeoutError:
+            pass  # not all open in time: no memory figure
+        turns = await asyncio.gather(*running)
+        seconds = time.perf_counter() - start
+    per_stream = (open_kib - before) / len(ids) if open_kib is not None else None
+    return Outcome(
+        f"open {len(ids)}",
+        list(turns),
+        seconds,
+        server.cpu_seconds() - cpu,
+        server.memory_kib("VmHWM"),
+        per_stream_kib=per_stream,
+    )
+
+
+COLUMNS = (
+    "workers",
+    "scenario",
+    "completed",
+    "failed",
+    "added p50",
+    "p95",
+    "max",
+    "turns/s",
+    "CPU ms/turn",
+    "peak MiB",
+    "kB/stream",
+)
+WIDTHS = (7, 15, 9, 6, 9, 8, 8, 7, 11, 8, 9)
+
+
+def row(workers: int, o: Outcome) -> list[str]:
+    added = sorted(t.added * 1000 for t in o.turns if t.added is not None)
+    if len(added) >= 2:
+        cuts = statistics.quantiles(added, n=100, method="inclusive")
+        times = [f"{cuts[49]:.1f}", f"{cuts[94]:.1f}", f"{added[-1]:.1f}"]
+    else:
+        times = [f"{added[0]:.1f}"] * 3 if added else ["-"] * 3
+    done = o.completed
+    return [
+        str(workers),
+        o.scenario,
+        str(done),
+        str(len(o.turns) - done),
+        *times,
+        f"{done / o.seconds:.1f}" if o.seconds else "-",
+        f"{o.cpu_seconds * 1000 / done:.1f}" if done else "-",
+        f"{o.peak_kib / 1024:.0f}",
+        f"{o.per_stream_kib * 1.024:.1f}" if o.per_stream_kib is not None else "-",
+    ]
+
+
+async def run_workers(workers: int, fake: str, args: argparse.Namespace, report: Report) -> int:
+    """Every scenario against a server of `workers` workers; the turns that failed."""
+    failed = 0
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-load-") as tmp,
+        server_process(Path(tmp) / "load.db", workers) as server,
+    ):
+        with httpx2.Client(base_url=server.url, timeout=30) as setup:
+            agent_id = agent_on(setup, fake)
+            first = conversation_of(setup, agent_id)
+        most = max([*args.concurrency, args.open, 1])
+        ids = await conversations(server.url, agent_id, most)
+        # Every worker warmed (imports on first use, the provider's client).
+        warm = await concurrent(server, ids[: 4 * workers], "warm", tag="")
+        if warm.completed < len(warm.turns):
+            raise RuntimeError(f"warm-up turns failed: {warm.turns[0].problem}")
+        scenarios: list[Awaitable[Outcome]] = []
+        if args.sequential:
+            scenarios.append(sequential(server, first, args.sequential))
+        scenarios += [concurrent(server, ids[:n], f"concurrent {n}") for n in args.concurrency]
+        if args.open:
+            scenarios.append(held_open(server, ids[: args.open], args.open_seconds))
+        for scenario in scenarios:
+            o = await scenario
+            report.print(row(workers, o))
+            failed += len(o.turns) - o.completed
+            problems = [t.problem for t in o.turns if not t.completed and t.problem]
+            if problems:
+                print(f"  {o.scenario}: {len(problems)} failed, e.g. {problems[0]}")
+            await asyncio.sleep(1)  # the last writes of the runs settle
+    return failed
+
+
+def numbers(text: str) -> list[int]:
+    return [int(n) for n in text.split(",") if n.strip()] if text else []
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="a subset, about a minute")
+    parser.add_argument("--workers", default=f"1,{CORES}", help="worker counts, comma-separated")
+    parser.add_argument("--sequential", type=int, default=200, help="sequential turns (0: none)")
+    parser.add_argument("--concurrency", default="50,200,500", help="concurrent turns per burst")
+    parser.add_argument("--open", type=int, default=1000, help="streams held open (0: none)")
+    parser.add_argument("--open-seconds", type=float, default=10.0, help="the model's silence")
+    parser.add_argument("--chunks", type=int, default=40, help="text chunks per streamed reply")
+    parser.add_argument("--turn-seconds", type=float, default=1.0, help="over this long")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sequential, args.concurrency, args.open = 50, "50,200", 200
+        args.open_seconds = 5.0
+    args.workers = sorted(set(numbers(args.workers)))
+    args.concurrency = numbers(args.concurrency)
+    if not args.workers or min(args.workers) < 1:
+        parser.error("--workers needs counts of 1 or more")
+    if args.sequential == 1:
+        parser.error("--sequential must be 0 or at least 2 (percentiles)")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(
+        f"{CORES} cores, load average {load}; model: {args.chunks} chunks over "
+        f"{args.turn_seconds:g} s, or silent {args.open_seconds:g} s for open streams\n"
+    )
+    report = Report(COLUMNS, WIDTHS, text=2)
+    failed = 0
+    model = ["--chunks", str(args.chunks), "--seconds", str(args.turn_seconds)]
+    with (
+        fake_in_a_process([*model, "--stall", str(args.open_seconds)]) as fake,
+        asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner,
+    ):
+        for workers in args.workers:
+            failed += runner.run(run_workers(workers, fake, args, report))
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"\nload average after: {load}; the client used {own.ru_utime + own.ru_stime:.1f} s CPU")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""The web app in headless Chromium against a real server in local mode with the offline
+model: create an agent from the backend's form, chat and see the tool calls and the streamed
+answer, delete the agent; screenshots of the main pages at 1440 px and 360 px."""
+
+import re
+from collections.abc import Iterator
+
+import httpx2
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect
+
+from tests.web.conftest import shoot
+
+WIDTHS = {"wide": 1440, "narrow": 360}
+
+
+@pytest.fixture
+def problems() -> list[str]:
+    """Script errors and console errors of the page: none unless a test expects them."""
+    return []
+
+
+@pytest.fixture
+def page(browser: Browser, server: str, problems: list[str]) -> Iterator[Page]:
+    context = browser.new_context(base_url=server, viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+
+    def console(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            problems.append(f"console: {message.text}")
+
+    page.on("console", console)
+    yield page
+    context.close()
+    assert not problems, problems
+
+
+def both_widths(page: Page, name: str) -> None:
+    for width in WIDTHS.values():
+        page.set_viewport_size({"width": width, "height": 900})
+        shoot(page, name)
+    page.set_viewport_size({"width": 1440, "height": 900})
+
+
+def test_create_chat_and_delete_an_agent(page: Page, server: str) -> None:
+    page.goto("/")
+    expect(page).to_have_url(re.compile(r"/agents$"))
+    expect(page.get_by_role("heading", name="Your agents")).to_be_visible()
+    page.get_by_role("link", name="New agent").click()
+
+    # The form is the backend's: its fields, labels and help text come from /agents/schema.
+    expect(page.get_by_label("Name")).to_be_visible()
+    expect(page.get_by_label("Architecture")).to_have_value("0")
+    expect(page.get_by_text("Who the agent is; it starts its persona memory block.")).to_be_visible()
+    page.get_by_role("button", name="Create agent").click()
+    expect(page.get_by_text("Name is required.")).to_be_visible()
+    expect(page.get_by_label("Name")).to_be_focused()
+    page.get_by_label("Name").fill("Browser Kit")
+    page.get_by_label("Persona").fill("Warm and brief.")
+    page.get_by_label("Metadata").fill("not json")
+    page.get_by_role("button", name="Create agent").click()
+    expect(page.get_by_text(re.compile("Metadata is not valid JSON"))).to_be_visible()
+    page.get_by_label("Metadata").fill('{"team": "web"}')
+    both_widths(page, "agent-form")
+    page.get_by_role("button", name="Create agent").click()
+
+    # Created as the form said, then straight to its chat.
+    expect(page.get_by_role("heading", name="Browser Kit")).to_be_visible()
+    agents = httpx2.get(f"{server}/agents").json()
+    assert [(a["name"], a["persona"], a["metadata"]) for a in agents] == [
+        ("Browser Kit", "Warm and brief.", {"team": "web"})
+    ]
+
+    prompt = page.get_by_label("Message", exact=True)
+    prompt.fill("My name is Alice and I work at Google")
+    prompt.press("Enter")
+    log = page.get_by_role("region", name="Messages")
+    calls = log.locator(".tool")
+    expect(calls).to_have_count(2)
+    expect(calls.nth(0)).to_contain_text("core_memory_append")
+    expect(calls.nth(0).locator(".tool-args")).to_contain_text('"content": "Name: Alice"')
+    expect(calls.nth(0).locator(".tool-result")).to_contain_text("Appended to [human]")
+    expect(calls.nth(1).locator(".tool-args")).to_contain_text("Works at: Google")
+    expect(log).to_contain_text("Nice to meet you, Alice!")
+    expect(page.get_by_role("button", name="Stop")).to_have_count(0)  # the turn has ended
+    # What the page shows at the end is what the server stored.
+    expect(page).to_have_url(re.compile(r"/agents/[^/]+/chat/[^/]+$"))
+    expect(page.get_by_role("link", name=re.compile("Conversation"))).to_have_count(1)
+    expect(log.locator(".msg")).to_have_count(2)
+    both_widths(page, "chat")
+
+    # A second turn; the page reloaded from the server still shows every message in order.
+    prompt.fill("What is my name?")
+    prompt.press("Enter")
+    expect(log.locator(".msg")).to_have_count(4)
+    page.reload()
+    expect(log.locator(".msg")).to_have_count(4)
+    expect(log.locator(".msg").first).to_contain_text("My name is Alice")
+
+    page.get_by_role("link", name="Agents", exact=True).click()
+    both_widths(page, "agents")
+    page.get_by_role("button", name="Delete Browser Kit").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("core memory blocks")
+    expect(dialog).to_contain_text("archival memories")
+    expect(dialog).to_contain_text("conversations with their messages")
+    expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()
+    both_widths(page, "delete-dialog")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    assert len(httpx2.get(f"{server}/agents").json()) == 1
+
+    page.get_by_role("button", name="Delete Browser Kit").click()
+    page.get_by_role("dialog").get_by_role("button", name=re.compile("Delete agent")).click()
+    expect(page.get_by_text("No agents yet.")).to_be_visible()
+    assert httpx2.get(f"{server}/agents").json() == []
+
+
+def test_errors_reach_the_person(page: Page, problems: list[str]) -> None:
+    page.goto("/agents/no-such-agent/chat")
+    expect(page.get_by_role("alert").first).to_contain_text("agent_not_found")
+    assert problems and all("404" in p for p in problems)  # Chromium logs the API's 404s
+    problems.clear()
+    page.goto("/no/such/page")
+    expect(page.get_by_role("heading", name="Not found")).to_be_visible()

@@ -1,0 +1,112 @@
+"""The built web app served on the API's origin (api/webapp): pages, hashed files, the API
+untouched, and a clear answer when the app was never built."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.config import Settings
+from api.main import create_app
+from api.webapp import middleware
+
+HTML = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+INDEX = '<!doctype html><html><head><title>app</title></head><body id="spa"></body></html>'
+
+
+@pytest.fixture
+def dist(tmp_path: Path) -> Path:
+    folder = tmp_path / "dist"
+    (folder / "assets").mkdir(parents=True)
+    (folder / "index.html").write_text(INDEX)
+    (folder / "assets" / "index-AbC123.js").write_text("console.log('app')")
+    (tmp_path / "secret.txt").write_text("outside the app")
+    return folder
+
+
+def client_for(tmp_path: Path, dist: Path, monkeypatch: pytest.MonkeyPatch) -> TestClient:
+    monkeypatch.setattr(middleware, "DIST", dist)
+    settings = Settings(sqlite_path=tmp_path / "w.db", encryption_key="k" * 40)
+    return TestClient(create_app(settings), base_url="http://127.0.0.1")
+
+
+@pytest.fixture
+def client(tmp_path: Path, dist: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    with client_for(tmp_path, dist, monkeypatch) as client:
+        yield client
+
+
+def test_the_root_is_the_app_with_the_auth_mode_and_no_caching(client: TestClient) -> None:
+    for headers in (HTML, {"accept": "*/*"}):
+        page = client.get("/", headers=headers)
+        assert page.status_code == 200
+        assert page.headers["content-type"].startswith("text/html")
+        assert '<head><meta name="auth-mode" content="local"><title>' in page.text
+        assert page.headers["cache-control"] == "no-cache"
+        assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    assert client.head("/", headers=HTML).status_code == 200
+
+
+def test_pages_under_agents_are_the_app_for_a_browser_and_json_for_fetches(
+    client: TestClient,
+) -> None:
+    agent = client.post("/agents", json={"name": "Kit"}).json()
+    for path in ("/agents", "/agents/new", f"/agents/{agent['id']}", f"/agents/{agent['id']}/chat"):
+        page = client.get(path, headers=HTML)
+        assert page.status_code == 200, path
+        assert 'id="spa"' in page.text, path
+    assert (
+        client.get("/agents", headers={"accept": "application/json"}).json()[0]["id"]
+        == (agent["id"])
+    )
+    assert client.get(f"/agents/{agent['id']}").json()["name"] == "Kit"
+    # An API path that is no page of the app answers JSON even to a browser.
+    blocks = client.get(f"/agents/{agent['id']}/memory/blocks", headers=HTML)
+    assert blocks.headers["content-type"].startswith("application/json")
+    assert client.get("/health", headers=HTML).json()["status"] == "ok"
+    assert "swagger" in client.get("/docs", headers=HTML).text.lower()
+
+
+def test_unknown_paths_serve_the_app_to_browsers_only(client: TestClient) -> None:
+    assert 'id="spa"' in client.get("/settings", headers=HTML).text
+    assert 'id="spa"' in client.get("/some/deep/link", headers=HTML).text
+    missing = client.get("/some/deep/link")
+    assert missing.status_code == 404
+    assert missing.json()["code"] == "not_found"
+    # Other methods are never the app's.
+    assert client.post("/some/deep/link", headers=HTML).status_code == 404
+
+
+def test_hashed_files_are_cached_for_a_year_and_nothing_else_is_served(
+    client: TestClient,
+) -> None:
+    asset = client.get("/assets/index-AbC123.js")
+    assert asset.status_code == 200
+    assert asset.text == "console.log('app')"
+    assert asset.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert asset.headers["content-type"].startswith("text/javascript")
+    for path in ("/assets/missing.js", "/assets/../../secret.txt", "/assets/%2e%2e/secret.txt"):
+        refused = client.get(path)
+        assert refused.status_code == 404, path
+        assert "outside the app" not in refused.text
+
+
+def test_the_local_mode_guard_still_covers_the_app(client: TestClient) -> None:
+    rebound = client.get("/", headers={**HTML, "host": "attacker.example"})
+    assert rebound.status_code == 403
+    assert rebound.json()["code"] == "host_rejected"
+
+
+def test_an_app_never_built_says_how_to_build_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with client_for(tmp_path, tmp_path / "no-dist", monkeypatch) as client:
+        for path in ("/", "/agents"):
+            answer = client.get(path, headers=HTML)
+            assert answer.status_code == 503
+            assert answer.json()["code"] == "web_app_not_built"
+            assert "./dev serve" in answer.json()["message"]
+            assert "npm run build" in answer.json()["message"]
+        assert client.get("/assets/index-AbC123.js").status_code == 404
+        assert client.get("/agents").json() == []  # the API works without the app

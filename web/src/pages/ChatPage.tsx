@@ -1,0 +1,419 @@
+import { useCallback, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { ApiError, describe, get, post } from "../api";
+import { Link, navigate } from "../router";
+import { postSse } from "../sse";
+import type { Agent, Conversation, ConversationPage, Message, MessagePage, ToolCall } from "../types";
+
+const PAGE = 30;
+
+type Item =
+  | { kind: "text"; step: number; text: string }
+  | { kind: "tool"; callId: string; name: string; arguments: unknown; result?: string };
+
+type Notice =
+  | { kind: "warning"; block: string; percent: number; words: number; limit: number; compactsAfter: number; warned: number }
+  | { kind: "compacted"; block: string; archived: number; before: number; after: number }
+  | { kind: "error"; code: string; message: string }
+  | { kind: "stopped" };
+
+type Status = "streaming" | "completed" | "failed" | "stopped";
+
+interface LiveTurn {
+  prompt: string;
+  items: Item[];
+  status: Status;
+  runId: string | null;
+}
+
+/** What one SSE event changes in the live turn; notices are collected apart. */
+function apply(turn: LiveTurn, event: string, data: Record<string, unknown>, notices: Notice[]): LiveTurn {
+  switch (event) {
+    case "run.started":
+      return { ...turn, runId: String(data.run_id) };
+    case "text.delta": {
+      const step = Number(data.step);
+      const last = turn.items[turn.items.length - 1];
+      if (last?.kind === "text" && last.step === step) {
+        return { ...turn, items: [...turn.items.slice(0, -1), { ...last, text: last.text + String(data.text) }] };
+      }
+      return { ...turn, items: [...turn.items, { kind: "text", step, text: String(data.text) }] };
+    }
+    case "tool.call":
+      return {
+        ...turn,
+        items: [...turn.items, { kind: "tool", callId: String(data.call_id), name: String(data.name), arguments: data.arguments }],
+      };
+    case "tool.result":
+      return {
+        ...turn,
+        items: turn.items.map((i) =>
+          i.kind === "tool" && i.callId === data.call_id ? { ...i, result: String(data.content) } : i,
+        ),
+      };
+    case "memory.warning":
+      notices.push({
+        kind: "warning",
+        block: String(data.block),
+        percent: Number(data.percent_used),
+        words: Number(data.word_count),
+        limit: Number(data.word_limit),
+        warned: Number(data.warned_turns),
+        compactsAfter: Number(data.compacts_after),
+      });
+      return turn;
+    case "memory.compacted":
+      notices.push({
+        kind: "compacted",
+        block: String(data.block),
+        archived: Number(data.archived_lines),
+        before: Number(data.words_before),
+        after: Number(data.words_after),
+      });
+      return turn;
+    case "error":
+      notices.push({ kind: "error", code: String(data.code), message: String(data.message) });
+      return turn;
+    case "run.completed":
+      return { ...turn, status: "completed" };
+    case "run.failed":
+      return { ...turn, status: data.code === "interrupted" ? "stopped" : "failed" };
+    default:
+      return turn;
+  }
+}
+
+export function ChatPage({ agentId, conversationId }: { agentId: string; conversationId?: string }) {
+  const [agent, setAgent] = useState<Agent | null>(null);
+  const [conversations, setConversations] = useState<Conversation[]>([]);
+  const [conversationsCursor, setConversationsCursor] = useState<string | null>(null);
+  const [history, setHistory] = useState<Message[]>([]);
+  const [earlier, setEarlier] = useState<string | null>(null);
+  const [live, setLive] = useState<LiveTurn | null>(null);
+  const [notices, setNotices] = useState<Notice[]>([]);
+  const [failure, setFailure] = useState<string | null>(null);
+  const [draft, setDraft] = useState("");
+  const stopper = useRef<AbortController | null>(null);
+
+  const loadConversations = useCallback(
+    async (cursor: string | null = null) => {
+      const query = `agent_id=${encodeURIComponent(agentId)}&limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      const page = await get<ConversationPage>(`/conversations?${query}`);
+      setConversations((old) => (cursor ? [...old, ...page.conversations] : page.conversations));
+      setConversationsCursor(page.cursor);
+    },
+    [agentId],
+  );
+
+  const loadLatest = useCallback(async (id: string) => {
+    const page = await get<MessagePage>(`/conversations/${id}/messages?order=newest&limit=${PAGE}`);
+    setHistory([...page.messages].reverse());
+    setEarlier(page.cursor);
+  }, []);
+
+  useEffect(() => {
+    setFailure(null);
+    Promise.all([get<Agent>(`/agents/${agentId}`).then(setAgent), loadConversations()]).catch((e) =>
+      setFailure(describe(e)),
+    );
+  }, [agentId, loadConversations]);
+
+  useEffect(() => {
+    setHistory([]);
+    setEarlier(null);
+    if (conversationId && !stopper.current) loadLatest(conversationId).catch((e) => setFailure(describe(e)));
+  }, [conversationId, loadLatest]);
+
+  async function loadEarlier() {
+    if (!conversationId || !earlier) return;
+    try {
+      const page = await get<MessagePage>(
+        `/conversations/${conversationId}/messages?order=newest&limit=${PAGE}&cursor=${encodeURIComponent(earlier)}`,
+      );
+      setHistory((old) => [...[...page.messages].reverse(), ...old]);
+      setEarlier(page.cursor);
+    } catch (e) {
+      setFailure(describe(e));
+    }
+  }
+
+  async function newConversation(): Promise<string> {
+    const created = await post<Conversation>("/conversations", { agent_id: agentId });
+    setConversations((old) => [created, ...old]);
+    navigate(`/agents/${agentId}/chat/${created.id}`);
+    return created.id;
+  }
+
+  async function send(event?: FormEvent) {
+    event?.preventDefault();
+    const prompt = draft.trim();
+    if (!prompt || stopper.current) return;
+    setFailure(null);
+    setNotices([]);
+    const controller = new AbortController();
+    stopper.current = controller;
+    let turn: LiveTurn = { prompt, items: [], status: "streaming", runId: null };
+    const found: Notice[] = [];
+    setLive(turn);
+    setDraft("");
+    let id = conversationId;
+    try {
+      id ??= await newConversation();
+      for await (const e of postSse(`/conversations/${id}/messages`, { content: prompt }, controller.signal)) {
+        let data: Record<string, unknown> = {};
+        try {
+          data = JSON.parse(e.data) as Record<string, unknown>;
+        } catch {
+          continue; // not one of ours
+        }
+        turn = apply(turn, e.event, data, found);
+        setLive(turn);
+        setNotices([...found]);
+      }
+    } catch (e) {
+      if (controller.signal.aborted) {
+        turn = { ...turn, status: "stopped" };
+        found.push({ kind: "stopped" });
+      } else {
+        turn = { ...turn, status: "failed" };
+        if (e instanceof ApiError) found.push({ kind: "error", code: e.code, message: e.message });
+        else found.push({ kind: "error", code: "network_error", message: describe(e) });
+        if (!turn.runId) setDraft(prompt); // nothing was sent: keep what was typed
+      }
+      setLive(turn);
+      setNotices([...found]);
+    }
+    try {
+      if (turn.status === "stopped" && turn.runId) await runEnded(turn.runId);
+      if (id) await loadLatest(id);
+      setLive(null);
+      loadConversations().catch(() => undefined);
+    } catch (e) {
+      setFailure(describe(e));
+    } finally {
+      stopper.current = null;
+    }
+  }
+
+  function onKey(event: KeyboardEvent<HTMLTextAreaElement>) {
+    if (event.key === "Enter" && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      send();
+    }
+  }
+
+  const streaming = live?.status === "streaming";
+  return (
+    <section className="chat">
+      <aside aria-label="Conversations">
+        <h1>{agent ? agent.name : "Chat"}</h1>
+        <p className="actions">
+          <button type="button" className="secondary" onClick={() => newConversation().catch((e) => setFailure(describe(e)))} disabled={streaming}>
+            New conversation
+          </button>
+          <Link href={`/agents/${agentId}`}>Memory</Link>
+        </p>
+        <h2>Conversations</h2>
+        {conversations.length === 0 && <p className="muted">None yet: send a message to start one.</p>}
+        <ul className="conversations">
+          {conversations.map((c) => (
+            <li key={c.id}>
+              <Link href={`/agents/${agentId}/chat/${c.id}`} aria-current={c.id === conversationId ? "true" : undefined}>
+                {c.title || "Conversation"}{" "}
+                <span className="muted">
+                  <time dateTime={c.created_at}>{new Date(c.created_at).toLocaleString()}</time>
+                </span>
+              </Link>
+            </li>
+          ))}
+        </ul>
+        {conversationsCursor && (
+          <button type="button" className="link" onClick={() => loadConversations(conversationsCursor)}>
+            More conversations
+          </button>
+        )}
+      </aside>
+      <div>
+        {failure && (
+          <p className="error" role="alert">
+            {failure}
+          </p>
+        )}
+        {earlier && (
+          <p>
+            <button type="button" className="secondary" onClick={loadEarlier}>
+              Load earlier messages
+            </button>
+          </p>
+        )}
+        <div className="log" role="region" aria-label="Messages">
+          <History messages={history} />
+          {live && <Live turn={live} />}
+        </div>
+        <Notices notices={notices} />
+        <p className="muted" aria-live="polite">
+          {streaming ? "The agent is answering…" : live?.status === "stopped" ? "Stopped." : ""}
+        </p>
+        <form className="composer" onSubmit={send}>
+          <label htmlFor="prompt">Message</label>
+          <textarea
+            id="prompt"
+            value={draft}
+            onChange={(e) => setDraft(e.target.value)}
+            onKeyDown={onKey}
+            placeholder="Write to the agent (Enter sends, Shift+Enter for a new line)"
+            maxLength={32000}
+          />
+          <div className="actions">
+            <button type="submit" disabled={streaming || draft.trim() === ""}>
+              Send
+            </button>
+            {streaming && (
+              <button type="button" className="danger" onClick={() => stopper.current?.abort()}>
+                Stop
+              </button>
+            )}
+          </div>
+        </form>
+      </div>
+    </section>
+  );
+}
+
+/** Waits until a stopped turn is stored as interrupted (GET /runs/{id} leaves `running`). */
+async function runEnded(runId: string): Promise<void> {
+  for (let i = 0; i < 40; i++) {
+    const run = await get<{ state: string }>(`/runs/${runId}`);
+    if (run.state !== "running") return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Stored messages as the page shows them: a user's message, then one card for everything
+ * the agent did in reply (its steps' tool calls with their results, and its text). */
+function History({ messages }: { messages: Message[] }) {
+  const results = new Map<string, Message>();
+  for (const m of messages) if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
+  const groups: Message[][] = [];
+  for (const m of messages) {
+    const last = groups[groups.length - 1];
+    if (m.role !== "user" && last && last[0].role !== "user") last.push(m);
+    else groups.push([m]);
+  }
+  return (
+    <>
+      {groups.map((group) => {
+        const first = group[0];
+        if (first.role === "user") {
+          return (
+            <article key={first.id} className="msg user">
+              <div className="who">
+                {first.actor_id ?? "you"}
+                {first.interrupted && <span className="badge">interrupted</span>}
+              </div>
+              <div className="text">{first.content}</div>
+            </article>
+          );
+        }
+        const answered = new Set(group.flatMap((m) => m.tool_calls.map((c) => c.id)));
+        return (
+          <article key={first.id} className="msg assistant">
+            <div className="who">
+              assistant
+              {group.some((m) => m.interrupted && m.role === "assistant") && <span className="badge">interrupted</span>}
+            </div>
+            {group.map((m) => (
+              <div key={m.id}>
+                {m.tool_calls.map((c: ToolCall, i) => (
+                  <ToolView key={c.id ?? i} name={c.name} args={c.arguments} result={c.id ? results.get(c.id)?.content : undefined} />
+                ))}
+                {m.role === "tool" && !(m.tool_call_id && answered.has(m.tool_call_id)) && (
+                  <pre className="tool-result">{m.content}</pre>
+                )}
+                {m.role !== "tool" && m.content && <div className="text">{m.content}</div>}
+              </div>
+            ))}
+          </article>
+        );
+      })}
+    </>
+  );
+}
+
+function Live({ turn }: { turn: LiveTurn }) {
+  return (
+    <>
+      <article className="msg user">
+        <div className="who">you</div>
+        <div className="text">{turn.prompt}</div>
+      </article>
+      <article className="msg assistant live" aria-busy={turn.status === "streaming"}>
+        <div className="who">
+          assistant
+          {turn.status === "stopped" && <span className="badge">interrupted</span>}
+        </div>
+        {turn.items.map((item, i) =>
+          item.kind === "tool" ? (
+            <ToolView key={item.callId} name={item.name} args={item.arguments} result={item.result} />
+          ) : (
+            <div key={i} className="text">
+              {item.text}
+            </div>
+          ),
+        )}
+        {turn.items.length === 0 && turn.status === "streaming" && <div className="muted">…</div>}
+      </article>
+    </>
+  );
+}
+
+function ToolView({ name, args, result }: { name: string; args: unknown; result?: string }) {
+  return (
+    <details className="tool" open>
+      <summary>
+        Tool call: <code>{name}</code>
+      </summary>
+      <div className="muted">Arguments</div>
+      <pre className="tool-args">{JSON.stringify(args, null, 2)}</pre>
+      <div className="muted">Result</div>
+      <pre className="tool-result">{result ?? "(waiting for the tool…)"}</pre>
+    </details>
+  );
+}
+
+function Notices({ notices }: { notices: Notice[] }) {
+  if (notices.length === 0) return null;
+  return (
+    <ul className="notices" aria-label="Turn notices">
+      {notices.map((n, i) => {
+        switch (n.kind) {
+          case "warning":
+            return (
+              <li key={i} className="notice">
+                Memory block <strong>{n.block}</strong> is {n.percent}% full ({n.words}/{n.limit} words); warned{" "}
+                {n.warned} turn(s), compacted at {n.compactsAfter}.
+              </li>
+            );
+          case "compacted":
+            return (
+              <li key={i} className="notice">
+                Memory block <strong>{n.block}</strong> was compacted: {n.before} → {n.after} words, {n.archived} line(s)
+                moved to archival memory.
+              </li>
+            );
+          case "error":
+            return (
+              <li key={i} className="error" role="alert">
+                {n.message} ({n.code})
+              </li>
+            );
+          case "stopped":
+            return (
+              <li key={i} className="notice">
+                Stopped: the partial reply is kept, marked interrupted.
+              </li>
+            );
+        }
+      })}
+    </ul>
+  );
+}

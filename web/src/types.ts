@@ -1,0 +1,58 @@
+// The API's answers the pages read (api/*/schemas.py).
+import type { FormField } from "./forms/schema";
+
+export interface Agent {
+  id: string;
+  name: string;
+  architecture: string;
+  provider: string;
+  model: string;
+  persona: string;
+  event_expiry_days: number;
+  recent_turns: number;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AgentForm {
+  fields: FormField[];
+  models: Record<string, string[]>;
+  notes: Record<string, string>;
+}
+
+export interface Conversation {
+  id: string;
+  agent_id: string;
+  title: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ToolCall {
+  id?: string;
+  call_id?: string;
+  name: string;
+  arguments: unknown;
+}
+
+export interface Message {
+  id: string;
+  role: "user" | "assistant" | "tool" | "system";
+  content: string;
+  actor_id: string | null;
+  tool_calls: ToolCall[];
+  tool_call_id: string | null;
+  interrupted: boolean;
+  created_at: string;
+}
+
+export interface ConversationPage {
+  conversations: Conversation[];
+  cursor: string | null;
+}
+
+export interface MessagePage {
+  messages: Message[];
+  cursor: string | null;
+}
