@@ -103,7 +103,10 @@ def is_openai_text(name: str, data: str) -> bool:
 def calls_before_the_llm(calls: list[Call]) -> list[Call]:
     """The calls that started before the turn's first message write: the runtime awaits
     every read first, then starts that write as it starts the LLM call."""
-    writes = [c for c in calls if c.operation == "put" and " MESSAGE#" in c.target]
+    # The user's message is put alone, or first in the transaction that opens the run.
+    writes = [
+        c for c in calls if c.operation in ("put", "transact_write") and " MESSAGE#" in c.target
+    ]
     if not writes:
         raise RuntimeError("the turn stored no message")
     return [c for c in calls if c.start < writes[0].start]

@@ -13,6 +13,9 @@ from pydantic import BaseModel
 FieldType = Literal["string", "url", "integer", "number", "boolean", "select", "text", "json"]
 
 
+SCALARS: dict[str, FieldType] = {"integer": "integer", "number": "number", "boolean": "boolean"}
+
+
 class Option(BaseModel):
     value: Any
     label: str
@@ -58,14 +61,13 @@ def _unwrap(prop: dict[str, Any]) -> dict[str, Any]:
 def _type(prop: dict[str, Any]) -> FieldType:
     if "enum" in prop or "const" in prop:
         return "select"
-    kind = prop.get("type")
+    kind: str | None = prop.get("type")
     if kind in ("object", "array") or (kind is None and _free_json(prop)):
         return "json"
-    kind = kind or "string"
     if kind == "string" and prop.get("format") == "uri":
         return "url"
-    if kind in ("integer", "number", "boolean"):
-        return kind  # type: ignore[no-any-return]
+    if kind in SCALARS:
+        return SCALARS[kind]
     if kind == "string" and prop.get("format") == "multiline":
         return "text"
     return "string"

@@ -16,6 +16,7 @@ from api.llm.errors import (
     ProviderUnavailable,
     brief,
 )
+from api.llm.http import provider_transport
 from api.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -108,7 +109,9 @@ class AnthropicProvider:
             timeout=timeout,
             max_retries=max_retries,
             # A redirect could lead past the URL guard to an internal address.
-            http_client=anthropic.DefaultAsyncHttpxClient(follow_redirects=False),
+            http_client=anthropic.DefaultAsyncHttpxClient(
+                follow_redirects=False, transport=provider_transport()
+            ),
         )
 
     @property

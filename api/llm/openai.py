@@ -22,6 +22,7 @@ from api.llm.errors import (
     ProviderUnavailable,
     brief,
 )
+from api.llm.http import provider_transport
 from api.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -150,7 +151,9 @@ class OpenAIProvider:
             timeout=timeout,
             max_retries=max_retries,
             # A redirect could lead past the URL guard to an internal address.
-            http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False),
+            http_client=openai.DefaultAsyncHttpxClient(
+                follow_redirects=False, transport=provider_transport()
+            ),
         )
 
     @property
@@ -182,8 +185,10 @@ class OpenAIProvider:
                 options=make_request_options(security={"bearer_auth": True}),
                 stream=True,
                 # Chunks as the JSON they are: a ChatCompletionChunk model per chunk costs
-                # about six times as much to build as the dict (bench/turn.py's CPU).
-                stream_cls=AsyncStream[dict[str, Any]],
+                # about six times as much to build as the dict (bench/turn.py's CPU), and
+                # `object` is the one chunk type the SDK hands over untouched (for
+                # `dict[str, Any]` it still walks every value of every chunk).
+                stream_cls=AsyncStream[object],
             )
             # Leaving the block closes the response: a consumer that stops early (a client
             # gone) ends the provider's work too.

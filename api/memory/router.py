@@ -10,6 +10,7 @@ from api.agents.service import AgentNotFound
 from api.contract.errors import errors
 from api.deps import ClockDep, SearchDep, TableDep
 from api.embeddings.base import EmbeddingError
+from api.kit.forms import form_of
 from api.memory import archival
 from api.memory import service as memory
 from api.memory.errors import (
@@ -44,6 +45,7 @@ from api.memory.schemas import (
     BlockUpdate,
     LineChangeOut,
     LineIn,
+    MemoryForms,
     Tag,
 )
 from api.messages.schemas import MAX_QUERY_CHARS
@@ -63,6 +65,13 @@ BLOCK_WRITE = (
     VersionMismatch,
     MemoryBusy,
 )
+
+
+@router.get("/schema")
+async def memory_forms(agent: OwnedAgent) -> MemoryForms:
+    """The forms to create a block and to insert an archival memory (web/'s inspector draws
+    them; each is accepted by its own POST when filled as it says)."""
+    return MemoryForms(block=form_of(BlockCreate), archival=form_of(ArchivalCreate))
 
 
 @router.get("/blocks")

@@ -3,6 +3,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from api.kit.forms import Form
 from api.kit.text import BlockName
 from api.memory.archival import Match
 from api.memory.blocks import MAX_BLOCK_NAME, MAX_WORD_LIMIT
@@ -46,7 +47,11 @@ class BlockCreate(BaseModel):
     name: BlockName = Field(min_length=1, max_length=MAX_BLOCK_NAME)
     description: str = Field(default="", max_length=500)
     word_limit: int = Field(default=DEFAULT_WORD_LIMIT, strict=True, ge=1, le=MAX_WORD_LIMIT)
-    content: str = Field(default="", description="Initial lines, one per line")
+    content: str = Field(
+        default="",
+        description="Initial lines, one per line",
+        json_schema_extra={"format": "multiline"},
+    )
 
 
 class LineIn(BaseModel):
@@ -93,7 +98,7 @@ Confidence = Annotated[float, Field(ge=0.0, le=1.0, strict=True, description="0.
 class ArchivalCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(min_length=1)
+    content: str = Field(min_length=1, json_schema_extra={"format": "multiline"})
     category: Category | None = Field(default=None, description="Seed 003's kind of knowledge.")
     context: str | None = Field(
         default=None, max_length=MAX_CONTEXT_CHARS, description="When or why it matters."
@@ -157,3 +162,10 @@ class ArchivalSearchOut(BaseModel):
     total: int
     mode: SearchMode
     memories: list[ArchivalHitOut]
+
+
+class MemoryForms(BaseModel):
+    """The forms of the memory inspector, from the models that validate their POSTs."""
+
+    block: Form = Field(description="POST /blocks: a new block's definition and lines")
+    archival: Form = Field(description="POST /archival: a new archival memory")

@@ -29,6 +29,7 @@ from api.memory.summarizer import summarizer_for
 from api.memory_runs import prompt, repository
 from api.memory_runs.models import MemoryRun, PendingMemoryRun
 from api.messages.models import Message
+from api.observability import metrics
 from api.queue.base import Delivery, RunQueue
 from api.runs.bus import RunBus
 from api.runs.process import ProcessId, this_process
@@ -275,7 +276,8 @@ class MemoryRunner:
             await self._end(started, "failed", error=started.error or "Too many attempts.")
             return True, started.attempts
         try:
-            result, edits = await self.process(started)
+            with metrics.memory_run():
+                result, edits = await self.process(started)
         except Exception as e:
             failure = e if isinstance(e, AppError) else AppError("unexpected failure")
             if not isinstance(e, AppError):
@@ -370,6 +372,7 @@ class MemoryRunner:
                 sent = await self.sweep()
                 if sent:
                     log.warning("%d memory runs left by a stopped process were sent again", sent)
+                    metrics.BACKGROUND_RUNS_SWEPT.labels("memory").inc(sent)
             except StoreError as e:
                 log.warning("looking for memory runs left behind failed: %s", e)
             await asyncio.sleep(SWEEP_SECONDS)

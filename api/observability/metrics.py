@@ -10,7 +10,8 @@ workers start, each worker writes its values there, and whichever worker answers
 adds them all up. Gauges are summed over the workers alive."""
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Literal
 
 from prometheus_client import (
@@ -146,6 +147,7 @@ BACKGROUND_RUNS_SWEPT = Counter(
 
 TurnOutcome = Literal["completed", "failed", "interrupted"]
 _TURNS_RUNNING = BACKGROUND_RUNS.labels("turn", "running")
+_MEMORY_RUNS_RUNNING = BACKGROUND_RUNS.labels("memory", "running")
 
 
 def observe_request(method: str, route: str, status: int, seconds: float) -> None:
@@ -164,6 +166,16 @@ def turn_finished(provider: str, outcome: TurnOutcome, failure_code: str | None)
     TURNS_FINISHED.labels(provider, outcome).inc()
     if outcome == "failed":
         TURN_FAILURES.labels(provider, failure_code or "internal_error").inc()
+
+
+@contextmanager
+def memory_run() -> Iterator[None]:
+    """A seed 004 memory run being worked on by this process, for as long as it is."""
+    _MEMORY_RUNS_RUNNING.inc()
+    try:
+        yield
+    finally:
+        _MEMORY_RUNS_RUNNING.dec()
 
 
 class SearchIndexSizes:

@@ -20,7 +20,7 @@ from api.messages.service import MessageHit
 Role = Literal["user", "assistant", "system"]
 MAX_CONTENT_CHARS = 50_000  # a message is stored twice (itself and its searchable copy)
 MAX_CONTEXT_QUERY_CHARS = 32_000  # a prompt, as the interceptor sends it
-MAX_BATCH_MESSAGES = 20  # one transaction holds them with their copies (100 operations)
+MAX_BATCH_MESSAGES = 10  # with their copies, within a transaction's 100 items and 4 MB
 # Block ids are derived, not stored: the same agent and label always give the same id.
 BLOCK_IDS = uuid.UUID("5eed0002-b10c-4d1d-8e5a-6c0de1b10c50")
 

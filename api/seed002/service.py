@@ -83,12 +83,19 @@ async def add_messages(
     """Messages of one session stored as add_message stores one, all in one transaction
     (all or none), embedded in one call, in the order given."""
     table = search.table
-    agent = await agents.get_by_name(table, email, agent_name)
-    session_id = session_id or conversations.default_session_id(email, agent.agent_id)
+    agent_id = await agents.id_by_name(table, email, agent_name)
+    session_id = session_id or conversations.default_session_id(email, agent_id)
     texts = list(dict.fromkeys(s.content for s in said))
-    vectors = dict(zip(texts, await search.vectors(texts), strict=True))
-    for _ in range(SESSION_ATTEMPTS):
-        found = await conversations.find_session(table, email, agent.agent_id, session_id)
+    # The agent, its session and the vectors at once: one hop to the store, not two.
+    agent, found, embedded = await asyncio.gather(
+        agents.get(table, email, agent_id),
+        conversations.find_session(table, email, agent_id, session_id),
+        search.vectors(texts),
+    )
+    vectors = dict(zip(texts, embedded, strict=True))
+    for attempt in range(SESSION_ATTEMPTS):
+        if attempt:
+            found = await conversations.find_session(table, email, agent.agent_id, session_id)
         conversation_id = await conversations.open_session(
             table, agent, session_id, clock, found=found
         )
@@ -183,9 +190,11 @@ async def context(
             "the same name."
         )
     wanted = bool(body.query.strip()) and max_messages > 0
-    agent, blocks, hits = await asyncio.gather(
-        agents.get(table, email, agent_id),
+    # The blocks first: their reads start a step later (a gather of their own), and so
+    # still join the agent's and the search's in one hop to the store.
+    blocks, agent, hits = await asyncio.gather(
         memory.list_blocks(table, agent_id),
+        agents.get(table, email, agent_id),
         _relevant(search, email, agent_id, body.query, max_messages) if wanted else _no_hits(),
     )
     return agent, [b for b in blocks if b.lines], hits

@@ -186,16 +186,27 @@ async def export_agent(
     head += [WarningRecord(block=b, warning_turns=n) for b, n in sorted(warnings.items())]
     yield first + await _encoded(head, digest)
 
-    cursor: str | None = None
-    while True:
-        found, cursor = await memory.archival_items_page(table, agent_id, limit=PAGE, cursor=cursor)
-        records: list[Record] = [
-            archival_record(m, item, with_vector=with_vectors) for m, item in found
-        ]
-        if records:
-            yield await _encoded(records, digest)
-        if cursor is None:
-            break
+    # The biggest kind: the next page is read while this one is encoded and sent.
+    reading = asyncio.ensure_future(
+        memory.archival_items_page(table, agent_id, limit=PAGE, cursor=None)
+    )
+    cursor: str | None
+    try:
+        while True:
+            found, cursor = await reading
+            if cursor is not None:
+                reading = asyncio.ensure_future(
+                    memory.archival_items_page(table, agent_id, limit=PAGE, cursor=cursor)
+                )
+            records: list[Record] = [
+                archival_record(m, item, with_vector=with_vectors) for m, item in found
+            ]
+            if records:
+                yield await _encoded(records, digest)
+            if cursor is None:
+                break
+    finally:
+        reading.cancel()  # a reader that stopped early leaves no read behind
 
     owner = agent.created_by
     cursor = None

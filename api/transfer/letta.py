@@ -105,6 +105,7 @@ class AgentFile(_Loose):
     files: list[Any] = Field(default_factory=list)
     sources: list[Any] = Field(default_factory=list)
     mcp_servers: list[Any] = Field(default_factory=list)
+    created_at: datetime | None = None
 
 
 @dataclass
@@ -160,6 +161,11 @@ def word_limit(char_limit: int | None, lines: list[str]) -> int:
     """Letta's character limit as words, never below what the block already holds."""
     words = math.ceil((char_limit or 5000) / CHARS_PER_WORD)
     return max(1, min(blocks.MAX_WORD_LIMIT, max(words, blocks.count_words(lines))))
+
+
+def _utc(moment: datetime) -> datetime:
+    """Letta writes UTC; a time without a zone is read as UTC, never as this machine's."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _text(content: str | list[dict[str, Any]] | None) -> str:
@@ -266,7 +272,9 @@ def _conversation(
             conversation_id=conversation_id,
             title=f"Imported from Letta: {agent.name}"[:200],
             created_at=created,
-            updated_at=max((m.created_at for m in agent.messages if m.created_at), default=created),
+            updated_at=max(
+                (_utc(m.created_at) for m in agent.messages if m.created_at), default=created
+            ),
         )
     ]
     system = 0
@@ -278,7 +286,7 @@ def _conversation(
                 left.append(("message", f"role {message.role!r} has no counterpart here", 1))
             continue
         # Our message ids order messages of the same instant: the file's order, kept.
-        at = message.created_at or created
+        at = _utc(message.created_at) if message.created_at else created
         records.append(
             MessageRecord(
                 conversation_id=conversation_id,

@@ -66,33 +66,41 @@ async def _write_export(
 ) -> ImportReport:
     writer = Writer(search, email, plan.header.source_agent_id)
     records = reader.RecordFile(path)
+    # The next batch is read and parsed on a thread while this one is written.
+    reading = asyncio.ensure_future(asyncio.to_thread(records.next_batch, READ_BATCH))
     try:
-        while batch := await asyncio.to_thread(records.next_batch, READ_BATCH):
+        while batch := await reading:
+            reading = asyncio.ensure_future(asyncio.to_thread(records.next_batch, READ_BATCH))
             for record in batch:
                 await writer.add(record)
             progress.wrote(len(batch))
     finally:
+        await asyncio.wait([reading])  # the file is closed only once no thread reads it
+        if not reading.cancelled():
+            reading.exception()  # seen: a failed read ahead is not reported as lost
         records.close()
     return await writer.finish()
 
 
-def _read_letta(path: Path) -> tuple[letta.AgentFile, str]:
+def _checked_letta(path: Path) -> list[letta.Converted]:
+    """Pass 1 for a Letta file (a worker thread's work): read whole, converted, and every
+    agent's records checked before any is written."""
     if path.stat().st_size > letta.MAX_FILE_BYTES:
         raise refuse(None, f"A Letta agent file is read whole: at most {letta.MAX_FILE_BYTES} B.")
     data = path.read_bytes()
-    return letta.parse(data), hashlib.sha256(data).hexdigest()
+    converted = letta.convert(letta.parse(data), hashlib.sha256(data).hexdigest())
+    for agent in converted:
+        checker = Checker()
+        for record in agent.records:
+            checker.check(record, None)
+        checker.finish()
+    return converted
 
 
 async def _import_letta(
     search: SearchEngine, email: str, path: Path, progress: Progress
 ) -> list[ImportReport]:
-    parsed, digest = await asyncio.to_thread(_read_letta, path)
-    converted = letta.convert(parsed, digest)
-    for agent in converted:  # pass 1: every agent's records, before any is written
-        checker = Checker()
-        for record in agent.records:
-            checker.check(record, None)
-        checker.finish()
+    converted = await asyncio.to_thread(_checked_letta, path)
     progress.checked(sum(len(agent.records) for agent in converted))
     reports: list[ImportReport] = []
     for agent in converted:

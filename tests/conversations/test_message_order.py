@@ -30,7 +30,7 @@ def test_newest_first_pages_back_in_time(client: TestClient) -> None:
 
     seen, cursor = [], None
     while True:
-        params = {"order": "newest", "limit": 4, **({"cursor": cursor} if cursor else {})}
+        params = {"order": "newest", "limit": "4", **({"cursor": cursor} if cursor else {})}
         page = client.get(path, params=params).json()
         seen += page["messages"]
         cursor = page["cursor"]

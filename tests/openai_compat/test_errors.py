@@ -33,8 +33,9 @@ HELLO = user_says("Hello")
 def refused(response: httpx2.Response, status: int, code: str, param: str | None = None) -> Any:
     assert response.status_code == status, response.text
     error = response.json()["error"]
-    assert set(error) == {"message", "type", "param", "code"}
+    assert set(error) == {"message", "type", "param", "code", "request_id"}
     assert (error["code"], error["param"]) == (code, param), error
+    assert error["request_id"] == response.headers["X-Request-ID"]
     assert error["message"]
     return error
 
@@ -260,6 +261,7 @@ def test_a_provider_failing_mid_stream_is_an_openai_error_chunk(
         "type": "server_error",
         "param": None,
         "code": "provider_unavailable",
+        "request_id": stream.response.headers["X-Request-ID"],
     }
 
 

@@ -276,3 +276,66 @@ async def test_message_metadata_round_trips_on_every_engine(table: Table) -> Non
     recall = await table.get(MessageRecall.from_dynamo_item(copy_item("a1", message, {})).key())
     assert recall is not None
     assert MessageRecall.from_dynamo_item(recall).metadata == message.metadata
+
+
+# --- POST /messages/batch (ours: the learning() client stores an exchange with one request)
+
+
+def test_a_batch_is_stored_in_order_as_messages_are(api: TestClient, clock: FrozenClock) -> None:
+    agent = new_agent(api)
+    body = {
+        "agent_name": "my_agent",
+        "messages": [
+            {"role": "user", "content": "My bike is red.", "metadata": {"source": "learning"}},
+            {"role": "assistant", "content": "A red bike, noted."},
+        ],
+    }
+    stored = api.post("/messages/batch", json=body)
+    assert stored.status_code == 201, stored.text
+    question, answer = stored.json()
+    assert (question["role"], question["content"]) == ("user", "My bike is red.")
+    assert question["metadata"] == {"source": "learning"}
+    assert (answer["role"], answer["content"], answer["metadata"]) == (
+        "assistant",
+        "A red bike, noted.",
+        None,
+    )
+    assert {question["agent_id"], answer["agent_id"]} == {agent["id"]}
+    assert question["conversation_id"] == answer["conversation_id"]
+    said_at = [datetime.fromisoformat(m["created_at"]) for m in (question, answer)]
+    assert said_at[0] < said_at[1]
+    # Listed, searchable and in the session's conversation like any posted message.
+    listed = api.get("/messages/my_agent").json()
+    assert [m["id"] for m in listed] == [answer["id"], question["id"]]
+    single = post_message(api, clock, "And one more.")
+    assert single["conversation_id"] == question["conversation_id"]
+    found = api.post("/messages/search", json={"agent_name": "my_agent", "query": "red bike"})
+    assert question["id"] in [m["id"] for m in found.json()]
+    context = api.post("/context/my_agent", json={"query": "What colour is my bike?"}).json()
+    assert "My bike is red." in [m["content"] for m in context["relevant_messages"]]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"messages": []},
+        {"messages": [{"role": "user", "content": f"m{n}"} for n in range(11)]},
+        {"messages": [{"role": "user", "content": "fine"}, {"role": "tool", "content": "x"}]},
+        {"messages": [{"role": "user", "content": "fine"}, {"role": "user", "content": " "}]},
+        {"messages": [{"role": "user", "content": "hi", "agent_name": "my_agent"}]},
+        {"messages": "hi"},
+        {"agent_name": ""},
+        {"session_id": "bad\nid"},
+        {"extra": "field"},
+    ],
+)
+def test_a_bad_batch_is_422_and_stores_nothing(api: TestClient, changes: dict[str, Any]) -> None:
+    new_agent(api)
+    body = {"agent_name": "my_agent", "messages": [{"role": "user", "content": "hi"}], **changes}
+    refused(api.post("/messages/batch", json=body), 422, "validation_error")
+    assert api.get("/messages/my_agent").json() == []
+
+
+def test_a_batch_for_an_unknown_agent_is_404(api: TestClient) -> None:
+    body = {"agent_name": "nobody", "messages": [{"role": "user", "content": "hi"}]}
+    refused(api.post("/messages/batch", json=body), 404, "agent_not_found")

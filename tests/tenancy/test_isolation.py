@@ -183,6 +183,7 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/agents/{agent_id}"): Probe(agent),
     ("PATCH", "/agents/{agent_id}"): Probe(agent, body={"persona": "taken over"}),
     ("DELETE", "/agents/{agent_id}"): Probe(agent),
+    ("GET", "/agents/{agent_id}/memory/schema"): Probe(agent),
     ("GET", "/agents/{agent_id}/memory/blocks"): Probe(agent),
     ("POST", "/agents/{agent_id}/memory/blocks"): Probe(agent, body={"name": "planted"}),
     ("GET", "/agents/{agent_id}/memory/blocks/{block}"): Probe(block),
@@ -203,6 +204,8 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("GET", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
     ("DELETE", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
     ("GET", "/agents/{agent_id}/messages/search"): Probe(agent, query="?q=secret"),
+    ("GET", "/agents/{agent_id}/export"): Probe(archival_memory),
+    ("POST", "/agents/import"): SELF + " (lands in the caller's tenant, under ids of its own)",
     ("POST", "/conversations"): Probe(agent, body={"agent_id": "{agent_id}"}, body_names_ids=True),
     ("GET", "/conversations"): Probe(agent, query="?agent_id={agent_id}"),
     ("GET", "/conversations/{conversation_id}"): Probe(conversation),
@@ -222,6 +225,11 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("POST", "/messages"): Probe(
         named_agent,
         body={"agent_name": "{agent_name}", "role": "user", "content": "planted"},
+        body_names_ids=True,
+    ),
+    ("POST", "/messages/batch"): Probe(
+        named_agent,
+        body={"agent_name": "{agent_name}", "messages": [{"role": "user", "content": "planted"}]},
         body_names_ids=True,
     ),
     ("GET", "/messages/{agent_name}"): Probe(named_message),

@@ -146,7 +146,7 @@ async def make_agent(search: SearchEngine, clock: FrozenClock, email: str = ADA)
             Message(
                 conversation_id=conversation.conversation_id,
                 message_id=f"m{i}",
-                role=role,  # type: ignore[arg-type]
+                role=role,
                 content=content,
                 actor_id="ada" if role == "user" else None,
                 tool_calls=calls,

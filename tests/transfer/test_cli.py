@@ -41,12 +41,15 @@ def test_export_to_stdout_then_import_for_another_user(
     imported = run_cli("import", str(file), "--user", BOB, env=env)
     assert imported.returncode == 0, imported.stderr
     assert "Imported agent 'Memory: customer_42'" in imported.stdout
-    assert "5 archival" in imported.stdout and "4 message" in imported.stdout
-    assert "importing" in imported.stderr and "100%" in imported.stderr  # the progress bar
+    assert "5 archival" in imported.stdout
+    assert "4 message" in imported.stdout
+    assert "importing" in imported.stderr
+    assert "100%" in imported.stderr
 
     again = run_cli("import", str(file), "--user", BOB, env=env)
     assert again.returncode == 0, again.stderr
-    assert "Already there:" in again.stdout and "written: nothing" in again.stdout
+    assert "Already there:" in again.stdout
+    assert "written: nothing" in again.stdout
 
     async def bobs_memory() -> list[str]:
         table = SqliteTable(db, "agent-memory", load_definition(), clock=clock)
@@ -67,12 +70,14 @@ def test_mistakes_are_told_plainly(tmp_path: Path) -> None:
     assert missing.returncode == 2
     assert "No agent with that id or name" in missing.stderr
     no_file = run_cli("import", str(tmp_path / "none.jsonl"), env=env)
-    assert no_file.returncode == 2 and "no file" in no_file.stderr
+    assert no_file.returncode == 2
+    assert "no file" in no_file.stderr
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type":"header","format":"agent-memory-export","version":1}\n')
     refused = run_cli("import", str(bad), env=env)
     assert refused.returncode == 2
-    assert "Nothing was imported" in refused.stderr and "Traceback" not in refused.stderr
+    assert "Nothing was imported" in refused.stderr
+    assert "Traceback" not in refused.stderr
     google = {
         **env,
         "AUTH_MODE": "google",
@@ -82,6 +87,8 @@ def test_mistakes_are_told_plainly(tmp_path: Path) -> None:
         "GOOGLE_CLIENT_SECRET": "secret",
     }
     no_user = run_cli("export", "x", env=google)
-    assert no_user.returncode == 2 and "--user EMAIL" in no_user.stderr
+    assert no_user.returncode == 2
+    assert "--user EMAIL" in no_user.stderr
     unknown = run_cli("export", "x", "--user", "who@example.com", env=google)
-    assert unknown.returncode == 2 and "there is no user 'who@example.com'" in unknown.stderr
+    assert unknown.returncode == 2
+    assert "there is no user 'who@example.com'" in unknown.stderr

@@ -3,6 +3,7 @@ file), and the size limits of an import."""
 
 import asyncio
 import json
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ def _agent(client: TestClient) -> str:
     assert made.status_code == 201, made.text
     agent_id: str = made.json()["id"]
     for content, category, context, confidence, tags in FACTS:
-        body = {"content": content, "category": category, "tags": tags}
+        body: dict[str, Any] = {"content": content, "category": category, "tags": tags}
         if context:
             body["context"] = context
         if confidence is not None:
@@ -63,7 +64,8 @@ def test_an_agent_exported_and_imported_over_http(api: TestClient) -> None:
     )
     assert imported.status_code == 201, imported.text
     (report,) = imported.json()["agents"]
-    assert report["created"] and report["agent_name"] == "Helper (imported)"
+    assert report["created"]
+    assert report["agent_name"] == "Helper (imported)"
     assert report["written"]["archival"] == 5
     assert report["notes"] == [
         "you have an agent named 'Helper': this one is named 'Helper (imported)'"
@@ -137,8 +139,9 @@ def test_the_spool_refuses_past_its_limit_and_leaves_no_file(tmp_path: Path) -> 
         for _ in range(10):
             yield b"x" * 1000
 
-    before = set(Path(transfer.tempfile.gettempdir()).glob("agent-import-*"))
+    before = set(Path(tempfile.gettempdir()).glob("agent-import-*"))
     with pytest.raises(ImportTooLarge) as refusal:
         asyncio.run(transfer.spool(body(), 5000))
-    assert refusal.value.status_code == 413 and "MAX_IMPORT_BYTES" in refusal.value.message
-    assert set(Path(transfer.tempfile.gettempdir()).glob("agent-import-*")) == before
+    assert refusal.value.status_code == 413
+    assert "MAX_IMPORT_BYTES" in refusal.value.message
+    assert set(Path(tempfile.gettempdir()).glob("agent-import-*")) == before

@@ -23,7 +23,8 @@ async def test_a_letta_agent_file_becomes_an_agent_with_core_memory_and_a_conver
 ) -> None:
     table = search_sqlite.table
     (report,) = await transfer.import_file(search_sqlite, BOB, FIXTURE)
-    assert report.created and report.agent_name == "Support Bot"
+    assert report.created
+    assert report.agent_name == "Support Bot"
     agent = await agents.get(table, BOB, report.agent_id)
     assert agent is not None
     assert agent.agent_persona == "I am a patient support agent for Acme."
@@ -34,7 +35,8 @@ async def test_a_letta_agent_file_becomes_an_agent_with_core_memory_and_a_conver
     blocks = {v.name: v for v in await memory.list_blocks(table, report.agent_id)}
     assert set(blocks) == {"human", "persona", "policies"}
     assert blocks["human"].lines == ("Name: Dana", "Prefers email over phone.")
-    assert blocks["human"].is_default and blocks["persona"].is_default
+    assert blocks["human"].is_default
+    assert blocks["persona"].is_default
     assert not blocks["policies"].is_default
     # Letta's character limits as words: 5000, 2000 and 20000 characters.
     limits = {name: v.word_limit for name, v in blocks.items()}
@@ -66,7 +68,8 @@ async def test_a_letta_agent_file_becomes_an_agent_with_core_memory_and_a_conver
 
     before = await everything(table)
     (again,) = await transfer.import_file(search_sqlite, BOB, FIXTURE)
-    assert not again.created and again.agent_id == report.agent_id
+    assert not again.created
+    assert again.agent_id == report.agent_id
     assert await everything(table) == before
 
 
@@ -86,7 +89,8 @@ async def test_letta_blocks_are_converted_to_fit(
     (report,) = await transfer.import_file(search_sqlite, BOB, path)
     blocks = {v.name: v for v in await memory.list_blocks(search_sqlite.table, report.agent_id)}
     notes = blocks["project_notes"]
-    assert all(len(line) <= 2000 for line in notes.lines) and len(notes.lines) == 2
+    assert all(len(line) <= 2000 for line in notes.lines)
+    assert len(notes.lines) == 2
     assert notes.word_limit == 600  # 100 characters would be 17 words: too few to hold it
     assert set(blocks) == {"project_notes", "human", "persona"}  # the defaults added
     left = [s for s in report.skipped.values() if s.kind == "block"]

@@ -36,15 +36,19 @@ async def test_an_agent_moves_to_another_user_with_all_its_memory(
     source = made.agent.agent_id
     data = await export_bytes(table, made.agent, clock)
     kinds = [r["type"] for r in records(data)]
-    assert kinds[:3] == ["header", "agent", "subject"] and kinds[-1] == "end"
-    assert b"sk-" not in data and b"api_key" not in data  # no credentials travel
+    assert kinds[:3] == ["header", "agent", "subject"]
+    assert kinds[-1] == "end"
+    assert b"sk-" not in data
+    assert b"api_key" not in data
 
     (report,) = await transfer.import_file(search, BOB, write(tmp_path, data))
     assert report.created
     copy = report.agent_id
     assert copy == ids.agent_id(BOB, source) != source
-    assert report.written["archival"] == 5 and report.written["message"] == 4
-    assert report.written["memory_run"] == 1 and report.written["subject"] == 1
+    assert report.written["archival"] == 5
+    assert report.written["message"] == 4
+    assert report.written["memory_run"] == 1
+    assert report.written["subject"] == 1
 
     # Core memory, limits and capacity state.
     mine = [
@@ -88,9 +92,12 @@ async def test_an_agent_moves_to_another_user_with_all_its_memory(
 
     # Seed 004: Bob's subject names the copy; the run's history came along, under the copy.
     subject = await subjects.get(table, BOB, SUBJECT)
-    assert subject is not None and subject.agent_id == copy
+    assert subject is not None
+    assert subject.agent_id == copy
     run = await memory_runs.get(table, copy, ids.run_id(copy, made.run_id))
-    assert run is not None and run.result == "Updated summary." and run.user_email == BOB
+    assert run is not None
+    assert run.result == "Updated summary."
+    assert run.user_email == BOB
 
     # And Ada's agent is untouched, still hers alone.
     assert await subjects.get(table, ADA, SUBJECT) is not None
@@ -105,7 +112,8 @@ async def test_importing_the_same_file_twice_changes_nothing(
     before = await everything(search.table)
     (again,) = await transfer.import_file(search, BOB, path)
     assert await everything(search.table) == before
-    assert again.agent_id == first.agent_id and not again.created
+    assert again.agent_id == first.agent_id
+    assert not again.created
     assert sum(again.written.values()) == 0
     skipped = {(s.kind, s.reason): s.count for s in again.skipped.values()}
     assert skipped[("archival", "the same text is stored already")] == 5

@@ -93,9 +93,7 @@ def browser(built_app: Path) -> Iterator[object]:
 
     # launch() gives every browser a new, temporary --user-data-dir of its own.
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-        )
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             yield browser
         finally:

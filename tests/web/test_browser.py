@@ -3,12 +3,14 @@ model: create an agent from the backend's form, chat and see the tool calls and 
 answer, delete the agent; screenshots of the main pages at 1440 px and 360 px."""
 
 import re
+import uuid
 from collections.abc import Iterator
 
 import httpx2
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect
 
+from tests.fakes.llm_servers import FakeLLM, Reply, start_fake_openai
 from tests.web.conftest import shoot
 
 WIDTHS = {"wide": 1440, "narrow": 360}
@@ -27,10 +29,18 @@ def page(browser: Browser, server: str, problems: list[str]) -> Iterator[Page]:
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
 
     def console(message: ConsoleMessage) -> None:
-        if message.type == "error":
+        # Chromium logs each failed request here too, without its address: those are
+        # recorded from the responses below.
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
             problems.append(f"console: {message.text}")
 
     page.on("console", console)
+    page.on(
+        "response",
+        lambda r: (
+            problems.append(f"{r.status} {r.request.method} {r.url}") if r.status >= 400 else None
+        ),
+    )
     yield page
     context.close()
     assert not problems, problems
@@ -52,7 +62,9 @@ def test_create_chat_and_delete_an_agent(page: Page, server: str) -> None:
     # The form is the backend's: its fields, labels and help text come from /agents/schema.
     expect(page.get_by_label("Name")).to_be_visible()
     expect(page.get_by_label("Architecture")).to_have_value("0")
-    expect(page.get_by_text("Who the agent is; it starts its persona memory block.")).to_be_visible()
+    expect(
+        page.get_by_text("Who the agent is; it starts its persona memory block.")
+    ).to_be_visible()
     page.get_by_role("button", name="Create agent").click()
     expect(page.get_by_text("Name is required.")).to_be_visible()
     expect(page.get_by_label("Name")).to_be_focused()
@@ -98,7 +110,15 @@ def test_create_chat_and_delete_an_agent(page: Page, server: str) -> None:
     expect(log.locator(".msg")).to_have_count(4)
     expect(log.locator(".msg").first).to_contain_text("My name is Alice")
 
+    # Edit: the same form, filled with the stored values.
     page.get_by_role("link", name="Agents", exact=True).click()
+    page.get_by_role("link", name="Edit Browser Kit").click()
+    expect(page.get_by_label("Persona")).to_have_value("Warm and brief.")
+    expect(page.get_by_label("Metadata")).to_have_value('{\n  "team": "web"\n}')
+    page.get_by_label("Persona").fill("Curious.")
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("heading", name="Your agents")).to_be_visible()
+    assert httpx2.get(f"{server}/agents").json()[0]["persona"] == "Curious."
     both_widths(page, "agents")
     page.get_by_role("button", name="Delete Browser Kit").click()
     dialog = page.get_by_role("dialog")
@@ -120,7 +140,75 @@ def test_create_chat_and_delete_an_agent(page: Page, server: str) -> None:
 def test_errors_reach_the_person(page: Page, problems: list[str]) -> None:
     page.goto("/agents/no-such-agent/chat")
     expect(page.get_by_role("alert").first).to_contain_text("agent_not_found")
-    assert problems and all("404" in p for p in problems)  # Chromium logs the API's 404s
+    assert problems
+    assert all(p.startswith("404 GET") and "no-such-agent" in p for p in problems)
     problems.clear()
     page.goto("/no/such/page")
     expect(page.get_by_role("heading", name="Not found")).to_be_visible()
+
+
+@pytest.fixture
+def slow_agent(server: str) -> Iterator[tuple[str, FakeLLM]]:
+    """An agent on a fake OpenAI (the real wire format, on 127.0.0.1) whose replies a test
+    scripts: one that stalls mid-answer, one that breaks off."""
+    with start_fake_openai() as fake:
+        saved = httpx2.put(
+            f"{server}/settings/providers/openai",
+            json={"api_key": "sk-browser-test-123456", "base_url": fake.base_url},
+        )
+        assert saved.status_code == 200, saved.text
+        created = httpx2.post(
+            f"{server}/agents",
+            json={
+                "name": f"Slow {uuid.uuid4().hex[:6]}",
+                "provider": "openai",
+                "model": fake.models[0],
+            },
+        )
+        assert created.status_code == 201, created.text
+        yield created.json()["id"], fake
+
+
+def test_stop_ends_the_stream_and_the_partial_reply_is_kept(
+    page: Page, server: str, slow_agent: tuple[str, FakeLLM]
+) -> None:
+    agent_id, fake = slow_agent
+    fake.replies.append(Reply(text="Once upon a time there was a", stall_after_chunks=4))
+    page.goto(f"/agents/{agent_id}/chat")
+    prompt = page.get_by_label("Message", exact=True)
+    prompt.fill("Tell me a long story")
+    prompt.press("Enter")
+    log = page.get_by_role("region", name="Messages")
+    expect(log).to_contain_text("Once upon")
+    page.get_by_role("button", name="Stop").click()
+    expect(
+        page.get_by_text("Stopped: the partial reply is kept, marked interrupted.")
+    ).to_be_visible()
+    # Then the page shows the server's history: the partial answer, stored as interrupted.
+    expect(log.locator(".live")).to_have_count(0)
+    expect(log.locator(".msg.assistant .badge")).to_have_text("interrupted")
+    expect(log.locator(".msg.assistant")).to_contain_text("Once upon")
+    conversation = page.url.rsplit("/", 1)[-1]
+    stored = httpx2.get(f"{server}/conversations/{conversation}/messages").json()["messages"]
+    assert [(m["role"], m["interrupted"]) for m in stored] == [
+        ("user", False),
+        ("assistant", True),
+    ]
+    assert stored[1]["content"].startswith("Once upon")
+
+
+def test_a_provider_failing_mid_answer_is_shown_as_an_error(
+    page: Page, slow_agent: tuple[str, FakeLLM]
+) -> None:
+    agent_id, fake = slow_agent
+    fake.replies.extend([Reply(text="Half of an answer that breaks", drop_after_chunks=3)] * 4)
+    page.goto(f"/agents/{agent_id}/chat")
+    prompt = page.get_by_label("Message", exact=True)
+    prompt.fill("Answer me")
+    prompt.press("Enter")
+    expect(page.get_by_role("alert")).to_contain_text("provider_")
+    # The partial answer the server kept is shown, marked interrupted.
+    log = page.get_by_role("region", name="Messages")
+    expect(log.locator(".live")).to_have_count(0)
+    expect(log.locator(".msg.assistant .badge")).to_have_text("interrupted")
+    shoot(page, "chat-error")

@@ -7,7 +7,8 @@ import logging
 import queue
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,16 +163,54 @@ class Recorder:
         log.warning("learning(agent=%r): %s", self.agent, message)
 
 
+class Foreground:
+    """The context's memory fetches under way. The capture worker lets them go first: a
+    server takes a capture's write and a fetch arriving with it in turns, and the fetch
+    is what a caller waits for (a loop of calls fetches right after each capture)."""
+
+    def __init__(self) -> None:
+        self._idle = threading.Condition()
+        self._fetching = 0
+
+    @contextmanager
+    def fetching(self) -> Iterator[None]:
+        with self._idle:
+            self._fetching += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._fetching -= 1
+                if not self._fetching:
+                    self._idle.notify_all()
+
+    def wait_idle(self, timeout: float) -> None:
+        """Until no fetch is under way (at most `timeout` seconds: a fetch is bounded by
+        the request timeout anyway)."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._fetching == 0, timeout)
+
+
 _STOP = object()
 
 
 class CaptureWorker:
     """One thread posting exchanges in the order they were handed over."""
 
-    def __init__(self, server: MemoryServer, agent: str, recorder: Recorder) -> None:
+    def __init__(
+        self,
+        server: MemoryServer,
+        agent: str,
+        recorder: Recorder,
+        foreground: Foreground | None = None,
+        *,
+        yield_for: float = 5.0,
+    ) -> None:
         self._server = server
         self._agent = agent
         self._recorder = recorder
+        self._foreground = foreground or Foreground()
+        self._yield_for = yield_for
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._intake = threading.Lock()
         self._thread = threading.Thread(
@@ -216,6 +255,7 @@ class CaptureWorker:
     def _store(self, notes: Sequence[Note]) -> None:
         """The exchange's messages: in one request where the server takes a batch (all or
         none), else one request each."""
+        self._foreground.wait_idle(self._yield_for)
         if self._recorder.abandoned():
             return  # counted when the flush gave up
         if len(notes) > 1 and self._server.batches:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from client import patching
 from client.apis import Api, Kwargs, Prompt, Reply
-from client.capture import CaptureWorker, Exchange, Recorder, exchange
+from client.capture import CaptureWorker, Exchange, Foreground, Recorder, exchange
 from client.formatting import format_context
 from client.patching import Method, Session
 from client.server import DEFAULT_URL, MemoryServer
@@ -90,6 +90,7 @@ class Learning:
         self._timeout = timeout
         self._flush_timeout = flush_timeout
         self._recorder = Recorder(agent)
+        self._foreground = Foreground()
         self._state: State = "new"
         self._server: MemoryServer | None = None
         self._worker: CaptureWorker | None = None
@@ -181,7 +182,9 @@ class Learning:
         agent_id = agent.get("id")
         self.agent_id = agent_id if isinstance(agent_id, str) else None
         self._server = server
-        self._worker = CaptureWorker(server, self.agent, self._recorder)
+        self._worker = CaptureWorker(
+            server, self.agent, self._recorder, self._foreground, yield_for=self._timeout
+        )
 
     def _activate(self) -> None:
         if patching.install() == 0:
@@ -345,7 +348,9 @@ class Learning:
         if server is None:
             return None
         try:
-            memory = format_context(server.context(self.agent, query))
+            with self._foreground.fetching():
+                answer = server.context(self.agent, query)
+            memory = format_context(answer)
         except Exception as e:
             self._recorder.failure("context", f"the call went on without memory: {e}")
             return None

@@ -1,9 +1,132 @@
-/** API keys (list, create shown once, revoke): part 2 of issue 16. */
+import "./memory-and-settings.css";
+import { useEffect, useState, type FormEvent } from "react";
+import { del, describe, get, post } from "../api";
+import { InlineConfirm } from "../InlineConfirm";
+
+interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+interface CreatedKey extends Omit<ApiKey, "last_used_at"> {
+  key: string;
+}
+
+/** API keys for machine clients: list, create (the key shown once), revoke. */
 export function ApiKeysPage() {
+  const [keys, setKeys] = useState<ApiKey[] | null>(null);
+  const [name, setName] = useState("");
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function load() {
+    try {
+      setKeys(await get<ApiKey[]>("/auth/api-keys"));
+    } catch (e) {
+      setFailure(describe(e));
+    }
+  }
+  useEffect(() => {
+    load();
+  }, []);
+
+  async function create(event: FormEvent) {
+    event.preventDefault();
+    setFailure(null);
+    setBusy(true);
+    try {
+      setCreated(await post<CreatedKey>("/auth/api-keys", { name: name.trim() }));
+      setName("");
+      await load();
+    } catch (e) {
+      setFailure(describe(e));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function revoke(key: ApiKey) {
+    setFailure(null);
+    try {
+      await del(`/auth/api-keys/${encodeURIComponent(key.id)}`);
+      if (created?.id === key.id) setCreated(null);
+      await load();
+    } catch (e) {
+      setFailure(describe(e));
+    }
+  }
+
   return (
     <section>
       <h1>API keys</h1>
-      <p className="muted">API keys are not built yet.</p>
+      <p className="muted">
+        For scripts and services (n8n, the <code>learning()</code> client): send one as{" "}
+        <code>Authorization: Bearer amk_…</code>. A key acts as you until it is revoked.
+      </p>
+      {created && (
+        <div className="notice created-key" role="status">
+          <p>
+            <strong>Your new key “{created.name}”.</strong> Copy it now: it is shown this once and cannot be read back.
+          </p>
+          <p className="row">
+            <code className="secret" aria-label="The new API key">
+              {created.key}
+            </code>
+            <button type="button" className="secondary" onClick={() => navigator.clipboard?.writeText(created.key)}>
+              Copy
+            </button>
+            <button type="button" className="link" onClick={() => setCreated(null)}>
+              Done
+            </button>
+          </p>
+        </div>
+      )}
+      <form className="create-key" onSubmit={create}>
+        <label htmlFor="key-name">Name of a new key</label>
+        <div className="row">
+          <input
+            id="key-name"
+            value={name}
+            maxLength={100}
+            placeholder="n8n, a script, a server…"
+            onChange={(e) => setName(e.target.value)}
+          />
+          <button type="submit" disabled={busy || name.trim() === ""}>
+            Create key
+          </button>
+        </div>
+      </form>
+      {failure && (
+        <p className="error" role="alert">
+          {failure}
+        </p>
+      )}
+      {keys === null && !failure && <p aria-live="polite">Loading…</p>}
+      {keys?.length === 0 && <p className="muted">No API keys.</p>}
+      {keys && keys.length > 0 && (
+        <ul className="keys" aria-label="API keys">
+          {keys.map((k) => (
+            <li key={k.id} className="card key">
+              <strong>{k.name}</strong> <code>{k.prefix}…</code>
+              <span className="muted small">
+                created {new Date(k.created_at).toLocaleString()} ·{" "}
+                {k.last_used_at ? `last used ${new Date(k.last_used_at).toLocaleString()}` : "never used"}
+              </span>
+              <InlineConfirm
+                label={`Revoke ${k.name}`}
+                text="Revoke"
+                what="Revoke this key? Anything using it stops working at once."
+                confirmLabel="Revoke"
+                onConfirm={() => revoke(k)}
+              />
+            </li>
+          ))}
+        </ul>
+      )}
     </section>
   );
 }

@@ -1,15 +1,67 @@
+import "./memory-and-settings.css";
+import { useCallback, useEffect, useState } from "react";
+import { describe, get } from "../api";
+import { loadBlocks, loadForms, type Block, type MemoryForms } from "../memory";
 import { Link } from "../router";
+import type { Agent } from "../types";
+import { InspectorArchival } from "./InspectorArchival";
+import { InspectorBlocks } from "./InspectorBlocks";
+import { InspectorMessages } from "./InspectorMessages";
 
-/** The memory inspector (seed 004's dashboard_url lands here): part 2 of issue 16. */
+/** The memory inspector of one agent (seed 004's dashboard_url lands here): core blocks,
+ * archival memory, messages. */
 export function InspectorPage({ agentId }: { agentId: string }) {
+  const [agent, setAgent] = useState<Agent | null>(null);
+  const [blocks, setBlocks] = useState<Block[] | null>(null);
+  const [forms, setForms] = useState<MemoryForms | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+
+  const reload = useCallback(async () => {
+    try {
+      setBlocks(await loadBlocks(agentId));
+    } catch (e) {
+      setFailure(describe(e));
+    }
+  }, [agentId]);
+
+  useEffect(() => {
+    setFailure(null);
+    Promise.all([get<Agent>(`/agents/${encodeURIComponent(agentId)}`), loadBlocks(agentId), loadForms(agentId)]).then(
+      ([a, b, f]) => {
+        setAgent(a);
+        setBlocks(b);
+        setForms(f);
+      },
+      (e) => setFailure(describe(e)),
+    );
+  }, [agentId]);
+
+  const saved = (block: Block) => setBlocks((old) => (old ?? []).map((b) => (b.name === block.name ? block : b)));
+  const agentPath = `/agents/${encodeURIComponent(agentId)}`;
+
   return (
-    <section>
-      <h1>Memory</h1>
-      <p className="muted">The memory inspector for this agent is not built yet.</p>
+    <section className="inspector">
+      <h1>{agent ? `Memory of ${agent.name}` : "Memory"}</h1>
       <p className="actions">
-        <Link href={`/agents/${encodeURIComponent(agentId)}/chat`}>Chat with this agent</Link>
+        <Link href={`${agentPath}/chat`}>Chat with this agent</Link>
+        <Link href={`${agentPath}/edit`}>Edit the agent</Link>
         <Link href="/agents">All agents</Link>
       </p>
+      {failure && (
+        <p className="error" role="alert">
+          {failure}
+        </p>
+      )}
+      {!failure && (!blocks || !forms) && <p aria-live="polite">Loading…</p>}
+      {blocks && forms && (
+        <div className="inspector-grid">
+          <InspectorBlocks agentId={agentId} blocks={blocks} blockForm={forms.block.fields} onSaved={saved} reload={reload} />
+          <div className="inspector-side">
+            <InspectorArchival agentId={agentId} form={forms.archival.fields} />
+            <InspectorMessages agentId={agentId} />
+          </div>
+        </div>
+      )}
     </section>
   );
 }

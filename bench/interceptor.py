@@ -9,7 +9,7 @@ messages and gains two messages with every intercepted call, as it would. Calls 
 in blocks: BLOCK calls with no context, then BLOCK calls inside `learning()` (entered once
 per block; entry and the exit's flush are not timed), so drift hits both sides alike.
 
-    uv run python bench/client.py [--n 200] [--warmup 10]
+    uv run --frozen python -m bench.interceptor [--n 200] [--warmup 10]
 
 Rows: `create` (a non-streamed chat completion) with memory injected and the exchange
 captured, and with capture_only; a streamed completion read to its end; the same call
@@ -24,23 +24,17 @@ Target: at most 3 ms added at p50 on loopback. Capture is off the call's path, s
 capture_only adds next to nothing; with memory the server's POST /context is added too.
 """
 
-import sys
-from pathlib import Path
-
-# Run as a script, this folder comes first on sys.path and `client` would be this file:
-# it is taken off, so `client` is the package (the project root stays on the path).
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path.pop(0)
-
 import argparse
 import asyncio
 import re
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx2
 from openai import AsyncOpenAI, OpenAI

@@ -1,0 +1,174 @@
+import { useEffect, useState, type FormEvent } from "react";
+import { del, describe, get, post } from "../api";
+import { SchemaForm } from "../forms/SchemaForm";
+import type { FormField, Payload } from "../forms/schema";
+import { InlineConfirm } from "../InlineConfirm";
+import {
+  memoryPath,
+  score,
+  searchQuery,
+  type ArchivalMemory,
+  type ArchivalPage,
+  type ArchivalSearch,
+  type SearchMode,
+} from "../memory";
+
+const PAGE = 20;
+
+/** Archival memory: the newest first, a search through the one engine (scores shown),
+ * insert from the backend's form, delete. */
+export function InspectorArchival({ agentId, form }: { agentId: string; form: FormField[] }) {
+  const [memories, setMemories] = useState<ArchivalMemory[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+  const [query, setQuery] = useState("");
+  const [mode, setMode] = useState<SearchMode | "">("");
+  const [found, setFound] = useState<ArchivalSearch | null>(null);
+  const [searchFailure, setSearchFailure] = useState<string | null>(null);
+  const [formKey, setFormKey] = useState(0);
+
+  async function load(after: string | null = null) {
+    setFailure(null);
+    try {
+      const page = await get<ArchivalPage>(memoryPath(agentId, `/archival?${searchQuery({ limit: PAGE, cursor: after })}`));
+      setMemories((old) => (after ? [...(old ?? []), ...page.memories] : page.memories));
+      setCursor(page.cursor);
+    } catch (e) {
+      setFailure(describe(e));
+    }
+  }
+  useEffect(() => {
+    load();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [agentId]);
+
+  async function search(page = 1, event?: FormEvent) {
+    event?.preventDefault();
+    if (query.trim() === "") return;
+    setSearchFailure(null);
+    try {
+      setFound(
+        await get<ArchivalSearch>(
+          memoryPath(agentId, `/archival/search?${searchQuery({ query, page, limit: 10, mode })}`),
+        ),
+      );
+    } catch (e) {
+      setFound(null);
+      setSearchFailure(describe(e));
+    }
+  }
+
+  async function insert(payload: Payload) {
+    await post<ArchivalMemory>(memoryPath(agentId, "/archival"), payload);
+    setFormKey((k) => k + 1); // an empty form for the next one
+    await load();
+  }
+
+  async function remove(memory: ArchivalMemory) {
+    try {
+      await del(memoryPath(agentId, `/archival/${encodeURIComponent(memory.id)}`));
+      setMemories((old) => (old ?? []).filter((m) => m.id !== memory.id));
+      setFound((old) => (old ? { ...old, memories: old.memories.filter((m) => m.id !== memory.id) } : old));
+    } catch (e) {
+      setFailure(describe(e));
+    }
+  }
+
+  return (
+    <section aria-labelledby="archival-title" className="inspector-section">
+      <h2 id="archival-title">Archival memory</h2>
+      <form className="search" role="search" aria-label="Archival search" onSubmit={(e) => search(1, e)}>
+        <label htmlFor="archival-query">Search archival memory</label>
+        <div className="row">
+          <input id="archival-query" type="search" value={query} onChange={(e) => setQuery(e.target.value)} />
+          <label className="sr-only" htmlFor="archival-mode">
+            Archival search mode
+          </label>
+          <select id="archival-mode" value={mode} onChange={(e) => setMode(e.target.value as SearchMode | "")}>
+            <option value="">Server default (hybrid)</option>
+            <option value="hybrid">Hybrid</option>
+            <option value="lexical">Lexical (BM25)</option>
+            <option value="semantic">Semantic</option>
+          </select>
+          <button type="submit">Search</button>
+        </div>
+      </form>
+      {searchFailure && (
+        <p className="error" role="alert">
+          {searchFailure}
+        </p>
+      )}
+      {found && (
+        <div className="results" aria-live="polite">
+          <p className="muted" role="status">
+            {found.total} found for “{found.query}” ({found.mode})
+            {found.pages > 1 && ` · page ${found.page} of ${found.pages}`}
+          </p>
+          <ol className="hits" aria-label="Archival search results">
+            {found.memories.map((m) => (
+              <li key={m.id} className="hit">
+                <span className="hit-text">{m.content}</span>
+                <span className="scores">
+                  score {score(m.score)} · similarity {score(m.similarity)}
+                </span>
+              </li>
+            ))}
+          </ol>
+          {found.pages > 1 && (
+            <p className="actions">
+              <button type="button" className="secondary" disabled={found.page <= 1} onClick={() => search(found.page - 1)}>
+                Previous results
+              </button>
+              <button
+                type="button"
+                className="secondary"
+                disabled={found.page >= found.pages}
+                onClick={() => search(found.page + 1)}
+              >
+                Next results
+              </button>
+            </p>
+          )}
+        </div>
+      )}
+      {failure && (
+        <p className="error" role="alert">
+          {failure}
+        </p>
+      )}
+      {memories === null && !failure && <p aria-live="polite">Loading…</p>}
+      {memories?.length === 0 && <p className="muted">No archival memories yet.</p>}
+      {memories && memories.length > 0 && (
+        <ul className="memories" aria-label="Archival memories">
+          {memories.map((m) => (
+            <li key={m.id} className="memory">
+              <div className="memory-text">{m.content}</div>
+              <div className="muted small">
+                {new Date(m.created_at).toLocaleString()}
+                {m.category && ` · ${m.category}`}
+                {m.tags.length > 0 && ` · ${m.tags.join(", ")}`}
+              </div>
+              <InlineConfirm
+                label={`Delete archival memory: ${m.content.slice(0, 60)}`}
+                what="Delete this memory?"
+                confirmLabel="Delete memory"
+                onConfirm={() => remove(m)}
+              />
+            </li>
+          ))}
+        </ul>
+      )}
+      {cursor && (
+        <button type="button" className="secondary" onClick={() => load(cursor)}>
+          Older memories
+        </button>
+      )}
+      {form.length > 0 && (
+        <details className="panel">
+          <summary>Insert an archival memory</summary>
+          <SchemaForm key={formKey} fields={form} submitLabel="Insert memory" onSubmit={insert} />
+        </details>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,265 @@
+import { useState, type FormEvent } from "react";
+import { describe, post } from "../api";
+import { SchemaForm } from "../forms/SchemaForm";
+import type { FormField, Payload } from "../forms/schema";
+import { InlineConfirm } from "../InlineConfirm";
+import {
+  blockPath,
+  capacity,
+  conflictNotice,
+  conflictVersion,
+  memoryPath,
+  writeBlock,
+  type Block,
+  type LineChange,
+} from "../memory";
+
+interface Props {
+  agentId: string;
+  blocks: Block[];
+  blockForm: FormField[];
+  /** A block as the server answered a write with it. */
+  onSaved: (block: Block) => void;
+  /** Read every block again (after a conflict, a new block, a deleted one). */
+  reload: () => Promise<void>;
+}
+
+/** Core memory: every block with its lines and capacity; each edit sends the version read. */
+export function InspectorBlocks({ agentId, blocks, blockForm, onSaved, reload }: Props) {
+  const [notice, setNotice] = useState<string | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [formKey, setFormKey] = useState(0);
+
+  /** Runs a write; a lost race says so and reloads, anything else is thrown to the caller. */
+  async function guarded(block: Block, write: () => Promise<void>): Promise<boolean> {
+    setNotice(null);
+    try {
+      await write();
+      return true;
+    } catch (e) {
+      const current = conflictVersion(e);
+      if (current === null) throw e;
+      setNotice(conflictNotice(block.name, block.version, current));
+      await reload();
+      return false;
+    }
+  }
+
+  async function create(payload: Payload) {
+    await post<Block>(memoryPath(agentId, "/blocks"), payload);
+    setCreating(false);
+    setFormKey((k) => k + 1); // empty for the next one
+    await reload();
+  }
+
+  return (
+    <section aria-labelledby="core-title" className="inspector-section">
+      <h2 id="core-title">Core memory</h2>
+      {notice && (
+        <p className="notice" role="alert">
+          {notice}
+        </p>
+      )}
+      <div className="blocks">
+        {blocks.map((block) => (
+          <BlockCard
+            key={block.name}
+            agentId={agentId}
+            block={block}
+            definition={blockForm.filter((f) => f.name === "description" || f.name === "word_limit")}
+            guarded={guarded}
+            onSaved={onSaved}
+            reload={reload}
+          />
+        ))}
+      </div>
+      {blockForm.length > 0 && (
+        <details className="panel" open={creating} onToggle={(e) => setCreating(e.currentTarget.open)}>
+          <summary>New block</summary>
+          <SchemaForm key={formKey} fields={blockForm} submitLabel="Create block" onSubmit={create} />
+        </details>
+      )}
+    </section>
+  );
+}
+
+interface CardProps {
+  agentId: string;
+  block: Block;
+  definition: FormField[];
+  guarded: (block: Block, write: () => Promise<void>) => Promise<boolean>;
+  onSaved: (block: Block) => void;
+  reload: () => Promise<void>;
+}
+
+function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: CardProps) {
+  const [editing, setEditing] = useState<number | null>(null);
+  const [text, setText] = useState("");
+  const [newLine, setNewLine] = useState("");
+  const [failure, setFailure] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const titleId = `block-${block.name}`;
+
+  /** "conflict": the block was reloaded and the edit is moot; "failed": said on the card. */
+  async function run(write: () => Promise<void>): Promise<"saved" | "conflict" | "failed"> {
+    setFailure(null);
+    setBusy(true);
+    try {
+      return (await guarded(block, write)) ? "saved" : "conflict";
+    } catch (e) {
+      setFailure(describe(e));
+      return "failed";
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const lineWrite = (method: "PUT" | "DELETE", n: number, body?: unknown) => async () => {
+    const change = await writeBlock<LineChange>(method, blockPath(agentId, block.name, `/lines/${n}`), block.version, body);
+    onSaved(change.block);
+  };
+
+  async function saveLine(event: FormEvent, n: number) {
+    event.preventDefault();
+    // Kept open on a refusal, to fix the text; after a conflict the line may be another one.
+    if ((await run(lineWrite("PUT", n, { content: text }))) !== "failed") setEditing(null);
+  }
+
+  async function append(event: FormEvent) {
+    event.preventDefault();
+    const content = newLine;
+    const ok = await run(async () => {
+      const change = await writeBlock<LineChange>("POST", blockPath(agentId, block.name, "/lines"), block.version, { content });
+      onSaved(change.block);
+    });
+    if (ok === "saved") setNewLine("");
+  }
+
+  async function saveDefinition(payload: Payload) {
+    // The form's errors (422 and the like) belong to the form; a conflict to the block.
+    let thrown: unknown = null;
+    await guarded(block, async () => {
+      try {
+        onSaved(await writeBlock<Block>("PATCH", blockPath(agentId, block.name), block.version, payload));
+      } catch (e) {
+        if (conflictVersion(e) !== null) throw e;
+        thrown = e;
+      }
+    });
+    if (thrown) throw thrown;
+  }
+
+  return (
+    <article className="block card" aria-labelledby={titleId}>
+      <header className="block-head">
+        <h3 id={titleId}>{block.name}</h3>
+        {block.is_default && <span className="badge">default</span>}
+        {block.warning && <span className="badge warn">near its limit</span>}
+        <span className="muted version">version {block.version}</span>
+      </header>
+      {block.description && <p className="muted">{block.description}</p>}
+      <div className="capacity">
+        <meter
+          min={0}
+          max={block.word_limit}
+          high={block.word_limit * 0.8}
+          value={block.word_count}
+          aria-label={`Words used in ${block.name}`}
+        />
+        <span>{capacity(block)}</span>
+      </div>
+      {failure && (
+        <p className="error" role="alert">
+          {failure}
+        </p>
+      )}
+      {block.lines.length === 0 && <p className="muted">No lines yet.</p>}
+      <ol className="lines" aria-label={`Lines of ${block.name}`}>
+        {block.lines.map((line, i) => {
+          const n = i + 1;
+          return (
+            <li key={`${n}:${line}`}>
+              {editing === n ? (
+                <form className="line-edit" onSubmit={(e) => saveLine(e, n)}>
+                  <label className="sr-only" htmlFor={`${titleId}-line-${n}`}>
+                    Line {n} of {block.name}
+                  </label>
+                  <input
+                    id={`${titleId}-line-${n}`}
+                    value={text}
+                    autoFocus
+                    onChange={(e) => setText(e.target.value)}
+                    onKeyDown={(e) => e.key === "Escape" && setEditing(null)}
+                  />
+                  <button type="submit" disabled={busy || text.trim() === ""}>
+                    Save
+                  </button>
+                  <button type="button" className="secondary" onClick={() => setEditing(null)}>
+                    Cancel
+                  </button>
+                </form>
+              ) : (
+                <div className="line">
+                  <span className="line-text">{line}</span>
+                  <span className="line-actions">
+                    <button
+                      type="button"
+                      className="link"
+                      aria-label={`Edit line ${n} of ${block.name}`}
+                      onClick={() => {
+                        setEditing(n);
+                        setText(line);
+                      }}
+                    >
+                      Edit
+                    </button>
+                    <InlineConfirm
+                      label={`Delete line ${n} of ${block.name}`}
+                      what="Remove this line?"
+                      confirmLabel="Remove"
+                      onConfirm={() => run(lineWrite("DELETE", n)).then(() => undefined)}
+                    />
+                  </span>
+                </div>
+              )}
+            </li>
+          );
+        })}
+      </ol>
+      <form className="append" onSubmit={append}>
+        <label htmlFor={`${titleId}-append`}>New line for {block.name}</label>
+        <div className="row">
+          <input id={`${titleId}-append`} value={newLine} onChange={(e) => setNewLine(e.target.value)} />
+          <button type="submit" disabled={busy || newLine.trim() === ""}>
+            Append
+          </button>
+        </div>
+      </form>
+      {definition.length > 0 && (
+        <details>
+          <summary>Definition of {block.name}</summary>
+          <SchemaForm
+            key={block.version}
+            fields={definition}
+            values={{ description: block.description, word_limit: block.word_limit }}
+            submitLabel="Save definition"
+            onSubmit={saveDefinition}
+          />
+          {!block.is_default && (
+            <p className="actions">
+              <InlineConfirm
+                label={`Delete block ${block.name}`}
+                what={`Delete [${block.name}] and its ${block.lines.length} lines?`}
+                confirmLabel="Delete block"
+                onConfirm={async () => {
+                  const ok = await run(() => writeBlock<void>("DELETE", blockPath(agentId, block.name), block.version));
+                  if (ok === "saved") await reload();
+                }}
+              />
+            </p>
+          )}
+        </details>
+      )}
+    </article>
+  );
+}
