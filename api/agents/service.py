@@ -3,9 +3,11 @@ user has, deleted with everything they own."""
 
 import asyncio
 import re
-from collections.abc import Callable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from api.agents import repository
 from api.agents.architectures.registry import ARCHITECTURES
@@ -25,6 +27,7 @@ from api.settings import service as settings_service
 from api.settings.providers import PROVIDERS
 from api.store.table import Table, TransactionCancelled, TxOp
 
+T = TypeVar("T")
 MODEL_LISTING_SECONDS = 5.0
 SAVE_ATTEMPTS = 5
 
@@ -172,6 +175,57 @@ async def id_by_name(table: Table, email: str, name: str) -> str:
     if guard is None:
         raise AgentNotFound(f"You have no agent named {name.strip()[:100]!r}.")
     return guard.agent_id
+
+
+async def by_name_with(
+    table: Table, email: str, name: str, reads: Callable[[str], Awaitable[T]]
+) -> tuple[Agent, T]:
+    """The caller's agent with this name and `reads(agent_id)`, read together with it.
+    The id last found for the name is tried first, and kept only if the agent read with
+    it still bears the name (one hop fewer to the store for a caller that asks for the
+    same agent on every model call); otherwise the name's guard is read, then both."""
+    normalized = normalize_name(name)
+    hint = _NAME_HINTS.get(email, normalized)
+    if hint is not None:
+        agent, also = await asyncio.gather(repository.get(table, email, hint), reads(hint))
+        if agent is not None and normalize_name(agent.agent_name) == normalized:
+            return agent, also
+        _NAME_HINTS.forget(email, normalized)
+    agent_id = await id_by_name(table, email, name)
+    found, also = await asyncio.gather(repository.get(table, email, agent_id), reads(agent_id))
+    if found is None:  # deleted since its guard was read
+        raise AgentNotFound(f"You have no agent named {name.strip()[:100]!r}.")
+    _NAME_HINTS.keep(email, normalized, agent_id)
+    return found, also
+
+
+class _NameHints:
+    """Agent ids by (owner, normalized name), the most recent MAX_NAME_HINTS: hints only,
+    each checked against the agent it names before it is used, so a rename or a deletion,
+    on any replica, costs one wasted read and never a wrong answer."""
+
+    def __init__(self) -> None:
+        self._ids: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._lock = threading.Lock()  # event loops of other threads share the process
+
+    def get(self, email: str, normalized: str) -> str | None:
+        with self._lock:
+            return self._ids.get((email, normalized))
+
+    def keep(self, email: str, normalized: str, agent_id: str) -> None:
+        with self._lock:
+            self._ids[(email, normalized)] = agent_id
+            self._ids.move_to_end((email, normalized))
+            while len(self._ids) > MAX_NAME_HINTS:
+                self._ids.popitem(last=False)
+
+    def forget(self, email: str, normalized: str) -> None:
+        with self._lock:
+            self._ids.pop((email, normalized), None)
+
+
+MAX_NAME_HINTS = 10_000
+_NAME_HINTS = _NameHints()
 
 
 async def get_by_id_or_name(table: Table, email: str, id_or_name: str) -> Agent:

@@ -26,12 +26,11 @@ ON_WRITES = (400, 409, 422)
 LOCAL_GUARD = 403  # LocalModeGuard: a Host or Origin not the server's own
 FASTAPI_VALIDATION = REF + "HTTPValidationError"
 
-REQUEST_ID_HEADER = {
-    "X-Request-ID": {
-        "description": "The request's id: the one sent when well-formed, made otherwise.",
-        "schema": {"type": "string"},
-    }
+REQUEST_ID = {
+    "description": "The request's id: the one sent when well-formed, made otherwise.",
+    "schema": {"type": "string"},
 }
+REQUEST_ID_HEADER = {"X-Request-ID": {"$ref": "#/components/headers/X-Request-ID"}}
 
 
 def install(app: FastAPI, *, local_mode: bool) -> None:
@@ -50,10 +49,13 @@ def install(app: FastAPI, *, local_mode: bool) -> None:
 
 
 def complete(app: FastAPI, doc: dict[str, Any], *, local_mode: bool) -> None:
-    schemas: dict[str, Any] = doc.setdefault("components", {}).setdefault("schemas", {})
+    components = doc.setdefault("components", {})
+    schemas: dict[str, Any] = components.setdefault("schemas", {})
+    components.setdefault("headers", {})["X-Request-ID"] = REQUEST_ID
     add_model(schemas, ErrorBody)
     for name, schema in streams.event_components().items():
-        schemas.setdefault(name, schema)
+        if schemas.setdefault(name, schema) != schema:
+            raise ValueError(f"two schemas are named {name} in the OpenAPI document")
     everywhere = (*EVERY_OPERATION, LOCAL_GUARD) if local_mode else EVERY_OPERATION
     for context in routing.iter_route_contexts(app.routes):
         route = context.original_route

@@ -49,8 +49,8 @@ STATUSES: dict[int, str] = {
     431: "`request_headers_too_large`: more than 100 headers.",
     500: "`internal_error` or `store_error`: a failure on our side (the log has it, under the "
     "request's id).",
-    502: "The LLM or embedding provider failed (`provider_unavailable`, `embedding_failed`, "
-    "...).",
+    502: "The LLM or the embedding provider failed: `provider_unavailable`, "
+    "`embedding_failed`, ...",
     503: "Unavailable for now, retry shortly: the store (`store_unavailable`, "
     "`store_throttled`, `table_missing`) or too many writers at once (`memory_busy`, ...).",
     504: "`provider_timeout`: the LLM provider did not answer in time.",

@@ -12,6 +12,7 @@ from api.runtime import events
 from api.runtime.schemas import TurnOut
 
 REF = "#/components/schemas/"
+NESTED = "Run"  # the prefix of what event data refer to (RunUsage), apart from other models
 
 
 def event_classes() -> list[type[events.RunEvent]]:
@@ -33,13 +34,11 @@ def event_components() -> dict[str, dict[str, Any]]:
     """The data object of each event, by component name (with what they refer to)."""
     schemas: dict[str, dict[str, Any]] = {}
     for cls in event_classes():
-        schema = TypeAdapter(cls).json_schema(ref_template=REF + "{model}")
+        schema = TypeAdapter(cls).json_schema(ref_template=REF + NESTED + "{model}")
         for name, nested in schema.pop("$defs", {}).items():
-            schemas.setdefault(name, nested)
+            schemas[NESTED + name] = nested
         schema["title"] = component_name(cls)
-        schema["description"] = (
-            f"The data of a `{cls.EVENT}` event. " + " ".join((cls.__doc__ or "").split())
-        ).strip()
+        schema["description"] = f"The data of a `{cls.EVENT}` event (docs/sse.md)."
         schemas[component_name(cls)] = schema
     return schemas
 
@@ -81,4 +80,3 @@ def turn() -> Responses:
     )
     streamed[200]["model"] = TurnOut
     return streamed
-

@@ -54,6 +54,12 @@ def _text(value: str, where: str) -> None:
         raise ValueError(f"{where}: text must be valid Unicode") from None
 
 
+def check_storable(value: Any, where: str) -> None:
+    """ValueError saying why a store would not keep `value` as sent; no bound on its size
+    (for JSON whose size is bounded otherwise, as an imported tool call's by its line)."""
+    _check(value, 1, where)
+
+
 def storable(value: dict[str, JsonValue]) -> dict[str, JsonValue]:
     """`value`, or ValueError saying why a store would not keep it as sent."""
     _check(value, 1, "metadata")

@@ -120,6 +120,66 @@ def provider_error(label: str, e: Exception) -> ProviderError:
     return ProviderError(f"{label} failed.")
 
 
+class JsonChunks(AsyncStream[object]):
+    """A streamed completion's events as the JSON objects they carry, read from the
+    response's bytes here: the SDK's decoder makes an object per line and per event and
+    goes through two more generators per chunk, about as much CPU as the rest of the
+    chunk's way to the client (bench/load.py). The SDK still makes the request (auth,
+    retries, errors before the stream); an error sent inside the stream is raised as the
+    SDK raises it, and the body is read to its end after `[DONE]`, as the SDK does, so
+    that the connection goes back to the pool."""
+
+    def __aiter__(self) -> AsyncIterator[object]:
+        return self._iterator  # the SDK's __aiter__ wraps it in one more generator
+
+    async def __stream__(self) -> AsyncIterator[object]:
+        response = self.response
+        pending = b""
+        done = False
+        try:
+            async for received in response.aiter_bytes():
+                if done:
+                    continue
+                pending += received
+                if b"\r" in pending:  # SSE allows CR LF and CR too; a CR last may start a CR LF
+                    held = pending.endswith(b"\r")
+                    body = pending[:-1] if held else pending
+                    pending = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+                    pending += b"\r" if held else b""
+                *events, pending = pending.split(b"\n\n")
+                for event in events:
+                    data = _event_data(event)
+                    if data is None:
+                        continue
+                    if data.startswith(b"[DONE]"):
+                        done = True
+                        break
+                    chunk = json.loads(data)
+                    if isinstance(chunk, dict) and chunk.get("error"):
+                        error = chunk["error"]
+                        said = error.get("message") if isinstance(error, dict) else None
+                        raise openai.APIError(
+                            said if isinstance(said, str) and said else "An error occurred",
+                            request=response.request,
+                            body=error,
+                        )
+                    yield chunk
+        finally:
+            await response.aclose()
+
+
+def _event_data(event: bytes) -> bytes | None:
+    """The data of one event (its `data:` lines joined), None when it has none."""
+    if event.startswith(b"data: ") and b"\n" not in event:  # what providers send
+        return event[6:]
+    lines = [
+        line[6:] if line.startswith(b"data: ") else line[5:]
+        for line in event.split(b"\n")
+        if line.startswith(b"data:")
+    ]
+    return b"\n".join(lines) if lines else None
+
+
 def _slot(calls: dict[int, dict[str, str]], index: int | None, call_id: str | None) -> int:
     """Where a tool-call fragment belongs: its index, or, from servers that send none
     (Gemini's compatible endpoint), a new slot whenever a new call id starts."""
@@ -185,10 +245,8 @@ class OpenAIProvider:
                 options=make_request_options(security={"bearer_auth": True}),
                 stream=True,
                 # Chunks as the JSON they are: a ChatCompletionChunk model per chunk costs
-                # about six times as much to build as the dict (bench/turn.py's CPU), and
-                # `object` is the one chunk type the SDK hands over untouched (for
-                # `dict[str, Any]` it still walks every value of every chunk).
-                stream_cls=AsyncStream[object],
+                # about six times as much to build as the dict (bench/turn.py's CPU).
+                stream_cls=JsonChunks,
             )
             # Leaving the block closes the response: a consumer that stops early (a client
             # gone) ends the provider's work too.

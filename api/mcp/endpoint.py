@@ -37,9 +37,9 @@ class McpEndpoint:
         self._running: asyncio.Task[None] | None = None
 
     def route(self) -> Route:
-        """/mcp: POST carries the messages; GET and DELETE are answered by the SDK (in
-        stateless mode, with 405)."""
-        return Route("/mcp", self, methods=["GET", "POST", "DELETE"], include_in_schema=False)
+        """/mcp takes POST only: stateless, it has no stream to open (GET) and no session
+        to end (DELETE), which MCP lets a server answer with 405."""
+        return Route("/mcp", self, methods=["POST"], include_in_schema=False)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         served = await self._served()
@@ -60,8 +60,7 @@ class McpEndpoint:
 
     async def _start(self) -> Served:
         try:
-            module = await asyncio.to_thread(importlib.import_module, "api.mcp.server")
-            served: Served = module.build(self._settings)
+            served = await self._build()
             started = asyncio.Event()
             self._running = running = asyncio.create_task(served.run(started, self._stop))
             waiting = asyncio.create_task(started.wait())
@@ -73,6 +72,11 @@ class McpEndpoint:
         except BaseException:
             self._starting = None  # the next request tries again
             raise
+
+    async def _build(self) -> Served:
+        module = await asyncio.to_thread(importlib.import_module, "api.mcp.server")
+        built: Served = module.build(self._settings)
+        return built
 
     async def aclose(self) -> None:
         """Ends the session manager (and every MCP request still open) with the app."""

@@ -4,6 +4,7 @@ with REST), and the SDK's transport guard with our Host and Origin allowlist. Im
 only by `endpoint`, on the first MCP request."""
 
 import asyncio
+import logging
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -26,7 +27,7 @@ found again by search. For a seed 004 subject (a person or customer you remember
 after."""
 
 
-class Served:
+class Assembled:
     def __init__(self, settings: Settings) -> None:
         allowed = allowlist(settings)
         security = TransportSecuritySettings(
@@ -34,12 +35,18 @@ class Served:
             allowed_hosts=allowed.hosts,
             allowed_origins=allowed.origins,
         )
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
         self.server: MCPServer[Any] = MCPServer(
             "agent-memory",
             title="Agent memory",
             instructions=INSTRUCTIONS,
             version=__version__,
         )
+        # MCPServer calls logging.basicConfig (a Rich handler on a root logger that has
+        # none); logging is configured by us (api/observability/logs.py), or by the host.
+        root.handlers[:] = handlers
+        root.setLevel(level)
         tools.register(self.server)
         # Builds the session manager; the Starlette app around it is not used: the app's
         # own route at /mcp calls the manager after the guard and our authentication.
@@ -68,5 +75,5 @@ class Served:
             await stop.wait()
 
 
-def build(settings: Settings) -> Served:
-    return Served(settings)
+def build(settings: Settings) -> Assembled:
+    return Assembled(settings)

@@ -58,6 +58,7 @@ router = APIRouter(
 )
 # The refusals of writes to a block, If-Match included.
 BLOCK_WRITE = (
+    InvalidBlockName,
     InvalidPrecondition,
     BlockNotFound,
     BlockFull,
@@ -100,7 +101,7 @@ async def create_block(
     return _tagged(response, created)
 
 
-@router.get("/blocks/{block}", responses=errors(BlockNotFound))
+@router.get("/blocks/{block}", responses=errors(InvalidBlockName, BlockNotFound))
 async def read_block(
     agent: OwnedAgent, block: str, response: Response, table: TableDep
 ) -> BlockOut:

@@ -150,7 +150,9 @@ async def list_blocks(agent: NamedAgent, table: TableDep) -> list[MemoryBlockOut
     return [MemoryBlockOut.of(agent, b) for b in await memory.list_blocks(table, agent.agent_id)]
 
 
-@router.get("/memory-blocks/{agent_name}/{label}", responses=errors(BlockNotFound))
+@router.get(
+    "/memory-blocks/{agent_name}/{label}", responses=errors(InvalidBlockName, BlockNotFound)
+)
 async def read_block(
     agent: NamedAgent, label: str, response: Response, table: TableDep
 ) -> MemoryBlockOut:
@@ -162,7 +164,13 @@ async def read_block(
 @router.put(
     "/memory-blocks/{agent_name}/{label}",
     responses=errors(
-        InvalidPrecondition, BlockNotFound, BlockFull, BlockTooLarge, VersionMismatch, MemoryBusy
+        InvalidBlockName,
+        InvalidPrecondition,
+        BlockNotFound,
+        BlockFull,
+        BlockTooLarge,
+        VersionMismatch,
+        MemoryBusy,
     ),
 )
 async def replace_block(

@@ -14,6 +14,7 @@ from typing import Any
 from api.agents import service as agents
 from api.agents.models import Agent
 from api.conversations import service as conversations
+from api.conversations.models import SessionLookup
 from api.errors import AppError, BadRequest
 from api.kit.clock import Clock
 from api.kit.secrets import new_id
@@ -83,21 +84,22 @@ async def add_messages(
     """Messages of one session stored as add_message stores one, all in one transaction
     (all or none), embedded in one call, in the order given."""
     table = search.table
-    agent_id = await agents.id_by_name(table, email, agent_name)
-    session_id = session_id or conversations.default_session_id(email, agent_id)
     texts = list(dict.fromkeys(s.content for s in said))
-    # The agent, its session and the vectors at once: one hop to the store, not two.
-    agent, found, embedded = await asyncio.gather(
-        agents.get(table, email, agent_id),
-        conversations.find_session(table, email, agent_id, session_id),
-        search.vectors(texts),
+
+    async def session_of(agent_id: str) -> tuple[str, SessionLookup | None]:
+        chosen = session_id or conversations.default_session_id(email, agent_id)
+        return chosen, await conversations.find_session(table, email, agent_id, chosen)
+
+    # The agent, its session and the vectors at once: one hop to the store.
+    (agent, (session, found)), embedded = await asyncio.gather(
+        agents.by_name_with(table, email, agent_name, session_of), search.vectors(texts)
     )
     vectors = dict(zip(texts, embedded, strict=True))
     for attempt in range(SESSION_ATTEMPTS):
         if attempt:
-            found = await conversations.find_session(table, email, agent.agent_id, session_id)
+            found = await conversations.find_session(table, email, agent.agent_id, session)
         conversation_id = await conversations.open_session(
-            table, agent, session_id, clock, found=found
+            table, agent, session, clock, found=found
         )
         stored = [_message(agent, email, conversation_id, s, stamp()) for s in said]
         ops, copies = messages.recorded_ops(search, email, agent.agent_id, stored, vectors)
@@ -109,7 +111,7 @@ async def add_messages(
             continue  # its session lookup goes with it: the next attempt opens a new one
         return agent, stored
     raise SessionClosing(
-        f"The conversation of session {session_id!r} is being deleted; send the messages again."
+        f"The conversation of session {session!r} is being deleted; send the messages again."
     )
 
 
@@ -181,22 +183,25 @@ async def context(
     its reads are few and together: the name's guard, then the agent, its blocks and the
     search's reads at once, then the hits' metadata."""
     table = search.table
-    agent_id = await agents.id_by_name(table, email, agent_name)
     if body.agent_name is not None and agents.normalize_name(
         body.agent_name
     ) != agents.normalize_name(agent_name):
+        await agents.id_by_name(table, email, agent_name)  # an unknown agent is a 404 first
         raise AgentNameMismatch(
             "The body's agent_name names another agent than the path; leave it out or send "
             "the same name."
         )
     wanted = bool(body.query.strip()) and max_messages > 0
-    # The blocks first: their reads start a step later (a gather of their own), and so
-    # still join the agent's and the search's in one hop to the store.
-    blocks, agent, hits = await asyncio.gather(
-        memory.list_blocks(table, agent_id),
-        agents.get(table, email, agent_id),
-        _relevant(search, email, agent_id, body.query, max_messages) if wanted else _no_hits(),
-    )
+
+    async def reads(agent_id: str) -> tuple[list[BlockView], list[MessageHit]]:
+        # The blocks first: their reads start a step later (a gather of their own), and
+        # so go to the store right behind the agent's and the search's.
+        return await asyncio.gather(
+            memory.list_blocks(table, agent_id),
+            _relevant(search, email, agent_id, body.query, max_messages) if wanted else _no_hits(),
+        )
+
+    agent, (blocks, hits) = await agents.by_name_with(table, email, agent_name, reads)
     return agent, [b for b in blocks if b.lines], hits
 
 

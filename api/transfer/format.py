@@ -22,10 +22,11 @@ Provider credentials are never part of an agent's records.
 import base64
 import hashlib
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
+from api.kit.json_data import Metadata, check_storable
 from api.memory.models import Category
 from api.messages.models import Role
 
@@ -33,6 +34,15 @@ FORMAT: Literal["agent-memory-export"] = "agent-memory-export"
 VERSION = 1
 MEDIA_TYPE = "application/x-ndjson"
 MAX_LINE_BYTES = 4 * 1024 * 1024  # an archival memory or message is far below this
+
+
+def _storable_calls(calls: list[dict[str, JsonValue]]) -> list[dict[str, JsonValue]]:
+    for i, call in enumerate(calls):
+        check_storable(call, f"tool_calls[{i}]")
+    return calls
+
+
+ToolCalls = Annotated[list[dict[str, JsonValue]], AfterValidator(_storable_calls)]
 
 
 class _Record(BaseModel):
@@ -58,7 +68,7 @@ class AgentRecord(_Record):
     persona: str = ""
     event_expiry_days: int = Field(ge=0)
     recent_turns: int = Field(ge=0)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime
 
@@ -125,10 +135,10 @@ class MessageRecord(_Record):
     role: Role
     content: str = ""
     actor_id: str | None = None
-    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    tool_calls: ToolCalls = Field(default_factory=list)
     tool_call_id: str | None = None
     interrupted: bool = False
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     created_at: datetime
     ttl: int | None = None  # its expiry (epoch seconds), from the agent's event expiry
 

@@ -6,7 +6,9 @@ from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 
 from api.agents.deps import OwnedAgent
+from api.agents.service import AgentNotFound
 from api.auth.deps import CurrentUser
+from api.contract.errors import errors
 from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
 from api.transfer import service
 from api.transfer.format import MEDIA_TYPE
@@ -19,7 +21,10 @@ IMPORT_PATH = "/agents/import"  # its body has a limit of its own (RequestLimits
 @router.get(
     "/{agent_id}/export",
     response_class=StreamingResponse,
-    responses={200: {"content": {MEDIA_TYPE: {}}, "description": "The export file, streamed"}},
+    responses={
+        200: {"content": {MEDIA_TYPE: {}}, "description": "The export file, streamed"},
+        **errors(AgentNotFound),
+    },
 )
 async def export_agent(
     agent: OwnedAgent,

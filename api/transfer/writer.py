@@ -7,10 +7,8 @@ hash guard), and every id is derived from the caller and the source's ids
 what is missing and changes nothing else. What is not written is reported with why.
 """
 
-import contextlib
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from api.agents import repository as agents_repository
@@ -105,10 +103,6 @@ class ImportReport:
         return "\n".join(lines)
 
 
-def _now(epoch: float) -> datetime:
-    return datetime.fromtimestamp(epoch, UTC)
-
-
 class Writer:
     """Feed it the records of one checked file in order, then `finish()`."""
 
@@ -161,12 +155,12 @@ class Writer:
         await self._ensure_agent()
         await self._flush_archival()
         await self._flush_messages()
-        if self.report.created:
-            # Blocks every agent has, where the file had none (a Letta agent without them).
-            assert self._agent is not None
-            await memory_service.ensure_default_blocks(
-                self.table, self.agent_id, persona=self._agent.persona, clock=self.search.clock
-            )
+        # Blocks every agent has, where the file had none (a Letta agent without them);
+        # only what is missing is written.
+        assert self._agent is not None
+        await memory_service.ensure_default_blocks(
+            self.table, self.agent_id, persona=self._agent.persona, clock=self.search.clock
+        )
         return self.report
 
     async def _ensure_agent(self) -> None:
@@ -185,6 +179,7 @@ class Writer:
                     self._subject_id = subject.user_id
             return
         architecture, provider, model = await self._choices(record)
+        subject = await self._free_subject()
         for attempt in range(NAME_ATTEMPTS):
             name = _name(record.name, attempt)
             guard = AgentNameGuard(
@@ -192,7 +187,6 @@ class Writer:
             )
             if await agents_repository.guard_of(self.table, self.email, guard.normalized_name):
                 continue
-            subject = await self._free_subject(record)
             metadata = dict(record.metadata)
             if subject is None:
                 metadata.pop(SUBJECT_KEY, None)  # the agent is nobody's memory here
@@ -220,7 +214,9 @@ class Writer:
                     self._agent_written = False
                     await self._ensure_agent()
                     return
-                continue  # the name or the subject was taken meanwhile: look again
+                if subject is not None and e.refused(2):
+                    subject = await self._free_subject()  # taken meanwhile: look again
+                continue  # or the name was taken meanwhile
             self.report.created = True
             self.report.agent_name = name
             self.report.written["agent"] += 1
@@ -236,7 +232,7 @@ class Writer:
             f"You have agents named {record.name!r} and its imported variants; rename one."
         )
 
-    async def _free_subject(self, record: AgentRecord) -> Subject | None:
+    async def _free_subject(self) -> Subject | None:
         if self._subject is None:
             return None
         taken = await subjects.get(self.table, self.email, self._subject.user_id)
@@ -315,8 +311,14 @@ class Writer:
         batch, self._archival = self._archival, []
         if not batch:
             return
-        stored = await memory.archival_guards(
-            self.table, self.agent_id, [r.content_hash for r in batch]
+        # An agent this import made has no memories but this import's: no need to look.
+        # (A concurrent writer is still caught by the guards' conditions below.)
+        stored = (
+            {}
+            if self.report.created
+            else await memory.archival_guards(
+                self.table, self.agent_id, [r.content_hash for r in batch]
+            )
         )
         fresh: dict[str, ArchivalRecord] = {}
         for record in batch:
@@ -514,11 +516,10 @@ class Writer:
             started_at=record.started_at,
             ended_at=record.ended_at,
         )
-        with contextlib.suppress(ValueError):
-            if await memory_runs.restore(self.table, run):
-                self.report.written["memory_run"] += 1
-                return
-        self.report.skip("memory_run", "imported before", record.run_id)
+        if await memory_runs.restore(self.table, run):
+            self.report.written["memory_run"] += 1
+        else:
+            self.report.skip("memory_run", "imported before", record.run_id)
 
 
 def _name(name: str, attempt: int) -> str:

@@ -1,7 +1,10 @@
 """learning() with the real OpenAI SDK, a fake model and a real memory server: seed 002's
 integration test, capture-only, the originals restored, and the errors of entry."""
 
+import contextvars
 import logging
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from api.store.dynamodb_local import free_port
 from client import MemoryServerError, MemoryServerUnavailable, learning
 from tests.client.conftest import ask, memory_in
+from tests.client.proxy import recording_proxy
 from tests.client.server_process import MemoryServer, memory_server
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
 
@@ -429,3 +433,64 @@ async def test_an_async_call_is_intercepted_once_under_another_librarys_patch(
 
     assert memory.stored == 2
     assert server.said(agent) == [("user", "Once only."), ("assistant", "ok")]
+
+
+def test_an_exchange_is_stored_with_one_request(
+    server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
+) -> None:
+    with recording_proxy(server.url) as proxy, learning(agent, server_url=proxy.url) as memory:
+        oai.chat.completions.create(model="m", messages=ask("One request, please."))
+        assert memory.flush(10)
+        calls = proxy.seen[proxy.seen.index("POST /agents") + 1 :]
+
+    assert calls == [f"POST /context/{agent}", "POST /messages/batch"]
+    assert server.said(agent) == [("user", "One request, please."), ("assistant", "ok")]
+
+
+def test_a_server_without_batches_gets_the_messages_one_at_a_time(
+    server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
+) -> None:
+    with (
+        recording_proxy(server.url, batches=False) as proxy,
+        learning(agent, server_url=proxy.url, capture_only=True) as memory,
+    ):
+        oai.chat.completions.create(model="m", messages=ask("First."))
+        oai.chat.completions.create(model="m", messages=ask("Second."))
+
+    posted = [call for call in proxy.seen if call.startswith("POST /messages")]
+    # Refused once, then learnt: seed 002's own server stores them all the same.
+    assert posted == ["POST /messages/batch"] + ["POST /messages"] * 4
+    assert (memory.stored, memory.capture_failures) == (4, 0)
+    assert server.said(agent) == [
+        ("user", "First."),
+        ("assistant", "ok"),
+        ("user", "Second."),
+        ("assistant", "ok"),
+    ]
+
+
+def test_a_capture_waits_while_a_memory_fetch_is_under_way(
+    server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
+) -> None:
+    with recording_proxy(server.url) as proxy, learning(agent, server_url=proxy.url) as memory:
+        proxy.hold_context.set()
+        fetching = threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(lambda: oai.chat.completions.create(model="m", messages=ask("Slow fetch.")),),
+        )
+        fetching.start()
+        deadline = time.monotonic() + 10
+        while f"POST /context/{agent}" not in proxy.seen:
+            assert time.monotonic() < deadline, "the fetch never reached the server"
+            time.sleep(0.01)
+        memory.capture_only = True  # the next call fetches nothing, and is captured
+        oai.chat.completions.create(model="m", messages=ask("Captured meanwhile."))
+        # Its capture waits for the fetch the other call is waiting on, not the reverse.
+        assert not memory.flush(1.0)
+        assert "POST /messages/batch" not in proxy.seen
+        proxy.release()
+        fetching.join(10)
+        assert memory.flush(10)
+
+    assert memory.stored == 4
+    assert proxy.seen.count("POST /messages/batch") == 2

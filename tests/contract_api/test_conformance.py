@@ -11,7 +11,6 @@ import os
 import re
 import tempfile
 import zlib
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from api.main import create_app
-from tests.contract_api.conftest import contract_settings
+from tests.contract_api.conftest import TALLY, contract_settings
 
 EXAMPLES = int(os.environ.get("CONTRACT_EXAMPLES", "25"))
 CHECKS = [
@@ -43,7 +42,6 @@ CHECKS = [
 # root). Both stay out of the document today; the pattern keeps them out if they come in.
 NON_API = re.compile(r"^/mcp(/|$)|^/\{[^/}]+\}$")
 
-TALLY: Counter[str] = Counter()
 # Built at import, as schemathesis parametrizes at collection; nothing runs until the first
 # request (which starts the app's lifespan). The document is the one the app serves.
 _DIRECTORY = tempfile.TemporaryDirectory(prefix="contract-")
@@ -53,32 +51,10 @@ schema.app = APP
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _lifespan(request: pytest.FixtureRequest) -> Iterator[None]:
+def _lifespan() -> Iterator[None]:
     yield
     asgi.shutdown_lifespans()  # the app's, which schemathesis started on its first request
     _DIRECTORY.cleanup()
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if os.environ.get("CONTRACT_TALLY"):
-        Path(os.environ["CONTRACT_TALLY"]).write_text(
-            "\n".join(f"{k} {v}" for k, v in sorted(TALLY.items()))
-        )
-    if reporter is not None and TALLY:
-        reporter.write_line("")
-        for line in summary(TALLY):
-            reporter.write_line(line)
-
-
-def summary(tally: Counter[str]) -> list[str]:
-    """Operations, cases and the statuses they got: what the CI run shows."""
-    operations = {key.rsplit(" ", 1)[0] for key in tally}
-    statuses: Counter[str] = Counter()
-    for key, count in tally.items():
-        statuses[key.rsplit(" ", 1)[1]] += count
-    by_status = ", ".join(f"{status}: {statuses[status]}" for status in sorted(statuses))
-    return [
-        f"contract: {len(operations)} operations, {sum(tally.values())} cases answered "
-        f"and checked ({by_status})",
-    ]
 
 
 @schema.parametrize()

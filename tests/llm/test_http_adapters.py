@@ -16,6 +16,7 @@ from starlette.routing import Route
 from api.llm.anthropic import AnthropicProvider
 from api.llm.errors import (
     ProviderAuthFailed,
+    ProviderError,
     ProviderRateLimited,
     ProviderRejected,
     ProviderTimeout,
@@ -247,3 +248,57 @@ async def test_openai_stream_events_that_are_not_objects_are_skipped(
         events = await collect(provider, request_with())
     assert events == [TextDelta("Hello"), Finish("stop")]
     assert "not an object" in caplog.text
+
+
+async def odd_openai(body: bytes) -> list[LLMEvent]:
+    """What the OpenAI adapter makes of a streamed body sent as is."""
+
+    async def completions(request: Request) -> Response:
+        return Response(body, media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    app.add_route("/v1/models", lambda r: JSONResponse({"data": []}))
+
+    def build(root: str) -> tuple[str, Starlette]:
+        return root + "/v1", app
+
+    with serve_in_thread("odd-openai", build, "/v1/models") as base_url:
+        provider = OpenAIProvider(api_key="sk-test", base_url=base_url, max_retries=0)
+        try:
+            return await collect(provider, request_with())
+        finally:
+            await provider.aclose()
+
+
+def text_chunk(text: str, finish: str | None = None) -> str:
+    return json.dumps(
+        {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]}
+    )
+
+
+async def test_openai_stream_lines_end_as_sse_allows() -> None:
+    """CR LF and CR line endings, comments, other fields and data over several lines are
+    read as SSE says (the adapter reads the stream's bytes itself)."""
+    body = (
+        f": keep-alive\r\n\r\nid: 1\r\ndata: {text_chunk('Hel')}\r\n\r\n"
+        f"data: {text_chunk('lo')}\r\rdata:{text_chunk(' there')}\n\n"
+        'data: {"choices": [{"index": 0, "delta": {"content": "!"},\ndata: '
+        '"finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
+    ).encode()
+    events = await odd_openai(body)
+    assert events == [
+        TextDelta("Hel"),
+        TextDelta("lo"),
+        TextDelta(" there"),
+        TextDelta("!"),
+        Finish("stop"),
+    ]
+
+
+async def test_an_error_inside_the_openai_stream_fails_the_call() -> None:
+    body = (
+        f"data: {text_chunk('Par')}\n\n"
+        'data: {"error": {"message": "The server is overloaded", "type": "server_error"}}\n\n'
+    ).encode()
+    with pytest.raises(ProviderError):
+        await odd_openai(body)

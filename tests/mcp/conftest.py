@@ -87,8 +87,9 @@ def refusal(result: CallToolResult) -> str:
 
 def structured(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result
-    assert result.structured_content is not None, result
-    return result.structured_content
+    content: dict[str, Any] | None = result.structured_content
+    assert content is not None, result
+    return content
 
 
 # --- local mode ------------------------------------------------------------------------------

@@ -50,9 +50,9 @@ def rest(saas: Saas, key: str, method: str, path: str, body: Any = None) -> Any:
 async def test_each_user_reaches_only_their_own_agents(saas: Saas) -> None:
     ada, bob = saas.ada, saas.bob
     helper = rest(saas, ada.api_key, "POST", "/agents", {"name": "Helper"})["id"]
-    subject = rest(
-        saas, ada.api_key, "POST", "/memory/initialize", {"user_id": "customer_1"}
-    )["agent_id"]
+    subject = rest(saas, ada.api_key, "POST", "/memory/initialize", {"user_id": "customer_1"})[
+        "agent_id"
+    ]
     async with mcp_client(saas.root, ada.api_key) as client:
         reply(
             await client.call_tool(

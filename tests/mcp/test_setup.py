@@ -1,14 +1,19 @@
-"""What /mcp is assembled from: the Host and Origin allowlist read from the settings, and
-an app that does not import the MCP SDK until the first MCP request (a cold start must
-not pay for it)."""
+"""What /mcp is assembled from: the Host and Origin allowlist read from the settings, an
+app that does not import the MCP SDK until the first MCP request (a cold start must not
+pay for it), and a start that failed being tried again."""
 
+import asyncio
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+from starlette.types import Message, Receive, Scope, Send
+
 from api.config import Settings
 from api.mcp.allowlist import allowlist
+from api.mcp.endpoint import McpEndpoint, Served
 
 
 def test_the_allowlist_holds_our_names_and_the_public_hosts() -> None:
@@ -51,7 +56,8 @@ def test_building_the_app_does_not_import_the_sdk(tmp_path: Path) -> None:
                 headers={{"Accept": "application/json, text/event-stream",
                           "MCP-Protocol-Version": "2025-06-18"}},
             )
-            print("after", "mcp" in sys.modules, listed.status_code, len(listed.json()["result"]["tools"]))
+            tools = listed.json()["result"]["tools"]
+            print("after", "mcp" in sys.modules, listed.status_code, len(tools))
         """
     )
     ran = subprocess.run(
@@ -59,3 +65,43 @@ def test_building_the_app_does_not_import_the_sdk(tmp_path: Path) -> None:
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split("\n")[:2] == ["before False", "after True 200 14"]
+
+
+class FailingServer:
+    """A Served whose session manager fails as it starts, as a broken install would."""
+
+    async def refusal(self, scope: Scope, receive: Receive, send: Send) -> bool:
+        return False
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raise AssertionError("never reached: the server did not start")
+
+    async def run(self, started: asyncio.Event, stop: asyncio.Event) -> None:
+        raise RuntimeError("the session manager could not start")
+
+
+class Endpoint(McpEndpoint):
+    def __init__(self) -> None:
+        super().__init__(Settings())
+        self.builds = 0
+
+    async def _build(self) -> Served:
+        self.builds += 1
+        return FailingServer()
+
+
+async def test_a_server_that_fails_to_start_fails_the_request_and_is_tried_again() -> None:
+    endpoint = Endpoint()
+    scope: Scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        raise AssertionError("nothing is answered by the endpoint itself")
+
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="could not start"):
+            await endpoint(scope, receive, send)
+    assert endpoint.builds == 2  # not stuck on the first failure
+    await endpoint.aclose()

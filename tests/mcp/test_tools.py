@@ -217,7 +217,8 @@ async def test_seed_004_add_context_and_search(local_server: str) -> None:
     assert memory["content"] == "I moved to Berlin last week"
     assert memory["role"] == "user"
     assert memory["score"] > 0
-    assert memory["similarity"] is not None and memory["similarity"] > 0
+    assert memory["similarity"] is not None
+    assert memory["similarity"] > 0
     assert by_agent["memories"] == found["memories"]
     assert "Memory: customer_1" in {a["name"] for a in agents["agents"]}
 
@@ -236,6 +237,11 @@ async def test_seed_004_add_context_and_search(local_server: str) -> None:
             "subject_not_found",
         ),
         ("memory_search", {"query": "x"}, "Name exactly one of `agent` and `user_id`."),
+        (
+            "memory_search",
+            {"query": "x", "agent": "a", "user_id": "b"},
+            "Name exactly one of `agent` and `user_id`.",
+        ),
         (
             "memory_add",
             {"user_id": "stranger", "messages": [{"role": "user", "content": "hi"}]},
@@ -277,3 +283,25 @@ def test_local_mode_needs_no_token_and_keeps_to_its_own_names(local_server: str)
     )
     assert page.status_code == 403
     assert page.json()["code"] == "origin_rejected"
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_mcp_takes_post_only(local_server: str, method: str) -> None:
+    # Stateless: no stream to open, no session to end (MCP allows a 405 for both).
+    answered = httpx2.request(
+        method, f"{local_server}/mcp", headers={"Accept": "text/event-stream"}, timeout=30
+    )
+    assert answered.status_code == 405
+    assert answered.headers["allow"] == "POST"
+    assert answered.json()["code"] == "method_not_allowed"
+
+
+def test_a_body_that_is_not_json_rpc_is_a_parse_error(local_server: str) -> None:
+    answered = httpx2.post(
+        f"{local_server}/mcp",
+        content=b"{not json",
+        headers={"Content-Type": "application/json", "Accept": "application/json"},
+        timeout=30,
+    )
+    assert answered.status_code == 400
+    assert answered.json()["error"]["code"] == -32700  # JSON-RPC's parse error

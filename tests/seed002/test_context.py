@@ -98,3 +98,40 @@ def test_zero_context_messages_gives_blocks_only(
             "memory_blocks": [],
             "relevant_messages": [],
         }
+
+
+def test_a_name_follows_its_agent_through_renames_and_deletions(
+    api: TestClient, clock: FrozenClock
+) -> None:
+    """The server remembers which agent a name found last (one read fewer per call): a
+    renamed or deleted agent is never answered for the name again."""
+
+    def human(name: str) -> list[str]:
+        answered = api.post(f"/context/{name}", json={"query": "who?"})
+        assert answered.status_code == 200, answered.text
+        return [b["value"] for b in answered.json()["memory_blocks"]]
+
+    def remember(name: str, value: str) -> None:
+        block = {"agent_name": name, "label": "human", "value": value}
+        assert api.post("/memory-blocks", json=block).status_code == 201
+
+    first = new_agent(api, "helper")
+    remember("helper", "First helper")
+    assert human("helper") == ["First helper"]
+    renamed = api.patch(f"/agents/{first['id']}", json={"name": "old-helper"})
+    assert renamed.status_code == 200, renamed.text
+    refused(api.post("/context/helper", json={"query": "who?"}), 404, "agent_not_found")
+    new_agent(api, "helper")
+    remember("helper", "Second helper")
+    assert human("helper") == ["Second helper"]
+    assert human("old-helper") == ["First helper"]
+    # A message posted by name goes to the agent that bears it now.
+    post_message(api, clock, "For the second one", agent="helper")
+    assert [m["content"] for m in api.get("/messages/helper").json()] == ["For the second one"]
+    assert api.get("/messages/old-helper").json() == []
+
+    second = api.get("/agents/helper").json()
+    assert api.delete(f"/agents/{second['id']}").status_code == 204
+    refused(api.post("/context/helper", json={"query": "who?"}), 404, "agent_not_found")
+    body = {"agent_name": "helper", "role": "user", "content": "Anyone?"}
+    refused(api.post("/messages", json=body), 404, "agent_not_found")

@@ -161,8 +161,6 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     # MCP's JSON-RPC names its objects in the body; tests/mcp/test_auth.py calls every
     # agent and subject tool with another tenant's ids, over a real server.
     ("POST", "/mcp"): "mcp: tools act in the caller's tenant (tests/mcp/test_auth.py)",
-    ("GET", "/mcp"): "mcp: no stream in stateless mode (405); names no object",
-    ("DELETE", "/mcp"): "mcp: no session to end in stateless mode (405); names no object",
     ("GET", "/auth/google/login"): PUBLIC,
     ("GET", "/auth/google/callback"): PUBLIC,
     ("POST", "/auth/refresh"): SELF,

@@ -157,6 +157,11 @@ BROKEN: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
     ),
     "run id": (_set("memory_run", run_id="job-1"), "is not a memory run's id"),
     "second header": (_duplicate("header"), "A second header line"),
+    "metadata a store refuses": (_set("agent", metadata={"deep": {"": 1}}), "metadata"),
+    "tool call a store refuses": (
+        _set("message", tool_calls=[{"id": "c", "arguments": {"": 1}}]),
+        "keys may not be empty",
+    ),
 }
 
 

@@ -31,7 +31,9 @@ def serving(env: dict[str, str], *, host: str = "127.0.0.1") -> Iterator[str]:
                     "STORE": "sqlite",
                     "SQLITE_PATH": str(Path(data) / "web.db"),
                     "ENCRYPTION_KEY": "k" * 40,
-                    **{k.replace("{root}", root): v.replace("{root}", root) for k, v in env.items()},
+                    **{
+                        k.replace("{root}", root): v.replace("{root}", root) for k, v in env.items()
+                    },
                 },
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -212,3 +212,22 @@ def test_a_provider_failing_mid_answer_is_shown_as_an_error(
     expect(log.locator(".live")).to_have_count(0)
     expect(log.locator(".msg.assistant .badge")).to_have_text("interrupted")
     shoot(page, "chat-error")
+
+
+def test_earlier_messages_are_paged(page: Page, server: str) -> None:
+    agent = httpx2.post(f"{server}/agents", json={"name": f"Pager {uuid.uuid4().hex[:6]}"}).json()
+    conversation = httpx2.post(f"{server}/conversations", json={"agent_id": agent["id"]}).json()
+    path = f"{server}/conversations/{conversation['id']}/messages"
+    for i in range(16):  # 32 messages: more than the page's 30
+        turn = httpx2.post(path, json={"content": f"Hello number {i}", "stream": False}, timeout=30)
+        assert turn.status_code == 200, turn.text
+    page.goto(f"/agents/{agent['id']}/chat/{conversation['id']}")
+    log = page.get_by_role("region", name="Messages")
+    expect(log.locator(".msg").last).to_contain_text("I am the offline demo model")
+    expect(log.locator(".msg.user").last).to_have_text(re.compile("Hello number 15$"))
+    expect(log.locator(".msg.user")).to_have_count(15)  # the latest 30 messages
+    expect(log.locator(".msg.user").first).to_have_text(re.compile("Hello number 1$"))
+    page.get_by_role("button", name="Load earlier messages").click()
+    expect(log.locator(".msg.user")).to_have_count(16)
+    expect(log.locator(".msg").first).to_contain_text("Hello number 0")
+    expect(page.get_by_role("button", name="Load earlier messages")).to_have_count(0)

@@ -81,7 +81,8 @@ def test_sign_in_keys_refresh_and_log_out(page: Page, server: str) -> None:
     # The access token lives in memory only: nothing in storage, the cookie HttpOnly.
     assert page.evaluate("localStorage.length + sessionStorage.length") == 0
     cookies = {c["name"]: c for c in page.context.cookies()}
-    assert cookies["am_refresh"]["httpOnly"] and cookies["am_refresh"]["path"] == "/auth"
+    assert cookies["am_refresh"]["httpOnly"]
+    assert cookies["am_refresh"]["path"] == "/auth"
 
     # API keys: created and shown once, used by a script, revoked.
     nav.get_by_role("link", name="API keys").click()
@@ -125,7 +126,8 @@ def test_sign_in_keys_refresh_and_log_out(page: Page, server: str) -> None:
     expect(page.get_by_role("article", name="Anthropic")).to_be_visible()
     expect(page.get_by_role("heading", name="Sign in")).to_have_count(0)
     statuses = [status for url, status in answered if not url.startswith("/assets/")]
-    assert 401 in statuses and statuses[-1] == 200, answered
+    assert 401 in statuses, answered
+    assert statuses[-1] == 200, answered
     assert ("/auth/refresh", 200) in answered
 
     # Log out: back to sign-in, and the session is over even after a reload.

@@ -183,9 +183,12 @@ def test_the_inspector_after_a_chat_turn(
     expect(listed).to_have_count(1)
     expect(listed.first).to_contain_text("Alice drinks green tea every morning")
     for text in ("The office moved to Zurich in March", "Alice's cat is called Dinah"):
-        assert httpx2.post(
-            f"{server}/agents/{agent_id}/memory/archival", json={"content": text}
-        ).status_code == 201
+        assert (
+            httpx2.post(
+                f"{server}/agents/{agent_id}/memory/archival", json={"content": text}
+            ).status_code
+            == 201
+        )
     page.reload()  # the two inserted behind the page's back show
     expect(listed).to_have_count(3)
     archival.get_by_label("Search archival memory").fill("what does Alice drink")
@@ -286,7 +289,9 @@ def test_provider_settings_saved_masked_and_tested(
     failure = openai.get_by_role("alert").inner_text()
     assert re.search(r"\((provider_[a-z_]+|invalid_[a-z_]+)\)", failure), failure
 
-    openai.get_by_role("button", name="Remove OpenAI (or an OpenAI-compatible server) settings").click()
+    openai.get_by_role(
+        "button", name="Remove OpenAI (or an OpenAI-compatible server) settings"
+    ).click()
     openai.get_by_role("button", name="Remove", exact=True).click()
     expect(openai.get_by_role("status").first).to_have_text("Not configured.")
     assert httpx2.get(f"{server}/settings/providers").json() == []

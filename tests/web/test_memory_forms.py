@@ -30,7 +30,8 @@ def test_the_block_form_is_accepted_by_post_blocks(client: TestClient) -> None:
     forms = client.get(f"/agents/{agent['id']}/memory/schema").json()
     block = by_name(forms["block"])
     assert list(block) == ["name", "description", "word_limit", "content"]
-    assert block["name"]["required"] and block["content"]["type"] == "text"
+    assert block["name"]["required"]
+    assert block["content"]["type"] == "text"
     assert block["word_limit"]["type"] == "integer"
     assert block["word_limit"]["default"] == 5000
     assert block["word_limit"]["validation"]["minimum"] == 1
@@ -59,8 +60,10 @@ def test_the_block_form_is_accepted_by_post_blocks(client: TestClient) -> None:
 def test_the_archival_form_is_accepted_by_post_archival(client: TestClient) -> None:
     agent = client.post("/agents", json={"name": "Forms"}).json()
     archival = by_name(client.get(f"/agents/{agent['id']}/memory/schema").json()["archival"])
-    assert archival["content"]["type"] == "text" and archival["content"]["required"]
-    assert archival["category"]["type"] == "select" and archival["category"]["nullable"]
+    assert archival["content"]["type"] == "text"
+    assert archival["content"]["required"]
+    assert archival["category"]["type"] == "select"
+    assert archival["category"]["nullable"]
     assert archival["tags"]["type"] == "json"
     body = {
         "content": "Ada prefers tea",

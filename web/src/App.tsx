@@ -44,7 +44,7 @@ export function App() {
   const [failure, setFailure] = useState<string | null>(null);
 
   useEffect(() => {
-    if (url.pathname === "/") navigate("/agents", true);
+    if (url.pathname === "/") navigate("/agents" + url.search, true); // keeps ?auth_error=
   }, [url.pathname]);
 
   useEffect(() => {

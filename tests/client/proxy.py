@@ -1,0 +1,68 @@
+"""A proxy on 127.0.0.1 in front of the memory server that records every request, can hold
+POST /context unanswered, and can play seed 002's own server, which has no POST
+/messages/batch: its FastAPI app answers 405 there (the path matches GET
+/messages/{agent_name})."""
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import httpx2
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tests.fakes.serving import serve_in_thread
+
+METHODS = ["GET", "POST", "PUT", "DELETE"]
+
+
+@dataclass
+class Proxy:
+    url: str
+    upstream: str
+    batches: bool = True  # False: POST /messages/batch is refused as seed 002's server does
+    seen: list[str] = field(default_factory=list)  # "POST /messages", in order
+    # While set, POST /context waits (unanswered) until it is cleared.
+    hold_context: threading.Event = field(default_factory=threading.Event)
+    _released: threading.Event = field(default_factory=threading.Event)
+
+    def release(self) -> None:
+        self.hold_context.clear()
+        self._released.set()
+
+
+@contextmanager
+def recording_proxy(upstream: str, *, batches: bool = True) -> Iterator[Proxy]:
+    def build(root: str) -> tuple[Proxy, Starlette]:
+        proxy = Proxy(url=root, upstream=upstream, batches=batches)
+        http = httpx2.AsyncClient(base_url=upstream, timeout=30)
+
+        async def forward(request: Request) -> Response:
+            path = request.url.path
+            if path != "/health":
+                proxy.seen.append(f"{request.method} {path}")
+            if path.startswith("/context/") and proxy.hold_context.is_set():
+                await asyncio.to_thread(proxy._released.wait, 30)
+            if path == "/messages/batch" and not proxy.batches:
+                return JSONResponse({"detail": "Method Not Allowed"}, status_code=405)
+            answer = await http.request(
+                request.method,
+                path,
+                params=request.query_params.multi_items(),
+                content=await request.body(),
+                headers={"content-type": request.headers.get("content-type", "")},
+            )
+            return Response(
+                answer.content,
+                status_code=answer.status_code,
+                media_type=answer.headers.get("content-type"),
+            )
+
+        return proxy, Starlette(routes=[Route("/{path:path}", forward, methods=METHODS)])
+
+    with serve_in_thread("memory-proxy", build, "/health") as proxy:
+        yield proxy

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { apply, type LiveTurn, type Notice } from "./turn";
+
+function play(events: [string, Record<string, unknown>][]): { turn: LiveTurn; notices: Notice[] } {
+  const notices: Notice[] = [];
+  let turn: LiveTurn = { prompt: "hi", items: [], status: "streaming", runId: null };
+  for (const [event, data] of events) turn = apply(turn, event, data, notices);
+  return { turn, notices };
+}
+
+describe("a streamed turn", () => {
+  it("joins a step's text, places tool calls in order and pairs each with its result", () => {
+    const { turn, notices } = play([
+      ["run.started", { run_id: "r1" }],
+      ["tool.call", { step: 1, call_id: "c1", name: "core_memory_append", arguments: { block: "human", content: "Name: Alice" } }],
+      ["tool.result", { step: 1, call_id: "c1", name: "core_memory_append", content: "Appended" }],
+      ["text.delta", { step: 2, text: "Nice " }],
+      ["text.delta", { step: 2, text: "to meet you" }],
+      ["message", { message_id: "m", content: "Nice to meet you", interrupted: false }],
+      ["run.completed", { steps: 2, usage: {} }],
+    ]);
+    expect(turn.runId).toBe("r1");
+    expect(turn.status).toBe("completed");
+    expect(turn.items).toEqual([
+      { kind: "tool", callId: "c1", name: "core_memory_append", arguments: { block: "human", content: "Name: Alice" }, result: "Appended" },
+      { kind: "text", step: 2, text: "Nice to meet you" },
+    ]);
+    expect(notices).toEqual([]);
+  });
+
+  it("collects memory warnings and compactions", () => {
+    const { notices } = play([
+      ["memory.warning", { block: "human", percent_used: 85, word_count: 85, word_limit: 100, warned_turns: 2, compacts_after: 3 }],
+      ["memory.compacted", { block: "human", archived_lines: 4, words_before: 95, words_after: 40 }],
+    ]);
+    expect(notices).toEqual([
+      { kind: "warning", block: "human", percent: 85, words: 85, limit: 100, warned: 2, compactsAfter: 3 },
+      { kind: "compacted", block: "human", archived: 4, before: 95, after: 40 },
+    ]);
+  });
+
+  it("ends failed on an error, and stopped when the server says interrupted", () => {
+    const failed = play([
+      ["error", { code: "provider_unavailable", message: "The server cannot be reached." }],
+      ["run.failed", { code: "provider_unavailable" }],
+    ]);
+    expect(failed.turn.status).toBe("failed");
+    expect(failed.notices).toEqual([{ kind: "error", code: "provider_unavailable", message: "The server cannot be reached." }]);
+    const stopped = play([
+      ["error", { code: "interrupted", message: "The server is shutting down." }],
+      ["run.failed", { code: "interrupted" }],
+    ]);
+    expect(stopped.turn.status).toBe("stopped");
+  });
+
+  it("ignores events it does not know", () => {
+    const { turn } = play([["run.something_new", { x: 1 }]]);
+    expect(turn).toEqual({ prompt: "hi", items: [], status: "streaming", runId: null });
+  });
+});
