@@ -1,6 +1,6 @@
 """What the app mounts at /mcp. Importing the MCP SDK takes about two seconds, which a cold
 start cannot spend (/health must answer first), so the SDK's server is built on the first
-MCP request, imported on a worker thread so the event loop keeps serving. Its session
+MCP request, imported and assembled on a worker thread so the event loop keeps serving. Its session
 manager then runs in a task of its own until the app's lifespan ends (`aclose`)."""
 
 import asyncio
@@ -74,9 +74,8 @@ class McpEndpoint:
             raise
 
     async def _build(self) -> Served:
-        module = await asyncio.to_thread(importlib.import_module, "api.mcp.server")
-        built: Served = module.build(self._settings)
-        return built
+        # Importing and assembling (the tools' schemas) are seconds of CPU, done once.
+        return await asyncio.to_thread(_assemble, self._settings)
 
     async def aclose(self) -> None:
         """Ends the session manager (and every MCP request still open) with the app."""
@@ -87,3 +86,9 @@ class McpEndpoint:
             await asyncio.gather(self._running, return_exceptions=True)
         # As new: an app whose lifespan runs again (a test's second client) starts anew.
         self._starting, self._running, self._stop = None, None, asyncio.Event()
+
+
+def _assemble(settings: Settings) -> Served:
+    module = importlib.import_module("api.mcp.server")
+    built: Served = module.build(settings)
+    return built

@@ -88,5 +88,5 @@ class WebApp:
             page = await anyio.Path(self.dist / "index.html").read_bytes()
         except OSError:
             return json_error({"code": "web_app_not_built", "message": NOT_BUILT}, 503)
-        page = page.replace(b"<head>", b"<head>" + self.meta, 1)
+        page = page.replace(b"</head>", self.meta + b"</head>", 1)
         return Response(page, media_type="text/html", headers=PAGE_HEADERS)

@@ -42,7 +42,7 @@ def test_the_root_is_the_app_with_the_auth_mode_and_no_caching(client: TestClien
         page = client.get("/", headers=headers)
         assert page.status_code == 200
         assert page.headers["content-type"].startswith("text/html")
-        assert '<head><meta name="auth-mode" content="local"><title>' in page.text
+        assert '</title><meta name="auth-mode" content="local"></head>' in page.text
         assert page.headers["cache-control"] == "no-cache"
         assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
     assert client.head("/", headers=HTML).status_code == 200
