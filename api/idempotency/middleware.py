@@ -53,7 +53,9 @@ REPLAYED = "Idempotent-Replayed"
 RUN_ID = "run-id"  # the run a turn route started (api/runtime/sse.py)
 # Sign-in, refresh and logout set and rotate cookies and refresh tokens: replaying one of
 # those answers would hand out a token that was already rotated away, or undo a logout.
-PASSED_THROUGH = "/auth/"
+# An import is idempotent by its content, and its body (up to MAX_IMPORT_BYTES) is streamed
+# to disk: holding it in memory for a fingerprint would undo that.
+PASSED_THROUGH = ("/auth/", "/agents/import")
 # An item holds 400 KB at most; the rest is left for the headers and the record itself.
 MAX_STORED_BODY_BYTES = 300 * 1024
 # Never set-cookie. Run-Id: a turn answered as JSON names its run (GET /runs/{id}) too.

@@ -1,7 +1,8 @@
-"""What the app mounts at /mcp. Importing the MCP SDK takes about two seconds, which a cold
+"""What the app routes /mcp to. Importing the MCP SDK takes about two seconds, which a cold
 start cannot spend (/health must answer first), so the SDK's server is built on the first
-MCP request, imported and assembled on a worker thread so the event loop keeps serving. Its session
-manager then runs in a task of its own until the app's lifespan ends (`aclose`)."""
+MCP request, imported and assembled on a worker thread so the event loop keeps serving.
+Its session manager then runs in a task of its own until the app's lifespan ends
+(`aclose`)."""
 
 import asyncio
 import contextvars

@@ -69,13 +69,10 @@ def test_reads_before_the_llm_are_two_rounds(
     lease, *started = writes
     assert what(lease) == ("put", "Lease")
     assert lease.start < min(c.end for c in concurrent)
-    # The user's message (then its searchable copy) and the run with its marker, if their
-    # writes started before the request reached the LLM: after the reads.
-    assert {what(c) for c in started} <= {
-        ("batch_write", ""),
-        ("put", "MESSAGE"),
-        ("transact_write", "MESSAGE"),
-    }
+    # The user's message with the run, its first event and its marker (one transaction,
+    # not a write of the run's own), if it started before the request reached the LLM:
+    # after the reads.
+    assert {what(c) for c in started} <= {("transact_write", "MESSAGE")}
     assert all(w.start >= max(c.end for c in reads) for w in started)
 
 
@@ -90,3 +87,23 @@ def test_the_core_memory_queries_are_in_flight_together(
 
     assert lines.start < definitions.end
     assert definitions.start < lines.end
+
+
+def test_the_run_opens_in_the_user_messages_transaction(
+    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
+) -> None:
+    """One write, not two, before `run.started`: the user's message with the run, its first
+    event and its marker; and the run is there to be read once the stream has said so."""
+    counter = RoundCounter(
+        SqliteTable(tmp_path / "open.db", settings.dynamodb_table, load_definition(), clock=clock)
+    )
+    with running(settings, clock, table=counter) as client:
+        conversation_id = new_conversation(client, use_openai(client, fake_openai))
+        mark = counter.mark()
+        found = send(client, conversation_id, "Hello")
+        calls = sorted(counter.since(mark), key=lambda c: c.start)
+        run_id = found[0].data["run_id"]
+        assert client.get(f"/runs/{run_id}").status_code == 200
+    writes = [what(c) for c in calls if c.operation not in READS]
+    assert writes[:2] == [("put", "Lease"), ("transact_write", "MESSAGE")]
+    assert ("batch_write", "") not in writes  # no write of the run's own

@@ -145,3 +145,16 @@ def test_the_spool_refuses_past_its_limit_and_leaves_no_file(tmp_path: Path) -> 
     assert refusal.value.status_code == 413
     assert "MAX_IMPORT_BYTES" in refusal.value.message
     assert set(Path(tempfile.gettempdir()).glob("agent-import-*")) == before
+
+
+def test_an_import_with_an_idempotency_key_is_streamed_not_held(api: TestClient) -> None:
+    """The import guards itself by content; the idempotency middleware lets it through
+    rather than reading a file of up to MAX_IMPORT_BYTES into memory to fingerprint it."""
+    exported = api.get(f"/agents/{_agent(api)}/export").content
+    key = {"Idempotency-Key": "import-1"}
+    first = api.post("/agents/import", content=exported, headers=key)
+    assert first.status_code == 201, first.text
+    second = api.post("/agents/import", content=exported, headers=key)
+    assert second.status_code == 200, second.text
+    assert "Idempotent-Replayed" not in second.headers
+    assert second.json()["agents"][0]["created"] is False

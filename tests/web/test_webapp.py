@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from starlette.applications import Starlette
 
 from api.config import Settings
 from api.main import create_app
 from api.webapp import middleware
+from api.webapp.middleware import WebApp
 
 HTML = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 INDEX = '<!doctype html><html><head><title>app</title></head><body id="spa"></body></html>'
@@ -110,3 +112,8 @@ def test_an_app_never_built_says_how_to_build_it(
             assert "npm run build" in answer.json()["message"]
         assert client.get("/assets/index-AbC123.js").status_code == 404
         assert client.get("/agents").json() == []  # the API works without the app
+
+
+def test_the_page_tells_the_app_the_auth_mode(dist: Path) -> None:
+    with TestClient(WebApp(Starlette(), dist=dist, auth_mode="google")) as client:
+        assert '<meta name="auth-mode" content="google">' in client.get("/").text
