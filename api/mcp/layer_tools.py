@@ -2,7 +2,7 @@
 its run id, each on the subject named by `user_id`), and the caller's agents: the same
 services as /memory/* and /agents."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -18,7 +18,6 @@ from api.seed004 import service as seed004
 from api.seed004.schemas import MAX_USER_ID_CHARS, AddConversationRequest, MemoryOut, MessageIn
 from api.subjects import service as subjects
 
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_RESULTS = 50  # as seed 004's /memory/context and /memory/search
 
 
@@ -66,7 +65,7 @@ async def memory_context(
         )
         return ContextOut(
             context=found.combined.text,
-            memories=[memory_out(m) for m in found.matches],
+            memories=[MemoryOut.of(m) for m in found.matches],
             truncated=found.combined.truncated,
             estimated_tokens=render.estimate_tokens(found.combined.text),
             pending_runs=found.pending_runs,
@@ -123,7 +122,7 @@ async def memory_search(
             query=found.query,
             mode=found.mode,
             total=found.total,
-            memories=[memory_out(m) for m in found.matches],
+            memories=[MemoryOut.of(m) for m in found.matches],
         )
 
     return await answer(run())
@@ -155,11 +154,6 @@ async def memory_add(
 
     async def run() -> AddOut:
         me = caller(ctx)
-        clock = me.runtime.message_clock
-
-        def stamp() -> datetime:
-            # The runtime's message clock: messages never share a time within a process.
-            return EPOCH + timedelta(microseconds=clock.next())
 
         body = AddConversationRequest(
             user_id=user_id,
@@ -167,7 +161,9 @@ async def memory_add(
             store_in_archival=store_in_archival,
             wait_for_completion=wait_for_completion,
         )
-        stored = await seed004.add(me.memory_runs, stamp, me.user.email, body)
+        stored = await seed004.add(
+            me.memory_runs, me.runtime.message_clock.next_time, me.user.email, body
+        )
         ran = stored
         if wait_for_completion:
             ran = await me.memory_runs.wait(stored, me.settings.memory_run_wait_seconds)
@@ -215,16 +211,3 @@ async def list_agents(ctx: Context[Any, Any]) -> AgentsOut:
         )
 
     return await answer(run())
-
-
-def memory_out(match: archival.Match) -> MemoryOut:
-    memory = match.memory
-    return MemoryOut(
-        id=memory.memory_id,
-        content=memory.content,
-        role=render.role_of(memory.tags),
-        tags=memory.tags,
-        score=match.score,
-        similarity=match.similarity,
-        created_at=memory.created_at,
-    )

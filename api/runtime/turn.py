@@ -63,6 +63,11 @@ class MessageClock:
         self._last = max(int(self.clock.now() * 1_000_000), self._last + 1)
         return self._last
 
+    def next_time(self) -> datetime:
+        """`next()` as a time, for messages stored outside a turn (seed 002's and seed
+        004's routes, MCP): they never share a moment with a turn's messages either."""
+        return EPOCH + timedelta(microseconds=self.next())
+
 
 @dataclass
 class MessageFactory:

@@ -3,7 +3,6 @@ caller's tenant: an agent name resolves among the caller's agents only. `POST /a
 `GET /agents/{name}` are the agents router's own routes; `GET /health` is the health
 router's. docs/local-server.md describes them."""
 
-from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response, status
@@ -48,7 +47,6 @@ from api.seed002.schemas import (
 )
 
 router = APIRouter(tags=["memory server (seed 002)"], responses=errors(AgentNotFound))
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_LISTED = 1000
 
 
@@ -68,12 +66,9 @@ async def add_message(
     `session_id`): searchable at once, listed in /conversations, part of the session's
     recent turns, and expiring after the agent's event expiry."""
 
-    def stamp() -> datetime:
-        # The runtime's message clock: messages of turns and of this route never share a
-        # time, so they keep their order whatever the clock's resolution.
-        return EPOCH + timedelta(microseconds=runtime.message_clock.next())
-
-    agent, message = await service.add_message(search, clock, stamp, user.email, body)
+    agent, message = await service.add_message(
+        search, clock, runtime.message_clock.next_time, user.email, body
+    )
     return MessageOut.of_message(agent.agent_id, message)
 
 
@@ -93,12 +88,15 @@ async def add_messages(
     one transaction (all or none) and in the order sent; the learning() client stores a
     question and its answer with one request."""
 
-    def stamp() -> datetime:
-        return EPOCH + timedelta(microseconds=runtime.message_clock.next())
-
     said = [service.Said(m.role, m.content, m.metadata) for m in body.messages]
     agent, stored = await service.add_messages(
-        search, clock, stamp, user.email, body.agent_name, said, session_id=body.session_id
+        search,
+        clock,
+        runtime.message_clock.next_time,
+        user.email,
+        body.agent_name,
+        said,
+        session_id=body.session_id,
     )
     return [MessageOut.of_message(agent.agent_id, m) for m in stored]
 

@@ -2,7 +2,6 @@
 tenant: a `user_id` is a subject of the caller's, never another tenant's. Errors take the
 seed's shape (`success: false`) beside our `code`. docs/memory-layer.md describes them."""
 
-from datetime import UTC, datetime, timedelta
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response, status
@@ -14,7 +13,6 @@ from api.contract.failures import PROVIDER_SETUP
 from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
 from api.embeddings.base import EmbeddingError
 from api.errors import AppError
-from api.memory.archival import Match
 from api.memory.errors import ContentTooLong, InvalidBlockName, InvalidCharLimit
 from api.memory_runs import service as memory_runs
 from api.memory_runs.deps import MemoryRunnerDep
@@ -57,7 +55,6 @@ router = APIRouter(
     route_class=SeedErrorRoute,
     responses=seed_errors(SubjectNotFound),
 )
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_RESULTS = 50
 
 UserIdQuery = Annotated[str, Query(min_length=1, max_length=MAX_USER_ID_CHARS)]
@@ -135,11 +132,7 @@ async def add(
     when the run has ended (200), or after MEMORY_RUN_WAIT_SECONDS with 202; without, 202
     at once. Follow a run with GET /memory/runs/{run_id}."""
 
-    def stamp() -> datetime:
-        # The runtime's message clock: messages never share a time within a process.
-        return EPOCH + timedelta(microseconds=runtime.message_clock.next())
-
-    run = await service.add(runner, stamp, user.email, body)
+    run = await service.add(runner, runtime.message_clock.next_time, user.email, body)
     count = run.messages_count
     if body.wait_for_completion:
         run = await runner.wait(run, settings.memory_run_wait_seconds)
@@ -195,7 +188,7 @@ async def context(
         summary=render.xml(found.summary) if found.summary else "",
         relevant_memories=found.combined.memories,
         combined_context=found.combined.text,
-        memories=[_memory_out(m) for m in found.matches],
+        memories=[MemoryOut.of(m) for m in found.matches],
         pending_runs=found.pending_runs,
         truncated=found.combined.truncated,
         estimated_tokens=render.estimate_tokens(found.combined.text),
@@ -240,7 +233,7 @@ async def search(
         results=[m.memory.content for m in found.matches],
         count=len(found.matches),
         total_found=found.total,
-        memories=[_memory_out(m) for m in found.matches],
+        memories=[MemoryOut.of(m) for m in found.matches],
     )
 
 
@@ -261,17 +254,4 @@ async def agent_of(
     base = str(settings.public_url or request.base_url).rstrip("/")
     return AgentIdResponse(
         agent_id=subject.agent_id, dashboard_url=f"{base}/agents/{subject.agent_id}"
-    )
-
-
-def _memory_out(match: Match) -> MemoryOut:
-    memory = match.memory
-    return MemoryOut(
-        id=memory.memory_id,
-        content=memory.content,
-        role=render.role_of(memory.tags),
-        tags=memory.tags,
-        score=match.score,
-        similarity=match.similarity,
-        created_at=memory.created_at,
     )

@@ -7,10 +7,12 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from api.kit.text import BlockName, PlainName
+from api.memory.archival import Match
 from api.memory.blocks import MAX_BLOCK_CHARS, MAX_BLOCK_NAME
 from api.memory.service import MAX_DESCRIPTION_CHARS
 from api.memory_runs.models import MemoryRun, RunState
 from api.messages.schemas import ID_PATTERN
+from api.seed004.render import role_of
 
 MAX_USER_ID_CHARS = 80  # it names the subject's agent ("Memory: {user_id}")
 MAX_MESSAGES = 20  # one add is one transaction: the messages, their copies and the run
@@ -156,6 +158,19 @@ class MemoryOut(BaseModel):
     score: float
     similarity: float | None
     created_at: datetime
+
+    @classmethod
+    def of(cls, match: Match) -> "MemoryOut":
+        memory = match.memory
+        return cls(
+            id=memory.memory_id,
+            content=memory.content,
+            role=role_of(memory.tags),
+            tags=memory.tags,
+            score=match.score,
+            similarity=match.similarity,
+            created_at=memory.created_at,
+        )
 
 
 class FullContextResponse(BaseModel):

@@ -77,7 +77,9 @@ def test_a_frozen_server_delays_a_call_by_the_timeout_at_most_and_the_exit_by_th
 ) -> None:
     fake_openai.replies += [Reply(text="one"), Reply(text="two")]
     with memory_server(tmp_path / "frozen.db", backend="none") as running:
-        memory = learning(agent, server_url=running.url, timeout=0.5, flush_timeout=1.0)
+        # Each capture (one request) waits out its 0.5s, one after the other: the second
+        # ends a second or more after the start, past the flush's half second.
+        memory = learning(agent, server_url=running.url, timeout=0.5, flush_timeout=0.5)
         with thawed_at_the_end(running), memory:
             freeze(running)
             first = oai.chat.completions.create(model="m", messages=ask("Frozen, with memory?"))
@@ -91,7 +93,7 @@ def test_a_frozen_server_delays_a_call_by_the_timeout_at_most_and_the_exit_by_th
     assert memory.stored == 0
     assert memory.capture_failures == 4  # two questions and two answers, none stored
     assert memory.pending == 0  # what the flush gave up on is counted, not left pending
-    assert any("not stored within 1s of the context's end" in e for e in memory.errors)
+    assert any("not stored within 0.5s of the context's end" in e for e in memory.errors)
 
 
 def test_messages_longer_than_the_server_takes_are_cut_not_lost(

@@ -136,6 +136,7 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
           {failure}
         </p>
       )}
+      <h3 className="subhead">Every memory, newest first</h3>
       {memories === null && !failure && <p aria-live="polite">Loading…</p>}
       {memories?.length === 0 && <p className="muted">No archival memories yet.</p>}
       {memories && memories.length > 0 && (
