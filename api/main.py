@@ -21,6 +21,7 @@ from api.auth.local_guard import LocalModeGuard
 from api.auth.tokens import TokenIssuer, issuer_for
 from api.chat import router as chat
 from api.config import Settings, check_settings, load_settings
+from api.contract import allow, operation_ids
 from api.contract import document as contract
 from api.conversations import router as conversations
 from api.embeddings.factory import start_embedder
@@ -192,8 +193,10 @@ def create_app(
         version=__version__,
         summary="Agents with long-term memory over REST and Server-Sent Events.",
         lifespan=lifespan,
+        generate_unique_id_function=operation_ids.operation_id,
     )
     error_handlers.install(app)
+    allow.install(app)  # a 405's Allow header from every route of its path
     contract.install(app, local_mode=not google_mode)
     # Inside CORS, so that its replays and refusals carry CORS headers too, and inside
     # RequestLimits, so that the body it reads is bounded. A streamed turn sent again

@@ -12,7 +12,7 @@ first text: what is left is what the server in between added. One process serves
 kind, so that a server under test keeps one provider client (and its connections) warm."""
 
 import argparse
-import contextvars
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -28,15 +28,20 @@ MARK = "MODEL_TIME_MARK"
 MODEL_TIME_PREFIX = "model="
 STREAM, STALL = "[stream]", "[stall]"
 
-_asked: contextvars.ContextVar[str] = contextvars.ContextVar("asked", default="")
-
 
 class ModelTime:
-    """Notes which reply the request asks for, and writes the model's time into the first
-    text chunk in place of MARK."""
+    """Streamed completions answered here, in the fake's own chunks (its `_openai_chunks`,
+    the real wire format) but sent by a plain loop: the fake's Starlette response asks
+    whether the client left after every chunk, which at 20,000 chunks a second made the
+    fake, not the server under test, the bottleneck. The reply is the one the request's
+    tag asks for; the model's time goes into the first text chunk in place of MARK; for
+    `[stall]` what follows that chunk waits `stall_seconds`. Everything else (errors,
+    listings, requests without a stream) goes to the fake itself."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, kinds: dict[str, Reply], stall_seconds: float) -> None:
         self.app = app
+        self.kinds = kinds
+        self.stall_seconds = stall_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         arrived = time.perf_counter()
@@ -51,58 +56,73 @@ class ModelTime:
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        _asked.set(_tag(body))
+        asked = _asked(body)
+        if asked is None:
 
-        async def replayed() -> Message:
-            return received.pop(0) if received else await receive()
+            async def replayed() -> Message:
+                return received.pop(0) if received else await receive()
 
-        marked = False
+            await self.app(scope, replayed, send)
+            return
+        model, tag, usage = asked
+        reply = self.kinds[tag]
+        chunks = [
+            f"data: {json.dumps(c, separators=(',', ':'))}\n\n".encode()
+            for c in llm_servers._openai_chunks(reply, model, usage)
+        ]
+        chunks.append(b"data: [DONE]\n\n")
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        mark = MARK.encode()
+        for chunk in chunks:
+            marked = mark in chunk
+            if marked:
+                took = f"{MODEL_TIME_PREFIX}{time.perf_counter() - arrived:.6f}".encode()
+                chunk = chunk.replace(mark, took)
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if marked and tag == STALL:
+                await asyncio.sleep(self.stall_seconds)
+            elif reply.chunk_delay_seconds:
+                await asyncio.sleep(reply.chunk_delay_seconds)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-        async def timed(message: Message) -> None:
-            nonlocal marked
-            if not marked and message["type"] == "http.response.body":
-                chunk: bytes = message.get("body", b"")
-                if MARK.encode() in chunk:
-                    took = f"{MODEL_TIME_PREFIX}{time.perf_counter() - arrived:.6f}"
-                    message = {**message, "body": chunk.replace(MARK.encode(), took.encode())}
-                    marked = True
-            await send(message)
 
-        await self.app(scope, replayed, timed)
-
-
-def _tag(body: bytes) -> str:
+def _asked(body: bytes) -> tuple[str, str, bool] | None:
+    """A streamed completion's model, the tag of its last message and whether it asks for
+    usage; None for any other request."""
     try:
-        last = json.loads(body)["messages"][-1]["content"]
+        request = json.loads(body)
+        last = str(request["messages"][-1]["content"])
+        model = str(request["model"])
     except (ValueError, KeyError, IndexError, TypeError):
-        return ""
-    return next((tag for tag in (STREAM, STALL) if str(last).endswith(tag)), "")
+        return None
+    if request.get("stream") is not True:
+        return None
+    usage = (request.get("stream_options") or {}).get("include_usage") is True
+    return model, next((tag for tag in (STREAM, STALL) if last.endswith(tag)), ""), usage
 
 
-def replies(chunks: int, seconds: float, stall: float) -> dict[str, Reply]:
+def replies(chunks: int, seconds: float) -> dict[str, Reply]:
     words = " ".join(f"w{i}" for i in range(1, chunks))
     return {
         STREAM: Reply(text=f"{MARK} {words}".strip(), chunk_delay_seconds=seconds / max(chunks, 1)),
-        # The role chunk, the marked text, then silence until the stall ends the response.
-        STALL: Reply(text=f"{MARK} waiting", stall_after_chunks=2),
+        # The role chunk and the marked text, then silence (ModelTime), then the rest.
+        STALL: Reply(text=f"{MARK} waiting"),
         "": Reply(text=f"{MARK} ok"),
     }
 
 
 @contextmanager
 def start(chunks: int = 40, seconds: float = 1.0, stall: float = 10.0) -> Iterator[FakeLLM]:
-    kinds = replies(chunks, seconds, stall)
-    llm_servers.MAX_STALL_SECONDS = stall  # how long a stalled reply stays silent
+    kinds = replies(chunks, seconds)
 
     def build(root: str) -> tuple[FakeLLM, ASGIApp]:
         fake = FakeLLM(base_url=root + "/v1", models=list(llm_servers.DEFAULT_OPENAI_MODELS))
-        # Each request takes its own copy of the reply it asked for.
-        fake.next_reply = lambda: Reply(**vars(kinds[_asked.get()]))  # type: ignore[method-assign]
         # Kept small: a benchmark's fake sees thousands of requests.
         fake.requests = _Nothing()
         fake.request_headers = _Nothing()
         fake.request_times = _Nothing()
-        return fake, ModelTime(llm_servers._openai_app(fake))
+        return fake, ModelTime(llm_servers._openai_app(fake), kinds, stall)
 
     with serve_in_thread(
         "fake-openai", build, "/v1/models", probe_headers={"authorization": "Bearer probe"}

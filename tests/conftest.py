@@ -14,6 +14,7 @@ os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.pop("AWS_PROFILE", None)
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+UNDOCUMENTED = pytest.StashKey[list[str]]()
 
 
 @pytest.fixture
@@ -33,3 +34,30 @@ def dynamodb_local() -> Iterator[DynamoDBLocal]:
         pytest.skip(f"DynamoDB Local unavailable: {e}")
     yield server
     server.stop()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fails the session when an operation answered a status it does not document
+    (tests/contract_api/observed.py); a question for the document only when answers
+    were counted."""
+    # Here, not at the top: a session of unit tests that answered nothing loads no app.
+    from tests.contract_api import observed
+    from tests.contract_api.documents import both_modes
+
+    answers = observed.observed()
+    missing = observed.undocumented(answers, both_modes().values()) if answers else []
+    if missing:
+        session.config.stash[UNDOCUMENTED] = missing
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    missing = terminalreporter.config.stash.get(UNDOCUMENTED, [])
+    if missing:
+        terminalreporter.section("statuses answered but not documented", red=True)
+        for answer in missing:
+            terminalreporter.write_line(answer)
+        terminalreporter.write_line(
+            "Document each with errors(...) where the route is declared, or make the route "
+            "not answer it (docs/api-contract.md)."
+        )

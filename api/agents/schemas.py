@@ -1,4 +1,5 @@
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -50,8 +51,21 @@ class AgentCreate(BaseModel):
     )
 
 
+def _without_null(schema: dict[str, Any]) -> None:
+    """A field left out is unchanged and null is refused (400: a field is changed, never
+    emptied): the document offers no null."""
+    for field in schema["properties"].values():
+        if field.get("default", "") is None:
+            del field["default"]
+        options = [o for o in field.pop("anyOf", []) if o != {"type": "null"}]
+        if len(options) == 1:
+            field.update(options[0])
+        elif options:
+            field["anyOf"] = options
+
+
 class AgentUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_without_null)
 
     name: PlainName | None = Field(default=None, min_length=1, max_length=100)
     architecture: str | None = None

@@ -69,6 +69,8 @@ def complete(app: FastAPI, doc: dict[str, Any], *, local_mode: bool) -> None:
             operation = doc["paths"].get(context.path_format, {}).get(method.lower())
             if operation is None:
                 continue
+            for parameter in operation.get("parameters", ()):
+                _absent_not_null(parameter)
             responses: dict[str, Any] = operation["responses"]
             if _is_fastapi_validation(responses.get("422")):
                 del responses["422"]
@@ -107,6 +109,18 @@ def document(responses: dict[str, Any], status: int, model: type[BaseModel]) -> 
         options = schema["anyOf"] if list(schema) == ["anyOf"] else [schema]
         if ref not in options:
             media["schema"] = {"anyOf": [*options, ref]}
+
+
+def _absent_not_null(parameter: dict[str, Any]) -> None:
+    """An optional parameter declared `str | None` is left out, never null: HTTP has no
+    null, and a client sending one sends the text "null", which the server refuses."""
+    schema = parameter.get("schema", {})
+    options = [o for o in schema.get("anyOf", ()) if o != {"type": "null"}]
+    if "anyOf" in schema and len(options) == 1:
+        del schema["anyOf"]
+        schema.update(options[0])
+    elif "anyOf" in schema:
+        schema["anyOf"] = options
 
 
 def requires(dependant: Dependant, call: object) -> bool:

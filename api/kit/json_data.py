@@ -10,9 +10,11 @@ import math
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, JsonValue
+from pydantic import AfterValidator, BeforeValidator, GetJsonSchemaHandler, JsonValue
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
-from api.kit.text import MetadataKey
+from api.kit.text import NAME_PATTERN, MetadataKey
 
 MAX_JSON_BYTES = 32_768  # encoded; an item holds 400 KB, and a message is stored twice
 MAX_JSON_DEPTH = 16
@@ -85,9 +87,25 @@ def plain(value: Any) -> Any:
     return value
 
 
+class _Documented:
+    """Metadata as the OpenAPI document states it: its keys' rule, and null beside the
+    object (the validator takes null as empty)."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        found = handler(schema)
+        found["propertyNames"] = {"pattern": NAME_PATTERN}
+        return {"anyOf": [found, {"type": "null"}]}
+
+
 # What request models declare: a JSON object (null or absent: empty) a store keeps as sent.
 Metadata = Annotated[
-    dict[MetadataKey, JsonValue], BeforeValidator(_none_is_empty), AfterValidator(storable)
+    dict[MetadataKey, JsonValue],
+    BeforeValidator(_none_is_empty),
+    AfterValidator(storable),
+    _Documented,
 ]
 # What stored models declare: a JSON object as the store gives it back.
 StoredJson = Annotated[dict[str, JsonValue], BeforeValidator(plain)]

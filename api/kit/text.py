@@ -3,11 +3,12 @@ prompts, logs and other people's screens: no control characters, no invisible fo
 (bidi overrides that reverse what a reader sees, zero-width characters), and something
 visible in them. Contents (a block's lines, a message) are not names and keep newlines."""
 
+import sys
 import unicodedata
 from functools import partial
 from typing import Annotated
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
 
 def plain_name(value: str, what: str = "a name") -> str:
@@ -29,8 +30,49 @@ def _optional(what: str, value: str) -> str:
     return plain_name(value, what) if value else value
 
 
+def _escape(char: str) -> str:
+    """Escaped only where a class needs it, so that Python's and ECMA's regexes agree."""
+    return "\\" + char if char in "\\]^-[" else char
+
+
+def _char_class(chars: list[str]) -> str:
+    """`chars` as the inside of a regex character class, consecutive ones as ranges."""
+    parts: list[str] = []
+    start = previous = None
+    for char in [*chars, None]:
+        if char is not None and previous is not None and ord(char) == ord(previous) + 1:
+            previous = char
+            continue
+        if start is not None and previous is not None:
+            parts.append(_escape(start) + ("" if start == previous else "-" + _escape(previous)))
+        start = previous = char
+    return "".join(parts)
+
+
+def _name_pattern() -> str:
+    """plain_name's rule as a regex for the OpenAPI document (clients generate from it; the
+    validator above stays what decides, with its clearer messages)."""
+    every = [chr(c) for c in range(sys.maxunicode + 1)]
+    hidden = [c for c in every if unicodedata.category(c) in ("Cc", "Cf")]
+    blank = [c for c in every if c.isspace() and unicodedata.category(c) not in ("Cc", "Cf")]
+    allowed = f"[^{_char_class(hidden)}]*"
+    return f"^{allowed}[^{_char_class(hidden + blank)}]{allowed}$"
+
+
+NAME_PATTERN = _name_pattern()
+
 # What request models declare, so that every name is checked by the same rule.
-PlainName = Annotated[str, AfterValidator(plain_name)]
-BlockName = Annotated[str, AfterValidator(partial(plain_name, what="a block name"))]
+PlainName = Annotated[
+    str, AfterValidator(plain_name), Field(json_schema_extra={"pattern": NAME_PATTERN})
+]
+BlockName = Annotated[
+    str,
+    AfterValidator(partial(plain_name, what="a block name")),
+    Field(json_schema_extra={"pattern": NAME_PATTERN}),
+]
 MetadataKey = Annotated[str, AfterValidator(partial(plain_name, what="a metadata key"))]
-Title = Annotated[str, AfterValidator(partial(_optional, "a title"))]  # may be empty
+Title = Annotated[  # may be empty
+    str,
+    AfterValidator(partial(_optional, "a title")),
+    Field(json_schema_extra={"pattern": f"^$|{NAME_PATTERN}"}),
+]

@@ -9,7 +9,7 @@ from starlette.types import Receive, Scope, Send
 
 from api.auth.deps import current_user
 from api.config import Settings
-from api.error_handlers import json_error, public_body
+from api.error_handlers import app_error
 from api.errors import AppError
 from api.users.models import User
 
@@ -46,10 +46,13 @@ async def authenticate(scope: Scope, receive: Receive, send: Send) -> User | Non
     try:
         user = await current_user(request, state.table, settings, state.clock)
     except AppError as e:
-        headers = e.headers()
+        # As REST answers it (status, body, the log line of a server-side failure). Only a
+        # 401 challenges: a store that cannot be reached (503 store_unavailable) judged no
+        # credentials, and a client told to authenticate again would only try again.
+        response = await app_error(request, e)
         if e.status_code == 401:
-            headers["WWW-Authenticate"] = challenge(settings, request, e)
-        await json_error(public_body(e), e.status_code, headers)(scope, receive, send)
+            response.headers["WWW-Authenticate"] = challenge(settings, request, e)
+        await response(scope, receive, send)
         return None
     scope[USER_KEY] = user
     return user

@@ -6,18 +6,41 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from api.agents.architectures.registry import ARCHITECTURES
+from api.agents.models import Agent
 from api.mcp.caller import CHANGES, READ_ONLY, WRITES, AgentRef, answer, caller
 from api.memory.summarizer import TruncatingSummarizer
 from api.tools.native import NATIVE_TOOLS, ToolContext
+
+
+def offered_by(tool: str) -> list[str]:
+    """The architectures whose agents have this tool."""
+    return [name for name, architecture in ARCHITECTURES.items() if tool in architecture.tools]
+
+
+def _check_offered(tool: str, agent: Agent) -> None:
+    """An agent is used over MCP with the tools it has in its own turns: a categorized
+    agent's memory is its categorized memories, which the core-memory tools never show."""
+    architecture = ARCHITECTURES.get(agent.agent_architecture)
+    tools = architecture.tools if architecture is not None else ()
+    if tool in tools:
+        return
+    has = f"its tools are {', '.join(tools)}" if tools else "it has no memory tools here"
+    raise ToolError(
+        f"tool_not_offered: Agent {agent.agent_name!r} has the {agent.agent_architecture} "
+        f"architecture, which does not offer {tool}; {has}."
+    )
 
 
 async def _native(ctx: Context[Any, Any], tool: str, agent: str, **arguments: Any) -> str:
     async def run() -> str:
         me = caller(ctx)
         found = await me.agent(agent)
+        _check_offered(tool, found)
         # The summarizer compacts blocks after a turn; a tool call alone never uses it.
         context = ToolContext(me.search, found.agent_id, TruncatingSummarizer())
         given = {name: value for name, value in arguments.items() if value is not None}
@@ -35,8 +58,9 @@ def _about(tool: str, parameter: str) -> str:
 def description(tool: str) -> str:
     return (
         NATIVE_TOOLS[tool].spec.description
-        + "\n\nActs on the agent named by `agent` (an id or name of yours); the reply is the "
-        "text the agent itself would read."
+        + "\n\nActs on the agent named by `agent` (an id or name of yours), which must have "
+        f"the {' or '.join(offered_by(tool))} architecture (list_agents shows each agent's); "
+        "the reply is the text the agent itself would read."
     )
 
 

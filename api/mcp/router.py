@@ -12,11 +12,8 @@ router = APIRouter(tags=["mcp"])
 
 @router.get(METADATA_PATH)
 async def protected_resource(request: Request, settings: SettingsDep) -> ProtectedResource:
-    """Where the MCP endpoint is and who issues its tokens (an API key from
-    POST /auth/api-keys, or the access token of a signed-in session)."""
+    """Where the MCP endpoint is, that it takes a bearer token in the header, and where its
+    documentation is (the token: an API key from POST /auth/api-keys, or the access token
+    of a signed-in session; no OAuth server issues them, so none is named)."""
     base = base_url(settings, request)
-    return ProtectedResource(
-        resource=f"{base}/mcp",
-        authorization_servers=[base],
-        resource_documentation=f"{base}/docs",
-    )
+    return ProtectedResource(resource=f"{base}/mcp", resource_documentation=f"{base}/docs")

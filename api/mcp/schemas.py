@@ -5,11 +5,13 @@ from pydantic import BaseModel, Field
 
 
 class ProtectedResource(BaseModel):
+    """No `authorization_servers` (optional in RFC 9728): the tokens are API keys and this
+    server's own access tokens, and no OAuth authorization server issues them (neither
+    this server, which serves no RFC 8414 metadata, nor Google, whose tokens /mcp does not
+    take). Naming one would send a client into an OAuth flow that cannot succeed; the
+    documentation says how to get an API key (docs/mcp.md)."""
+
     resource: str = Field(description="The MCP endpoint these tokens are for.")
-    authorization_servers: list[str] = Field(
-        description="Who issues the tokens: this server (API keys, and access tokens after "
-        "signing in)."
-    )
     bearer_methods_supported: list[str] = ["header"]
     resource_name: str = "Agent memory"
     resource_documentation: str | None = None

@@ -5,9 +5,12 @@ only by `endpoint`, on the first MCP request."""
 
 import asyncio
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import server as sdk_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
@@ -35,18 +38,13 @@ class Assembled:
             allowed_hosts=allowed.hosts,
             allowed_origins=allowed.origins,
         )
-        root = logging.getLogger()
-        handlers, level = list(root.handlers), root.level
-        self.server: MCPServer[Any] = MCPServer(
-            "agent-memory",
-            title="Agent memory",
-            instructions=INSTRUCTIONS,
-            version=__version__,
-        )
-        # MCPServer calls logging.basicConfig (a Rich handler on a root logger that has
-        # none); logging is configured by us (api/observability/logs.py), or by the host.
-        root.handlers[:] = handlers
-        root.setLevel(level)
+        with _sdk_logging_left_alone():
+            self.server: MCPServer[Any] = MCPServer(
+                "agent-memory",
+                title="Agent memory",
+                instructions=INSTRUCTIONS,
+                version=__version__,
+            )
         tools.register(self.server)
         # Builds the session manager; the Starlette app around it is not used: the app's
         # own route at /mcp calls the manager after the guard and our authentication.
@@ -73,6 +71,31 @@ class Assembled:
         async with self.manager.run():
             started.set()
             await stop.wait()
+
+
+_SDK_CONFIGURE = "configure_logging"  # what MCPServer's constructor calls, in its module
+
+
+@contextmanager
+def _sdk_logging_left_alone() -> Iterator[None]:
+    """MCPServer's constructor configures logging: `logging.basicConfig` with a Rich handler
+    on a root logger that has none. Logging is ours (api/observability/logs.py) or the
+    host's, and importing Rich for a handler thrown away cost 42 modules and about 5 MiB;
+    so its `configure_logging` does nothing while the server is built (tests/mcp/
+    test_setup.py shows Rich is not imported), and the root logger is kept as it was
+    whatever the SDK does."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    configure = getattr(sdk_server, _SDK_CONFIGURE, None)  # absent in another SDK: no matter
+    if configure is not None:
+        setattr(sdk_server, _SDK_CONFIGURE, lambda *args, **kwargs: None)
+    try:
+        yield
+    finally:
+        if configure is not None:
+            setattr(sdk_server, _SDK_CONFIGURE, configure)
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 def build(settings: Settings) -> Assembled:

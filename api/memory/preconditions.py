@@ -23,6 +23,7 @@ async def if_match(
             alias="If-Match",
             description='The block version you read (its ETag, e.g. "3"); on a mismatch the '
             "write is refused with 412",
+            json_schema_extra={"pattern": r'^[ \t]*(?:\*|(?:W/)?"?[0-9]{1,18}"?)[ \t]*$'},
         ),
     ] = None,
 ) -> int | None:

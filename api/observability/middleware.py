@@ -16,10 +16,16 @@ log = logging.getLogger("api.access")
 # Polled by machines every few seconds: logged at debug level, not info.
 QUIET_ROUTES = frozenset({"/health", "/health/ready", "/metrics"})
 CLIENT_LEFT = 499  # the status recorded for a request whose client left before its answer
+# A scope key: the route label of a request answered by a middleware rather than a route
+# (the web app's pages and files: api/webapp), so it is not counted as unmatched.
+ROUTE_LABEL = "agent_memory.route_label"
 
 
 def route_of(scope: Scope) -> str:
     """The template of the route that matched (bounded, unlike the path)."""
+    label = scope.get(ROUTE_LABEL)
+    if isinstance(label, str):
+        return label
     route = scope.get("route")
     path = getattr(route, "path", None)
     return path if isinstance(path, str) else metrics.UNMATCHED

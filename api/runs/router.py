@@ -64,7 +64,14 @@ async def run_events(
     clock: ClockDep,
     runtime: RuntimeDep,
     settings: SettingsDep,
-    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    last_event_id: Annotated[
+        str | None,
+        Header(
+            alias="Last-Event-ID",
+            description="The `id` of the last event received: the stream resumes after it.",
+            json_schema_extra={"pattern": r"^[ \t]*(?:[0-9]{1,9}[ \t]*)?$"},
+        ),
+    ] = None,
 ) -> Response:
     """A turn's events from the start, or after `Last-Event-ID`, and then as they happen
     until it ends: on any replica, after a restart too (a turn whose process died ends

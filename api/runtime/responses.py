@@ -18,7 +18,13 @@ IdempotencyKey = Annotated[
         alias="Idempotency-Key",
         description="Sent again with the same key, the request gets the same turn: its "
         "stored answer, or its stream while it runs (docs/idempotency.md). A streamed turn "
-        "with a key goes on a while after its client leaves, for it to come back.",
+        "with a key goes on a while after its client leaves, for it to come back. 1 to 255 "
+        'printable ASCII characters, quoted or not (`"abc"` is `abc`).',
+        # api/idempotency's parse_key, exactly: 1 to 255 printable ASCII characters, or
+        # those within double quotes (never `""`); spaces around it are not part of it.
+        json_schema_extra={
+            "pattern": r'^(?:[!-~]|[!#-~][!-~]|"[!#-~]|[!-~][ -~]{1,253}[!-~]|"[ -~]{254,255}")$'
+        },
     ),
 ]
 

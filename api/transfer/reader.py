@@ -91,9 +91,12 @@ def _header(raw: bytes) -> Header:
     return parsed
 
 
-def check_file(path: Path, progress: Callable[[int], None] = lambda n: None) -> Plan:
+def check_file(
+    path: Path, progress: Callable[[int], None] = lambda n: None, copy: IO[bytes] | None = None
+) -> Plan:
     """Pass 1: the whole file read, parsed, checked and its digest compared; the plan, or
-    InvalidImportFile with the line and what is wrong."""
+    InvalidImportFile with the line and what is wrong. Every byte read is also written to
+    `copy` when given: pass 2 then reads exactly what was checked."""
     digest = Digest()
     checker = Checker()
     trailer: Trailer | None = None
@@ -102,8 +105,12 @@ def check_file(path: Path, progress: Callable[[int], None] = lambda n: None) -> 
         first = _read_line(f, 1)
         header = _header(first)
         digest.add(first)
+        if copy is not None:
+            copy.write(first)
         while raw := _read_line(f, number + 1):
             number += 1
+            if copy is not None:
+                copy.write(raw)
             if trailer is not None:
                 if raw.strip():
                     raise refuse(number, "There is more after the trailer line.")

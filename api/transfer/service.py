@@ -48,17 +48,39 @@ def export_agent(
 
 
 async def import_file(
-    search: SearchEngine, email: str, path: Path, progress: Progress | None = None
+    search: SearchEngine,
+    email: str,
+    path: Path,
+    progress: Progress | None = None,
+    *,
+    private: bool = False,
 ) -> list[ImportReport]:
     """Everything of the file into `email`'s tenant: our export file, or a Letta agent file
     (one report per agent it holds). InvalidImportFile, with nothing written, when any of
-    it cannot be imported."""
+    it cannot be imported.
+
+    An export file is read twice. Unless it is `private` (a spooled request body nobody
+    else writes), pass 1 copies it to a temporary file of ours as it checks it and pass 2
+    reads that copy: a file changed on disk between the passes (a download still running,
+    an editor) cannot bring unchecked records into pass 2."""
     progress = progress or NoProgress()
-    if await asyncio.to_thread(reader.is_export_file, path):
+    if not await asyncio.to_thread(reader.is_export_file, path):
+        return await _import_letta(search, email, path, progress)
+    if private:
         plan = await asyncio.to_thread(reader.check_file, path)
         progress.checked(plan.records)
         return [await _write_export(search, email, path, plan, progress)]
-    return await _import_letta(search, email, path, progress)
+    handle = await asyncio.to_thread(_spool_file)
+    copy = Path(handle.name)
+    try:
+        try:
+            plan = await asyncio.to_thread(reader.check_file, path, copy=handle)
+        finally:
+            await asyncio.to_thread(handle.close)
+        progress.checked(plan.records)
+        return [await _write_export(search, email, copy, plan, progress)]
+    finally:
+        await asyncio.to_thread(copy.unlink, missing_ok=True)
 
 
 async def _write_export(
@@ -161,6 +183,6 @@ async def import_body(
 ) -> list[ImportReport]:
     path = await spool(chunks, limit)
     try:
-        return await import_file(search, email, path)
+        return await import_file(search, email, path, private=True)
     finally:
         await asyncio.to_thread(path.unlink, missing_ok=True)

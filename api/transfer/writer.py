@@ -236,6 +236,10 @@ class Writer:
         if self._subject is None:
             return None
         taken = await subjects.get(self.table, self.email, self._subject.user_id)
+        if taken is not None and taken.agent_id == self.agent_id:
+            # Written with this very agent by a concurrent import of the same file: the
+            # agent's create below is refused, and the agent found with its subject.
+            return None
         if taken is not None:
             self.report.skip(
                 "subject",
@@ -448,29 +452,42 @@ class Writer:
                 self.report.skip("message", "expired (its agent's event expiry)", record.message_id)
             else:
                 wanted.append(self._message(record))
-        stored = await messages.stored(self.table, [m.key() for m in wanted])
-        fresh = [m for m in wanted if m.key() not in stored]
-        for m in wanted:
-            if m.key() in stored:
-                self.report.skip("message", "imported before", m.message_id)
+        fresh = await self._not_stored(wanted)
         if not fresh:
             return
         texts = list(dict.fromkeys(m.content for m in fresh if messages_service.searchable(m)))
         by_text = dict(zip(texts, await self.search.vectors(texts), strict=True))
-        ops, recalls = messages_service.recorded_ops(
-            self.search, self.email, self.agent_id, fresh, by_text
-        )
-        try:
-            await self.search.commit(self.agent_id, ops, upserts=recalls)
-        except TransactionCancelled:
+        if await self._commit_messages(fresh, by_text):
+            return
+        # Some were written meanwhile (a concurrent import of this file): the rest once
+        # more; refused again, their conversation is going away.
+        fresh = await self._not_stored(fresh)
+        if fresh and not await self._commit_messages(fresh, by_text):
             self.report.skip(
                 "message",
                 "their conversation was deleted or changed during the import",
                 fresh[0].message_id,
                 count=len(fresh),
             )
-            return
+
+    async def _commit_messages(self, fresh: list[Message], by_text: dict[str, Any]) -> bool:
+        ops, recalls = messages_service.recorded_ops(
+            self.search, self.email, self.agent_id, fresh, by_text
+        )
+        try:
+            await self.search.commit(self.agent_id, ops, upserts=recalls)
+        except TransactionCancelled:
+            return False
         self.report.written["message"] += len(fresh)
+        return True
+
+    async def _not_stored(self, wanted: list[Message]) -> list[Message]:
+        """Those not in the store yet; the others are reported as imported before."""
+        stored = await messages.stored(self.table, [m.key() for m in wanted])
+        for m in wanted:
+            if m.key() in stored:
+                self.report.skip("message", "imported before", m.message_id)
+        return [m for m in wanted if m.key() not in stored]
 
     def _message(self, record: MessageRecord) -> Message:
         return Message(

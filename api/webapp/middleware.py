@@ -5,11 +5,16 @@ they name nothing of anyone) and every API path answers as before:
 
 - `/assets/*`: the built files, named by their content's hash, so cached for a year;
 - a page: a GET whose `Accept` names `text/html` (a browser opening a URL) for `/`, for one
-  of the app's own paths under `/agents` (which share their prefix with the API, and which
-  seed 004's `dashboard_url` opens), or for a path no API route serves, gets `index.html`
-  (never cached, so a new build shows at once), with the server's AUTH_MODE written in;
+  of the app's pages (`web/src/pages.json`, the one list the app's router reads too: some
+  share their paths with the API, such as seed 004's `dashboard_url`), or for a path no
+  API route serves, gets `index.html` (never cached, so a new build shows at once), with
+  the server's AUTH_MODE written in;
 - anything else goes on to the API: its fetches ask for JSON or event streams, not HTML.
+
+What it answers is counted under the route label `/{webapp}`, not as unmatched.
 """
+
+import json
 
 import os
 import re
@@ -21,11 +26,13 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.error_handlers import json_error
+from api.observability.middleware import ROUTE_LABEL
 
-DIST = Path(__file__).resolve().parents[2] / "web" / "dist"
+WEB = Path(__file__).resolve().parents[2] / "web"
+DIST = WEB / "dist"
+PAGES_FILE = WEB / "src" / "pages.json"  # {page name: "/agents/:id/chat"}, App.tsx's routes
+ROUTE = "/{webapp}"  # the metrics' and traces' route label of everything served here
 ASSETS = "/assets/"
-# The app's pages whose paths are also the API's (web/src/App.tsx holds the same list).
-PAGES = re.compile(r"/agents(/[^/]+(/edit|/chat(/[^/]+)?)?)?/?")
 # Vite writes flat, hashed names: anything else (a dot-dot, a slash) is not one of them.
 ASSET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -44,11 +51,38 @@ NOT_BUILT = (
 )
 
 
+def page_paths(file: Path = PAGES_FILE) -> re.Pattern[str]:
+    """One pattern matching every page of the app: `:name` is one path segment, and a
+    trailing slash is allowed, as the app's router allows it. Without the file (the API
+    installed without `web/`), no path is a page."""
+    try:
+        patterns: dict[str, str] = json.loads(file.read_text())
+    except FileNotFoundError:
+        return re.compile(r"(?!)")
+    alternatives = [
+        "".join(
+            "/[^/]+" if part.startswith(":") else "/" + re.escape(part)
+            for part in pattern.split("/")
+            if part
+        )
+        for pattern in patterns.values()
+    ]
+    return re.compile(f"(?:{'|'.join(alternatives)})/?")
+
+
 class WebApp:
-    def __init__(self, app: ASGIApp, *, dist: Path | None = None, auth_mode: str = "local") -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        dist: Path | None = None,
+        auth_mode: str = "local",
+        pages: Path | None = None,
+    ) -> None:
         self.app = app
         self.dist = dist or DIST
         self.meta = f'<meta name="auth-mode" content="{auth_mode}">'.encode()
+        self.pages = page_paths(pages or PAGES_FILE)  # read once, at startup
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
@@ -56,9 +90,11 @@ class WebApp:
             if path.startswith(ASSETS):
                 response = await self._asset(path.removeprefix(ASSETS))
                 if response is not None:
+                    scope[ROUTE_LABEL] = ROUTE
                     await response(scope, receive, send)
                     return
             elif self._is_page(scope, path):
+                scope[ROUTE_LABEL] = ROUTE
                 await (await self._index())(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -67,7 +103,7 @@ class WebApp:
         accept = dict(scope["headers"]).get(b"accept", b"")
         if b"text/html" not in accept:
             return path == "/"  # `curl /` learns what is there, or how to build it
-        if path == "/" or PAGES.fullmatch(path):
+        if path == "/" or self.pages.fullmatch(path):
             return True
         # Starlette sets scope["app"] before its middleware runs.
         routes = getattr(getattr(scope.get("app"), "router", None), "routes", ())

@@ -1,5 +1,5 @@
 """The app as a client sees it: local mode on a SQLite file in a temporary directory, the
-offline model, no embedding backend; its OpenAPI document as the app serves it."""
+offline model, the bundled static embedder; its OpenAPI document as the app serves it."""
 
 from collections import Counter
 from collections.abc import Iterator
@@ -24,7 +24,7 @@ def contract_settings(directory: Path, **overrides: Any) -> Settings:
         "store": "sqlite",
         "sqlite_path": directory / "contract.db",
         "dynamodb_table": "contract",
-        "memory_embedding_backend": "none",
+        "memory_embedding_backend": "static",  # bundled, offline: semantic search answers
         "allowed_hosts": f"localhost,127.0.0.1,{HOST}",
         **overrides,
     }

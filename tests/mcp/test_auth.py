@@ -3,14 +3,30 @@ access tokens; each user's tools reach only their own agents and subjects; a mis
 bad token is a 401 naming the protected-resource metadata, which is served there; hosts
 and origins outside the allowlist are refused by the SDK's guard."""
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
+from fastapi.testclient import TestClient
 from mcp.shared.exceptions import MCPError
 
+from api.main import create_app
+from api.store.definition import load_definition
+from api.store.dynamodb import DynamoTable
+from api.store.dynamodb_local import free_port
 from tests.auth.conftest import bearer
-from tests.mcp.conftest import PUBLIC_HOST, Saas, mcp_client, refusal, reply, structured
+from tests.fakes.oidc import start_fake_google
+from tests.mcp.conftest import (
+    PUBLIC_HOST,
+    Saas,
+    google_settings,
+    mcp_client,
+    refusal,
+    reply,
+    structured,
+)
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -116,7 +132,7 @@ async def test_a_missing_token_is_a_401_naming_the_resource_metadata(saas: Saas)
     assert metadata.status_code == 200
     assert metadata.json() == {
         "resource": f"{saas.root}/mcp",
-        "authorization_servers": [saas.root],
+        # No OAuth server issues our tokens: none is named (docs/mcp.md).
         "bearer_methods_supported": ["header"],
         "resource_name": "Agent memory",
         "resource_documentation": f"{saas.root}/docs",
@@ -161,3 +177,30 @@ def test_a_foreign_origin_is_refused_and_a_listed_one_served(saas: Saas) -> None
     assert initialize(saas.root, {**key, "Origin": "https://evil.example"}).status_code == 403
     for origin in (f"https://{PUBLIC_HOST}", "http://localhost:5173"):
         assert initialize(saas.root, {**key, "Origin": origin}).status_code == 200, origin
+
+
+def test_a_store_that_fails_during_authentication_is_a_503_without_a_challenge(
+    tmp_path: Path,
+) -> None:
+    """The API key cannot be looked up (DynamoDB unreachable): 503 with our error body, as
+    REST answers, and no WWW-Authenticate: the credentials were never judged."""
+    table = DynamoTable(
+        "t", load_definition(), endpoint_url=f"http://127.0.0.1:{free_port()}", max_attempts=1
+    )
+    with start_fake_google() as google:
+        settings = google_settings(tmp_path / "unused.db", google).model_copy(
+            update={"create_table": False}
+        )
+        app = create_app(settings, table=table)
+        with TestClient(app, base_url="http://localhost") as client:
+            answered = client.post(
+                "/mcp", json=INITIALIZE, headers={**MCP_HEADERS, **bearer("amk_some-key")}
+            )
+    assert answered.status_code == 503
+    body = answered.json()
+    assert body["code"] == "store_unavailable"
+    assert body["message"] == "The service is temporarily unavailable; try again shortly."
+    assert body["request_id"] == answered.headers["X-Request-ID"]
+    assert "WWW-Authenticate" not in answered.headers
+    assert "127.0.0.1" not in answered.text  # engine details stay in the logs
+    asyncio.run(table.close())

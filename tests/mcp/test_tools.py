@@ -40,6 +40,13 @@ async def test_lists_every_tool_with_what_it_acts_on(local_server: str) -> None:
         tool = listed[name]
         assert "agent" in tool.input_schema["required"], name
         assert "Acts on the agent named by `agent`" in (tool.description or "")
+    # Each says which agents have it.
+    assert "must have the krishna-memgpt architecture" in (
+        listed["core_memory_read"].description or ""
+    )
+    assert "must have the categorized-memory architecture" in (
+        listed["store_memory"].description or ""
+    )
     assert set(listed["core_memory_replace"].input_schema["required"]) == {
         "agent",
         "block",
@@ -221,6 +228,47 @@ async def test_seed_004_add_context_and_search(local_server: str) -> None:
     assert memory["similarity"] > 0
     assert by_agent["memories"] == found["memories"]
     assert "Memory: customer_1" in {a["name"] for a in agents["agents"]}
+
+
+async def test_an_agent_is_used_with_the_tools_of_its_architecture(local_server: str) -> None:
+    """The tools an agent has in its own turns, no others: a categorized agent's memory is
+    its categorized memories, which the core-memory tools would never show."""
+    new_agent(local_server, "Filer", architecture="categorized-memory")
+    new_agent(local_server, "Noter")
+    async with mcp_client(local_server) as client:
+        core = refusal(
+            await client.call_tool(
+                "core_memory_append", {"agent": "Filer", "block": "human", "content": "x"}
+            )
+        )
+        stored = refusal(
+            await client.call_tool(
+                "store_memory", {"agent": "Noter", "category": "fact", "content": "planted"}
+            )
+        )
+        blocks = reply(
+            await client.call_tool("core_memory_read", {"agent": "Noter", "block": "human"})
+        )
+        found = structured(
+            await client.call_tool("memory_search", {"agent": "Noter", "query": "planted"})
+        )
+        # The tools of seed 004 and list_agents are not an architecture's: any agent.
+        listed = structured(
+            await client.call_tool("memory_search", {"agent": "Filer", "query": "x"})
+        )
+    assert core == (
+        "Error executing tool core_memory_append: tool_not_offered: Agent 'Filer' has the "
+        "categorized-memory architecture, which does not offer core_memory_append; its tools "
+        "are store_memory, search_memories, list_memories."
+    )
+    assert stored.startswith(
+        "Error executing tool store_memory: tool_not_offered: Agent 'Noter' has the "
+        "krishna-memgpt architecture, which does not offer store_memory; its tools are "
+        "core_memory_"
+    )
+    assert blocks == "[human] Core Memory (0 lines, 0/5000 words):\n(empty)"  # nothing written
+    assert found["total"] == 0
+    assert listed["total"] == 0
 
 
 @pytest.mark.parametrize(

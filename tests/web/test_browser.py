@@ -130,6 +130,37 @@ def test_create_chat_and_delete_an_agent(page: Page, server: str) -> None:
     dialog.get_by_role("button", name="Cancel").click()
     expect(page.get_by_role("dialog")).to_have_count(0)
     assert len(httpx2.get(f"{server}/agents").json()) == 1
+    expect(page.get_by_role("button", name="Delete Browser Kit")).to_be_focused()
+
+    # The keyboard: Tab goes through the page in reading order, from the skip link on.
+    page.reload()
+    expect(page.get_by_role("heading", name="Your agents")).to_be_visible()
+    order = []
+    for _ in range(9):
+        page.keyboard.press("Tab")
+        order.append(
+            page.evaluate(
+                "document.activeElement.getAttribute('aria-label') || document.activeElement.textContent"
+            )
+        )
+    assert order == [
+        "Skip to content",
+        "Agent memory",
+        "Agents",
+        "Providers",
+        "New agent",
+        "Chat with Browser Kit",
+        "Memory of Browser Kit",
+        "Edit Browser Kit",
+        "Delete Browser Kit",
+    ]
+    # Enter opens the dialog, Escape closes it: nothing deleted, the focus back where it was.
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("dialog").get_by_role("button", name="Cancel")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(page.get_by_role("button", name="Delete Browser Kit")).to_be_focused()
+    assert len(httpx2.get(f"{server}/agents").json()) == 1
 
     page.get_by_role("button", name="Delete Browser Kit").click()
     page.get_by_role("dialog").get_by_role("button", name=re.compile("Delete agent")).click()

@@ -105,6 +105,30 @@ def test_the_inspector_after_a_chat_turn(
     human.get_by_role("button", name="Save").click()
     expect(lines.nth(1)).to_contain_text("Works at: Google DeepMind")
     expect(human).to_contain_text(f"version {version + 1}")
+    # Saved: the focus is back on the line's Edit button, where the keyboard left off.
+    expect(human.get_by_role("button", name="Edit line 2 of human")).to_be_focused()
+    # By keyboard alone: Enter opens the edit, Escape closes it unsaved, focus goes back.
+    page.keyboard.press("Enter")
+    expect(human.get_by_label("Line 2 of human")).to_be_focused()
+    page.keyboard.type(" and more")
+    page.keyboard.press("Tab")
+    expect(human.get_by_role("button", name="Save")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(human.get_by_label("Line 2 of human", exact=True)).to_have_count(0)
+    expect(human.get_by_role("button", name="Edit line 2 of human")).to_be_focused()
+    expect(lines.nth(1)).to_have_text(re.compile(r"Works at: Google DeepMind\s*Edit"))
+    # Tab goes on to the line's Delete; Escape leaves its question and returns to it.
+    page.keyboard.press("Tab")
+    expect(human.get_by_role("button", name="Delete line 2 of human")).to_be_focused()
+    page.keyboard.press("Enter")
+    asked = human.get_by_role("group", name="Confirm: Delete line 2 of human")
+    expect(asked.get_by_role("button", name="Cancel")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(asked).to_have_count(0)
+    expect(human.get_by_role("button", name="Delete line 2 of human")).to_be_focused()
+    # The focused control is drawn with a ring (:focus-visible), not left to guess.
+    ring = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert ring == "solid"
     human.get_by_label("New line for human").fill("Likes green tea")
     human.get_by_role("button", name="Append").click()
     expect(lines).to_have_count(3)
@@ -119,6 +143,8 @@ def test_the_inspector_after_a_chat_turn(
     expect(confirm.get_by_role("button", name="Cancel")).to_be_focused()
     confirm.get_by_role("button", name="Remove").click()
     expect(lines).to_have_count(2)
+    # The last line gone, the focus goes to its block rather than to nowhere.
+    expect(human.get_by_role("heading", name="human")).to_be_focused()
     assert lines_of(server, agent_id, "human") == ["Name: Alice", "Works at: Google DeepMind"]
 
     # A refused edit keeps the text and says why (the line exists already).
@@ -154,6 +180,7 @@ def test_the_inspector_after_a_chat_turn(
     human.get_by_label("Line 1 of human").fill("Name: Alice Liddell")
     human.get_by_role("button", name="Save").click()
     expect(lines.nth(0)).to_contain_text("Name: Alice Liddell")
+    expect(human.get_by_role("button", name="Edit line 1 of human")).to_be_focused()
     assert lines_of(server, agent_id, "human")[0] == "Name: Alice Liddell"
 
     # A block definition: created from the backend's form, its word limit changed.
@@ -217,6 +244,74 @@ def test_the_inspector_after_a_chat_turn(
     both_widths(page, "inspector-search")
     hits.first.get_by_role("link", name="open conversation").click()
     expect(page).to_have_url(re.compile(rf"/agents/{agent_id}/chat/[^/]+$"))
+
+
+def test_archival_by_category_and_message_results_paged(page: Page, server: str) -> None:
+    agent: dict[str, Any] = httpx2.post(f"{server}/agents", json={"name": "Paged"}).json()
+    memories = [
+        ("Alice prefers tea to coffee", "preference"),
+        ("Alice prefers window seats", "preference"),
+        ("The office is in Zurich", "fact"),
+        ("Standups start at nine", None),
+    ]
+    for content, category in memories:
+        stored = httpx2.post(
+            f"{server}/agents/{agent['id']}/memory/archival",
+            json={"content": content, "category": category},
+        )
+        assert stored.status_code == 201, stored.text
+    for tens in range(0, 25, 10):  # a batch holds 10 at most
+        said = [
+            {"role": "user", "content": f"Printer ticket {n} is still open"}
+            for n in range(tens, min(tens + 10, 25))
+        ]
+        batch = httpx2.post(
+            f"{server}/messages/batch", json={"agent_name": "Paged", "messages": said}
+        )
+        assert batch.status_code == 201, batch.text
+    page.goto(f"/agents/{agent['id']}")
+
+    # The category filter narrows the listing (with its count) and the search alike.
+    archival = page.get_by_role("region", name="Archival memory")
+    listed = archival.get_by_role("list", name="Archival memories").get_by_role("listitem")
+    expect(listed).to_have_count(4)
+    archival.get_by_label("Filter by category").select_option("preference")
+    expect(listed).to_have_count(2)
+    expect(archival).to_contain_text("Memories of category preference, newest first (2)")
+    expect(listed.filter(has_text="Zurich")).to_have_count(0)
+    archival.get_by_label("Search archival memory").fill("Alice office Zurich tea")
+    archival.get_by_role("button", name="Search").click()
+    results = archival.get_by_role("list", name="Archival search results").get_by_role("listitem")
+    expect(results.first).to_contain_text("Alice prefers")
+    for hit in results.all():
+        expect(hit).to_contain_text("Alice prefers")
+    archival.get_by_label("Filter by category").select_option("capability")
+    expect(archival.get_by_text("No archival memories of category capability.")).to_be_visible()
+    expect(results).to_have_count(0)  # the other category's hits are gone
+    archival.get_by_label("Filter by category").select_option("")
+    expect(listed).to_have_count(4)
+
+    # 25 messages found: 20 a page, the next page and back.
+    messages = page.get_by_role("region", name="Messages")
+    messages.get_by_label("Search messages").fill("printer ticket")
+    messages.get_by_role("button", name="Search").click()
+    hits = messages.get_by_role("list", name="Message search results").get_by_role("listitem")
+    status = messages.get_by_role("status")
+    expect(status).to_contain_text("25 found")
+    expect(status).to_contain_text("1–20 of 25")
+    expect(hits).to_have_count(20)
+    expect(messages.get_by_role("button", name="Previous results")).to_be_disabled()
+    first_page = set(hits.all_inner_texts())
+    # Paging keeps the search that was made, even if the box has changed since.
+    messages.get_by_label("Search messages").fill("something else")
+    messages.get_by_role("button", name="Next results").click()
+    expect(status).to_contain_text("21–25 of 25")
+    expect(hits).to_have_count(5)
+    expect(messages.get_by_role("button", name="Next results")).to_be_disabled()
+    assert not first_page & set(hits.all_inner_texts())
+    messages.get_by_role("button", name="Previous results").click()
+    expect(status).to_contain_text("1–20 of 25")
+    assert set(hits.all_inner_texts()) == first_page
 
 
 def test_seed_004s_dashboard_url_opens_the_inspector(page: Page, server: str) -> None:

@@ -1,6 +1,7 @@
 """The built web app served on the API's origin (api/webapp): pages, hashed files, the API
 untouched, and a clear answer when the app was never built."""
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +12,8 @@ from starlette.applications import Starlette
 from api.config import Settings
 from api.main import create_app
 from api.webapp import middleware
-from api.webapp.middleware import WebApp
+from api.webapp.middleware import PAGES_FILE, WebApp, page_paths
+from tests.observability.conftest import grew, scrape
 
 HTML = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 INDEX = '<!doctype html><html><head><title>app</title></head><body id="spa"></body></html>'
@@ -30,7 +32,8 @@ def dist(tmp_path: Path) -> Path:
 def client_for(tmp_path: Path, dist: Path, monkeypatch: pytest.MonkeyPatch) -> TestClient:
     monkeypatch.setattr(middleware, "DIST", dist)
     settings = Settings(sqlite_path=tmp_path / "w.db", encryption_key="k" * 40)
-    return TestClient(create_app(settings), base_url="http://127.0.0.1")
+    # From loopback, as /metrics wants it.
+    return TestClient(create_app(settings), base_url="http://127.0.0.1", client=("127.0.0.1", 5))
 
 
 @pytest.fixture
@@ -68,6 +71,48 @@ def test_pages_under_agents_are_the_app_for_a_browser_and_json_for_fetches(
     assert blocks.headers["content-type"].startswith("application/json")
     assert client.get("/health", headers=HTML).json()["status"] == "ok"
     assert "swagger" in client.get("/docs", headers=HTML).text.lower()
+
+
+def test_every_page_of_the_app_is_the_app_for_a_browser(client: TestClient) -> None:
+    """The paths come from web/src/pages.json, the file the app's router reads."""
+    pages = json.loads(PAGES_FILE.read_text())
+    assert {"inspector", "conversation", "settings"} <= pages.keys()
+    for pattern in pages.values():
+        path = "/".join("x1" if part.startswith(":") else part for part in pattern.split("/"))
+        for each in (path, path + "/"):
+            page = client.get(each, headers=HTML)
+            assert page.status_code == 200, each
+            assert 'id="spa"' in page.text, each
+
+
+def test_page_paths_follow_the_apps_patterns(tmp_path: Path) -> None:
+    file = tmp_path / "pages.json"
+    file.write_text(json.dumps({"a": "/agents/:id/chat/:conversation", "b": "/a.b"}))
+    pages = page_paths(file)
+    assert pages.fullmatch("/agents/1/chat/2")
+    assert pages.fullmatch("/agents/1/chat/2/")
+    assert not pages.fullmatch("/agents/1/chat")
+    assert not pages.fullmatch("/agents/1/2/chat/3")
+    assert not pages.fullmatch("/agents//chat/3")
+    assert pages.fullmatch("/a.b") and not pages.fullmatch("/aXb")  # literal, not a regex
+    # Without the file (the API installed without web/), no path is a page.
+    nothing = page_paths(tmp_path / "missing.json")
+    assert not nothing.fullmatch("/agents") and not nothing.fullmatch("/")
+
+
+def test_what_the_app_serves_is_counted_under_its_own_route(client: TestClient) -> None:
+    before = scrape(client)
+    client.get("/", headers=HTML)
+    client.get("/agents/x1/chat", headers=HTML)
+    client.get("/assets/index-AbC123.js")
+    client.get("/assets/missing.js")
+    client.get("/agents", headers={"accept": "application/json"})
+    after = scrape(client)
+    requests = "agent_memory_http_requests_total"
+    assert grew(before, after, requests, method="GET", route="/{webapp}", status="200") == 3
+    # A file not there is the API's 404; the API's own answers keep their routes.
+    assert grew(before, after, requests, method="GET", route="unmatched", status="404") == 1
+    assert grew(before, after, requests, method="GET", route="/agents", status="200") == 1
 
 
 def test_unknown_paths_serve_the_app_to_browsers_only(client: TestClient) -> None:

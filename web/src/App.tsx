@@ -7,19 +7,26 @@ import { ChatPage } from "./pages/ChatPage";
 import { InspectorPage } from "./pages/InspectorPage";
 import { SettingsPage } from "./pages/SettingsPage";
 import { ApiKeysPage } from "./pages/ApiKeysPage";
+import PAGES from "./pages.json";
 
-// Every page of the app. Paths under /agents are the same as the API's: the server answers
-// a browser's page request (Accept: text/html) with the app, the app's fetches with JSON.
-const ROUTES: [string, (p: Params) => ReactNode][] = [
-  ["/agents", () => <AgentsPage />],
-  ["/agents/new", () => <AgentEditPage />],
-  ["/agents/:id/edit", (p) => <AgentEditPage agentId={p.id} />],
-  ["/agents/:id/chat", (p) => <ChatPage agentId={p.id} />],
-  ["/agents/:id/chat/:conversation", (p) => <ChatPage agentId={p.id} conversationId={p.conversation} />],
-  ["/agents/:id", (p) => <InspectorPage agentId={p.id} />],
-  ["/settings", () => <SettingsPage />],
-  ["/api-keys", () => <ApiKeysPage />],
-];
+// Every page of the app: the paths are in pages.json, which the server reads too (it answers
+// a browser's page request there with the app, the app's fetches with JSON: some paths are
+// also the API's). Typed by that file's keys, so a page without a screen does not compile.
+const SCREENS: Record<keyof typeof PAGES, (p: Params) => ReactNode> = {
+  agents: () => <AgentsPage />,
+  "agent-new": () => <AgentEditPage />,
+  "agent-edit": (p) => <AgentEditPage agentId={p.id} />,
+  chat: (p) => <ChatPage agentId={p.id} />,
+  conversation: (p) => <ChatPage agentId={p.id} conversationId={p.conversation} />,
+  inspector: (p) => <InspectorPage agentId={p.id} />,
+  settings: () => <SettingsPage />,
+  "api-keys": () => <ApiKeysPage />,
+};
+
+// In the file's order: "/agents/new" comes before "/agents/:id".
+export const ROUTES = Object.entries(PAGES).map(
+  ([name, pattern]) => [pattern, SCREENS[name as keyof typeof PAGES]] as const,
+);
 
 function page(path: string): ReactNode {
   for (const [pattern, render] of ROUTES) {

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from "react";
 
 /** A destructive button that asks once more in place: the first press shows what will go
- * and a Cancel (focused, so Enter twice never destroys by accident). */
+ * and a Cancel (focused, so Enter twice never destroys by accident). Cancel or Escape puts
+ * the focus back on the button. */
 export function InlineConfirm({
   label,
   text = "Delete",
@@ -20,20 +21,44 @@ export function InlineConfirm({
 }) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
+  const [refocus, setRefocus] = useState(false);
   const cancel = useRef<HTMLButtonElement>(null);
+  const trigger = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     if (asking) cancel.current?.focus();
-  }, [asking]);
+    else if (refocus) {
+      setRefocus(false);
+      trigger.current?.focus();
+    }
+  }, [asking, refocus]);
+
+  function dismiss() {
+    setAsking(false);
+    setRefocus(true);
+  }
 
   if (!asking) {
     return (
-      <button type="button" className="link danger-link" aria-label={label} onClick={() => setAsking(true)}>
+      <button
+        type="button"
+        className="link danger-link"
+        aria-label={label}
+        ref={trigger}
+        onClick={() => setAsking(true)}
+      >
         {text}
       </button>
     );
   }
   return (
-    <span className="confirm" role="group" aria-label={`Confirm: ${label}`}>
+    <span
+      className="confirm"
+      role="group"
+      aria-label={`Confirm: ${label}`}
+      onKeyDown={(e) => {
+        if (e.key === "Escape" && !busy) dismiss();
+      }}
+    >
       <span>{what}</span>
       <button
         type="button"
@@ -45,13 +70,13 @@ export function InlineConfirm({
             await onConfirm();
           } finally {
             setBusy(false);
-            setAsking(false);
+            dismiss(); // still here when it failed: back to the button
           }
         }}
       >
         {confirmLabel}
       </button>
-      <button type="button" className="secondary" ref={cancel} onClick={() => setAsking(false)}>
+      <button type="button" className="secondary" ref={cancel} onClick={dismiss}>
         Cancel
       </button>
     </span>

@@ -49,6 +49,8 @@ export interface ArchivalHit extends ArchivalMemory {
 export interface ArchivalPage {
   memories: ArchivalMemory[];
   cursor: string | null;
+  /** Given when the listing is by category. */
+  total?: number | null;
 }
 
 export interface ArchivalSearch {

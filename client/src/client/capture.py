@@ -20,6 +20,8 @@ log = logging.getLogger(__name__)
 MAX_ERRORS_KEPT = 50
 MAX_TOOL_CALLS_IN_METADATA = 10
 MAX_ARGUMENT_CHARS = 2_000
+# How long a capture waits for the next call's memory fetch to start, so as to go after it.
+FETCH_GRACE = 0.005
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,10 @@ class Recorder:
             self.counts.pending += notes
             return True
 
+    def closed(self) -> bool:
+        with self.changed:
+            return self.counts.closed
+
     def close_intake(self) -> None:
         with self.changed:
             self.counts.closed = True
@@ -169,26 +175,31 @@ class Foreground:
     is what a caller waits for (a loop of calls fetches right after each capture)."""
 
     def __init__(self) -> None:
-        self._idle = threading.Condition()
+        self._changed = threading.Condition()
         self._fetching = 0
+        self._started = 0
 
     @contextmanager
     def fetching(self) -> Iterator[None]:
-        with self._idle:
+        with self._changed:
             self._fetching += 1
+            self._started += 1
+            self._changed.notify_all()
         try:
             yield
         finally:
-            with self._idle:
+            with self._changed:
                 self._fetching -= 1
-                if not self._fetching:
-                    self._idle.notify_all()
+                self._changed.notify_all()
 
-    def wait_idle(self, timeout: float) -> None:
-        """Until no fetch is under way (at most `timeout` seconds: a fetch is bounded by
-        the request timeout anyway)."""
-        with self._idle:
-            self._idle.wait_for(lambda: self._fetching == 0, timeout)
+    def let_go_first(self, grace: float, limit: float) -> None:
+        """Wait `grace` seconds at most for a fetch to start (the call after the one just
+        captured is about to make one), then while any runs (`limit` seconds at most: a
+        fetch is bounded by the request timeout anyway)."""
+        with self._changed:
+            started = self._started
+            self._changed.wait_for(lambda: self._fetching > 0 or self._started != started, grace)
+            self._changed.wait_for(lambda: self._fetching == 0, limit)
 
 
 _STOP = object()
@@ -255,7 +266,10 @@ class CaptureWorker:
     def _store(self, notes: Sequence[Note]) -> None:
         """The exchange's messages: in one request where the server takes a batch (all or
         none), else one request each."""
-        self._foreground.wait_idle(self._yield_for)
+        # The grace only for the latest exchange of a context still taking calls: with
+        # more queued, or the context ended, no fetch is about to follow this one.
+        grace = FETCH_GRACE if self._queue.empty() and not self._recorder.closed() else 0.0
+        self._foreground.let_go_first(grace, self._yield_for)
         if self._recorder.abandoned():
             return  # counted when the flush gave up
         if len(notes) > 1 and self._server.batches:

@@ -16,10 +16,14 @@ import {
 const PAGE = 20;
 
 /** Archival memory: the newest first, a search through the one engine (scores shown),
- * insert from the backend's form, delete. */
+ * both narrowed to a category if asked, insert from the backend's form, delete. */
 export function InspectorArchival({ agentId, form }: { agentId: string; form: FormField[] }) {
   const [memories, setMemories] = useState<ArchivalMemory[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
+  const [total, setTotal] = useState<number | null>(null);
+  // The categories are the archival form's own options (seed 003's), not a list of ours.
+  const categories = form.find((f) => f.name === "category")?.options ?? [];
+  const [category, setCategory] = useState("");
   const [failure, setFailure] = useState<string | null>(null);
   const [query, setQuery] = useState("");
   const [mode, setMode] = useState<SearchMode | "">("");
@@ -27,12 +31,15 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
   const [searchFailure, setSearchFailure] = useState<string | null>(null);
   const [formKey, setFormKey] = useState(0);
 
-  async function load(after: string | null = null) {
+  async function load(after: string | null = null, kind = category) {
     setFailure(null);
     try {
-      const page = await get<ArchivalPage>(memoryPath(agentId, `/archival?${searchQuery({ limit: PAGE, cursor: after })}`));
+      const page = await get<ArchivalPage>(
+        memoryPath(agentId, `/archival?${searchQuery({ limit: PAGE, cursor: after, category: kind })}`),
+      );
       setMemories((old) => (after ? [...(old ?? []), ...page.memories] : page.memories));
       setCursor(page.cursor);
+      setTotal(page.total ?? null);
     } catch (e) {
       setFailure(describe(e));
     }
@@ -42,6 +49,12 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [agentId]);
 
+  function narrow(kind: string) {
+    setCategory(kind);
+    setFound(null); // its hits were of the other category
+    load(null, kind);
+  }
+
   async function search(page = 1, event?: FormEvent) {
     event?.preventDefault();
     if (query.trim() === "") return;
@@ -49,7 +62,7 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
     try {
       setFound(
         await get<ArchivalSearch>(
-          memoryPath(agentId, `/archival/search?${searchQuery({ query, page, limit: 10, mode })}`),
+          memoryPath(agentId, `/archival/search?${searchQuery({ query, page, limit: 10, mode, category })}`),
         ),
       );
     } catch (e) {
@@ -68,6 +81,7 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
     try {
       await del(memoryPath(agentId, `/archival/${encodeURIComponent(memory.id)}`));
       setMemories((old) => (old ?? []).filter((m) => m.id !== memory.id));
+      setTotal((old) => (old === null ? old : old - 1));
       setFound((old) => (old ? { ...old, memories: old.memories.filter((m) => m.id !== memory.id) } : old));
     } catch (e) {
       setFailure(describe(e));
@@ -77,6 +91,19 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
   return (
     <section aria-labelledby="archival-title" className="inspector-section">
       <h2 id="archival-title">Archival memory</h2>
+      {categories.length > 0 && (
+        <p className="row filter">
+          <label htmlFor="archival-category">Filter by category</label>
+          <select id="archival-category" value={category} onChange={(e) => narrow(e.target.value)}>
+            <option value="">Any category</option>
+            {categories.map((o) => (
+              <option key={String(o.value)} value={String(o.value)}>
+                {o.label}
+              </option>
+            ))}
+          </select>
+        </p>
+      )}
       <form className="search" role="search" aria-label="Archival search" onSubmit={(e) => search(1, e)}>
         <label htmlFor="archival-query">Search archival memory</label>
         <div className="row">
@@ -136,9 +163,14 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
           {failure}
         </p>
       )}
-      <h3 className="subhead">Every memory, newest first</h3>
+      <h3 className="subhead">
+        {category ? `Memories of category ${category}, newest first` : "Every memory, newest first"}
+        {total !== null && ` (${total})`}
+      </h3>
       {memories === null && !failure && <p aria-live="polite">Loading…</p>}
-      {memories?.length === 0 && <p className="muted">No archival memories yet.</p>}
+      {memories?.length === 0 && (
+        <p className="muted">{category ? `No archival memories of category ${category}.` : "No archival memories yet."}</p>
+      )}
       {memories && memories.length > 0 && (
         <ul className="memories" aria-label="Archival memories">
           {memories.map((m) => (

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from "react";
+import { useEffect, useState, type FormEvent } from "react";
 import { describe, post } from "../api";
 import { SchemaForm } from "../forms/SchemaForm";
 import type { FormField, Payload } from "../forms/schema";
@@ -98,7 +98,21 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
   const [newLine, setNewLine] = useState("");
   const [failure, setFailure] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // The line whose Edit button gets the focus back once its edit closes (saved, cancelled,
+  // or moot after a conflict) or the line is deleted: keyboard users stay where they were.
+  const [focusLine, setFocusLine] = useState<number | null>(null);
   const titleId = `block-${block.name}`;
+  useEffect(() => {
+    if (focusLine === null) return;
+    setFocusLine(null);
+    // That line may be gone (the last one deleted, a reload): then the block's title.
+    (document.getElementById(`${titleId}-edit-${focusLine}`) ?? document.getElementById(titleId))?.focus();
+  }, [focusLine, titleId]);
+
+  function closeEdit(n: number) {
+    setEditing(null);
+    setFocusLine(n);
+  }
 
   /** "conflict": the block was reloaded and the edit is moot; "failed": said on the card. */
   async function run(write: () => Promise<void>): Promise<"saved" | "conflict" | "failed"> {
@@ -122,7 +136,7 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
   async function saveLine(event: FormEvent, n: number) {
     event.preventDefault();
     // Kept open on a refusal, to fix the text; after a conflict the line may be another one.
-    if ((await run(lineWrite("PUT", n, { content: text }))) !== "failed") setEditing(null);
+    if ((await run(lineWrite("PUT", n, { content: text }))) !== "failed") closeEdit(n);
   }
 
   async function append(event: FormEvent) {
@@ -152,7 +166,9 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
   return (
     <article className="block card" aria-labelledby={titleId}>
       <header className="block-head">
-        <h3 id={titleId}>{block.name}</h3>
+        <h3 id={titleId} tabIndex={-1}>
+          {block.name}
+        </h3>
         {block.is_default && <span className="badge">default</span>}
         {block.warning && <span className="badge warn">near its limit</span>}
         <span className="muted version">version {block.version}</span>
@@ -180,7 +196,13 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
           return (
             <li key={`${n}:${line}`}>
               {editing === n ? (
-                <form className="line-edit" onSubmit={(e) => saveLine(e, n)}>
+                <form
+                  className="line-edit"
+                  onSubmit={(e) => saveLine(e, n)}
+                  onKeyDown={(e) => {
+                    if (e.key === "Escape") closeEdit(n);
+                  }}
+                >
                   <label className="sr-only" htmlFor={`${titleId}-line-${n}`}>
                     Line {n} of {block.name}
                   </label>
@@ -189,12 +211,11 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
                     value={text}
                     autoFocus
                     onChange={(e) => setText(e.target.value)}
-                    onKeyDown={(e) => e.key === "Escape" && setEditing(null)}
                   />
                   <button type="submit" disabled={busy || text.trim() === ""}>
                     Save
                   </button>
-                  <button type="button" className="secondary" onClick={() => setEditing(null)}>
+                  <button type="button" className="secondary" onClick={() => closeEdit(n)}>
                     Cancel
                   </button>
                 </form>
@@ -205,6 +226,7 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
                     <button
                       type="button"
                       className="link"
+                      id={`${titleId}-edit-${n}`}
                       aria-label={`Edit line ${n} of ${block.name}`}
                       onClick={() => {
                         setEditing(n);
@@ -217,7 +239,10 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
                       label={`Delete line ${n} of ${block.name}`}
                       what="Remove this line?"
                       confirmLabel="Remove"
-                      onConfirm={() => run(lineWrite("DELETE", n)).then(() => undefined)}
+                      onConfirm={async () => {
+                        await run(lineWrite("DELETE", n));
+                        setFocusLine(n); // the line that took its place
+                      }}
                     />
                   </span>
                 </div>
