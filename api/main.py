@@ -5,6 +5,7 @@ import gc
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import TypedDict
 
 from authlib.integrations.starlette_client import StarletteOAuth2App
@@ -109,9 +110,12 @@ def create_app(
     table: Table | None = None,
     clock: Clock | None = None,
     hook_providers: Sequence[HookProvider] = (),
+    access_token_seconds: int | None = None,
 ) -> FastAPI:
     """The service. `table` lets a caller share a store it owns; otherwise one is built.
-    `hook_providers` run in every turn after the runtime's own (continuity)."""
+    `hook_providers` run in every turn after the runtime's own (continuity).
+    `access_token_seconds` overrides ACCESS_TOKEN_MINUTES for a test that waits for a token
+    to expire; it is no setting, so no deployment can make tokens that short."""
     settings = settings or load_settings()
     check_settings(settings)
     tracing.check(settings)
@@ -121,6 +125,8 @@ def create_app(
     issuer = (
         issuer_for(_jwt_secret(settings), settings.access_token_minutes) if google_mode else None
     )
+    if issuer is not None and access_token_seconds is not None:
+        issuer = replace(issuer, lifetime_seconds=access_token_seconds)
     mcp = McpEndpoint(settings)  # builds the MCP SDK's server on its first request
 
     @asynccontextmanager

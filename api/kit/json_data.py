@@ -77,9 +77,12 @@ def _none_is_empty(value: Any) -> Any:
 
 def plain(value: Any) -> Any:
     """Stored JSON as JSON again: a number read from the store (a Decimal) becomes an int
-    when it is whole, a float otherwise."""
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
+    when it is whole and within the integers a request may send, a float otherwise (1e39,
+    sent as a float, is stored whole: as an int it would be refused when sent again, as an
+    export is on import)."""
+    if isinstance(value, Decimal | int) and not isinstance(value, bool):
+        whole = value == int(value) and abs(value) < 10**MAX_DIGITS
+        return int(value) if whole else float(value)
     if isinstance(value, list):
         return [plain(v) for v in value]
     if isinstance(value, dict):
@@ -87,9 +90,8 @@ def plain(value: Any) -> Any:
     return value
 
 
-class _Documented:
-    """Metadata as the OpenAPI document states it: its keys' rule, and null beside the
-    object (the validator takes null as empty)."""
+class NamedKeys:
+    """Documents the rule of MetadataKey for an object's keys (as `propertyNames`)."""
 
     @classmethod
     def __get_pydantic_json_schema__(
@@ -97,7 +99,17 @@ class _Documented:
     ) -> JsonSchemaValue:
         found = handler(schema)
         found["propertyNames"] = {"pattern": NAME_PATTERN}
-        return {"anyOf": [found, {"type": "null"}]}
+        return found
+
+
+class _OrNull:
+    """Documents null beside the schema of a value whose validator takes null."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"anyOf": [handler(schema), {"type": "null"}]}
 
 
 # What request models declare: a JSON object (null or absent: empty) a store keeps as sent.
@@ -105,7 +117,8 @@ Metadata = Annotated[
     dict[MetadataKey, JsonValue],
     BeforeValidator(_none_is_empty),
     AfterValidator(storable),
-    _Documented,
+    NamedKeys,
+    _OrNull,
 ]
 # What stored models declare: a JSON object as the store gives it back.
 StoredJson = Annotated[dict[str, JsonValue], BeforeValidator(plain)]

@@ -23,7 +23,7 @@ ActorId = Annotated[
         description="Who is speaking; the signed-in user when left out.",
     ),
 ]
-Streamed = Annotated[bool, Field(description="false: one JSON answer instead of SSE.")]
+Streamed = Annotated[bool, Field(strict=True, description="false: one JSON answer instead of SSE.")]
 MAX_WAIT_SECONDS = 60.0
 Wait = Annotated[
     bool,

@@ -10,10 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
 
+# Requests are read strictly, as OpenAI reads them: `"stream": 0` or `"n": "2"` is refused,
+# not taken for false and 2.
 class ContentPart(BaseModel):
     """A part of a message's content: `{"type": "text", "text": ...}` is the one we read."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     type: str
     text: str | None = None
@@ -23,26 +25,26 @@ class MessageIn(BaseModel):
     """One message of the conversation as the client keeps it (name, tool calls and the
     like are ignored: only the last user message is read)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     role: Role
     content: str | list[ContentPart] | None = None
 
 
 class StreamOptions(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     include_usage: bool = False
 
 
 class ResponseFormat(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     type: str
 
 
 class ChatCompletionIn(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     model: str = Field(
         min_length=1, max_length=256, description="One of your agents, by name or id."

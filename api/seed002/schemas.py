@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
 from api.agents.models import Agent
 from api.chat.schemas import MAX_SESSION_ID_BYTES
-from api.kit.json_data import storable
+from api.kit.json_data import NamedKeys, storable
 from api.kit.text import BlockName, MetadataKey, PlainName
 from api.memory.blocks import MAX_BLOCK_NAME
 from api.memory.service import BlockView
@@ -50,7 +50,9 @@ SessionId = Annotated[
     ),
 ]
 # Null or an object, kept as sent (null stays null, as the seed's objects show it).
-OptionalMetadata = Annotated[dict[MetadataKey, JsonValue], AfterValidator(storable)] | None
+OptionalMetadata = (
+    Annotated[dict[MetadataKey, JsonValue], AfterValidator(storable), NamedKeys] | None
+)
 
 
 class MessageIn(BaseModel):

@@ -66,7 +66,9 @@ class InitializeUserRequest(BaseModel):
         max_length=MAX_INFO_CHARS,
         description="The `human` block's first lines (a new subject only).",
     )
-    reset: bool = Field(default=False, description="true: delete the subject and start anew.")
+    reset: bool = Field(
+        default=False, strict=True, description="true: delete the subject and start anew."
+    )
     provider: Provider = None
     model: Model = None
 
@@ -92,7 +94,7 @@ class InitializeWithBlocksRequest(BaseModel):
 
     user_id: UserId
     blocks: list[BlockIn] = Field(default_factory=list, max_length=MAX_BLOCKS)
-    reset: bool = False
+    reset: bool = Field(default=False, strict=True)
     provider: Provider = None
     model: Model = None
 
@@ -121,10 +123,13 @@ class AddConversationRequest(BaseModel):
     user_id: UserId
     messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
     store_in_archival: bool = Field(
-        default=True, description="Also keep each message in archival memory (searchable)."
+        default=True,
+        strict=True,
+        description="Also keep each message in archival memory (searchable).",
     )
     wait_for_completion: bool = Field(
         default=True,
+        strict=True,
         description="Answer when the memory run has ended (up to MEMORY_RUN_WAIT_SECONDS; "
         "past it 202 with the run's status); false: 202 at once.",
     )

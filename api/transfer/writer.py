@@ -8,6 +8,7 @@ what is missing and changes nothing else. What is not written is reported with w
 """
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ from api.messages import service as messages_service
 from api.messages.models import Message
 from api.search import vectors
 from api.search.engine import SearchEngine
+from api.search.vectors import Vector
 from api.settings import repository as provider_settings
 from api.settings.providers import PROVIDERS
 from api.store.table import Item, ItemAbsent, Put, TransactionCancelled, TxOp
@@ -470,7 +472,9 @@ class Writer:
                 count=len(fresh),
             )
 
-    async def _commit_messages(self, fresh: list[Message], by_text: dict[str, Any]) -> bool:
+    async def _commit_messages(
+        self, fresh: list[Message], by_text: Mapping[str, Vector | None]
+    ) -> bool:
         ops, recalls = messages_service.recorded_ops(
             self.search, self.email, self.agent_id, fresh, by_text
         )

@@ -15,7 +15,6 @@ What it answers is counted under the route label `/{webapp}`, not as unmatched.
 """
 
 import json
-
 import os
 import re
 from pathlib import Path
@@ -70,6 +69,10 @@ def page_paths(file: Path = PAGES_FILE) -> re.Pattern[str]:
     return re.compile(f"(?:{'|'.join(alternatives)})/?")
 
 
+# Read on import: Starlette builds its middleware on the first request, inside the loop.
+PAGES = page_paths()
+
+
 class WebApp:
     def __init__(
         self,
@@ -77,12 +80,10 @@ class WebApp:
         *,
         dist: Path | None = None,
         auth_mode: str = "local",
-        pages: Path | None = None,
     ) -> None:
         self.app = app
         self.dist = dist or DIST
         self.meta = f'<meta name="auth-mode" content="{auth_mode}">'.encode()
-        self.pages = page_paths(pages or PAGES_FILE)  # read once, at startup
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
@@ -103,7 +104,7 @@ class WebApp:
         accept = dict(scope["headers"]).get(b"accept", b"")
         if b"text/html" not in accept:
             return path == "/"  # `curl /` learns what is there, or how to build it
-        if path == "/" or self.pages.fullmatch(path):
+        if path == "/" or PAGES.fullmatch(path):
             return True
         # Starlette sets scope["app"] before its middleware runs.
         routes = getattr(getattr(scope.get("app"), "router", None), "routes", ())

@@ -52,7 +52,7 @@ def recording_proxy(upstream: str, *, batches: bool = True) -> Iterator[Proxy]:
             answer = await http.request(
                 request.method,
                 path,
-                params=request.query_params.multi_items(),
+                params=request.url.query,
                 content=await request.body(),
                 headers={"content-type": request.headers.get("content-type", "")},
             )

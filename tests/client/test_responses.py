@@ -124,3 +124,21 @@ async def test_async_responses(
     assert answer.output_text == "Petrel."
     assert "Petrel" in fake_openai.requests[-1]["instructions"]
     assert server.said(agent)[-1] == ("assistant", "Petrel.")
+
+
+def test_the_stream_helper_gets_the_memory_though_it_passes_instructions_as_omitted(
+    server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
+) -> None:
+    remember(server, agent, oai, "My sister is called Ines.")
+    fake_openai.replies.append(Reply(text="Ines."))
+
+    # responses.stream() calls create with instructions=omit: no instructions, not a value.
+    with (
+        learning(agent, server_url=server.url) as memory,
+        oai.responses.stream(model="m", input="What is my sister called?") as stream,
+    ):
+        final = stream.get_final_response()
+
+    assert final.output_text == "Ines."
+    assert "My sister is called Ines." in fake_openai.requests[-1]["instructions"]
+    assert memory.context_failures == 0

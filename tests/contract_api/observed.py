@@ -50,9 +50,7 @@ def documented(documents: Iterable[dict[str, Any]]) -> dict[tuple[str, str], set
     return statuses
 
 
-def undocumented(
-    answers: Iterable[Observation], documents: Iterable[dict[str, Any]]
-) -> list[str]:
+def undocumented(answers: Iterable[Observation], documents: Iterable[dict[str, Any]]) -> list[str]:
     """`METHOD /route status` for each answer its operation does not document."""
     statuses = documented(documents)
     found = set()

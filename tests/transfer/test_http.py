@@ -88,6 +88,20 @@ def test_an_agent_exported_and_imported_over_http(api: TestClient) -> None:
     assert too_big.json()["code"] == "payload_too_large"
 
 
+def test_provider_credentials_never_go_into_a_file(api: TestClient) -> None:
+    key = "sk-proj-never-in-an-export-1234567890"
+    saved = api.put("/settings/providers/openai", json={"api_key": key})
+    assert saved.status_code == 200, saved.text
+    made = api.post("/agents", json={"name": "Keyed", "provider": "openai", "model": "gpt-4o"})
+    assert made.status_code == 201, made.text
+    exported = api.get(f"/agents/{made.json()['id']}/export")
+    assert exported.status_code == 200
+    agent = json.loads(exported.content.splitlines()[1])
+    assert (agent["provider"], agent["model"]) == ("openai", "gpt-4o")  # the names only
+    for part in (key, key[:12], "api_key", "credentials"):
+        assert part not in exported.text, part
+
+
 def test_a_letta_agent_file_is_imported_over_http(api: TestClient) -> None:
     imported = api.post("/agents/import", content=FIXTURE.read_bytes())
     assert imported.status_code == 201, imported.text

@@ -14,18 +14,28 @@ import httpx2
 
 from api.store.dynamodb_local import free_port
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 @contextmanager
-def serving(env: dict[str, str], *, host: str = "127.0.0.1") -> Iterator[str]:
+def serving(
+    env: dict[str, str], *, host: str = "127.0.0.1", access_token_seconds: int | None = None
+) -> Iterator[str]:
     """The server's root URL, as the browser should open it (`host` names it: google mode's
-    FRONTEND_URL must be the origin the page runs on)."""
+    FRONTEND_URL must be the origin the page runs on). `access_token_seconds`: tokens that
+    expire in seconds (tests/web/short_tokens.py), for a test that waits for one to expire."""
     port = free_port()
     root = f"http://{host}:{port}"
+    command = [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--workers", "1"]
+    if access_token_seconds is not None:
+        command = [sys.executable, "-m", "tests.web.short_tokens"]
+        command += [str(port), str(access_token_seconds)]
     with tempfile.TemporaryDirectory() as data:
         log_path = Path(data) / "server.log"
         with open(log_path, "w") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--workers", "1"],
+                command,
+                cwd=ROOT,
                 env={
                     **os.environ,
                     "STORE": "sqlite",

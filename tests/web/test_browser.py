@@ -135,14 +135,11 @@ def test_create_chat_and_delete_an_agent(page: Page, server: str) -> None:
     # The keyboard: Tab goes through the page in reading order, from the skip link on.
     page.reload()
     expect(page.get_by_role("heading", name="Your agents")).to_be_visible()
+    focused = "(e => e.getAttribute('aria-label') || e.textContent)(document.activeElement)"
     order = []
     for _ in range(9):
         page.keyboard.press("Tab")
-        order.append(
-            page.evaluate(
-                "document.activeElement.getAttribute('aria-label') || document.activeElement.textContent"
-            )
-        )
+        order.append(page.evaluate(focused))
     assert order == [
         "Skip to content",
         "Agent memory",
@@ -252,7 +249,13 @@ def test_earlier_messages_are_paged(page: Page, server: str) -> None:
     for i in range(16):  # 32 messages: more than the page's 30
         turn = httpx2.post(path, json={"content": f"Hello number {i}", "stream": False}, timeout=30)
         assert turn.status_code == 200, turn.text
+    newer = httpx2.post(f"{server}/conversations", json={"agent_id": agent["id"]}).json()
     page.goto(f"/agents/{agent['id']}/chat/{conversation['id']}")
+    # The agent's conversations, newest first; the one open is marked.
+    listed = page.locator("ul.conversations a")
+    expect(listed).to_have_count(2)
+    expect(listed.nth(0)).to_have_attribute("href", f"/agents/{agent['id']}/chat/{newer['id']}")
+    expect(listed.nth(1)).to_have_attribute("aria-current", "true")
     log = page.get_by_role("region", name="Messages")
     expect(log.locator(".msg").last).to_contain_text("I am the offline demo model")
     expect(log.locator(".msg.user").last).to_have_text(re.compile("Hello number 15$"))

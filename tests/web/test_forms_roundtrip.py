@@ -21,7 +21,11 @@ SAMPLES: dict[str, Any] = {
     "url": "http://127.0.0.1:9/v1",
 }  # no lookup
 # A text field's sample for a field with a pattern (the renderer checks the pattern too).
-PATTERNED: dict[str, str] = {"region": "eu-west-1", "access_key_id": "AKIAABCDEFGHIJKLMNOP"}
+PATTERNED: dict[str, str] = {
+    "region": "eu-west-1",
+    "access_key_id": "AKIAABCDEFGHIJKLMNOP",
+    "name": "Filled in",  # an agent's name: visible characters only
+}
 
 
 def filled(fields: list[dict[str, Any]], *, optional_too: bool) -> dict[str, Any]:

@@ -298,19 +298,19 @@ def test_archival_by_category_and_message_results_paged(page: Page, server: str)
     hits = messages.get_by_role("list", name="Message search results").get_by_role("listitem")
     status = messages.get_by_role("status")
     expect(status).to_contain_text("25 found")
-    expect(status).to_contain_text("1–20 of 25")
+    expect(status).to_contain_text("1\N{EN DASH}20 of 25")
     expect(hits).to_have_count(20)
     expect(messages.get_by_role("button", name="Previous results")).to_be_disabled()
     first_page = set(hits.all_inner_texts())
     # Paging keeps the search that was made, even if the box has changed since.
     messages.get_by_label("Search messages").fill("something else")
     messages.get_by_role("button", name="Next results").click()
-    expect(status).to_contain_text("21–25 of 25")
+    expect(status).to_contain_text("21\N{EN DASH}25 of 25")
     expect(hits).to_have_count(5)
     expect(messages.get_by_role("button", name="Next results")).to_be_disabled()
     assert not first_page & set(hits.all_inner_texts())
     messages.get_by_role("button", name="Previous results").click()
-    expect(status).to_contain_text("1–20 of 25")
+    expect(status).to_contain_text("1\N{EN DASH}20 of 25")
     assert set(hits.all_inner_texts()) == first_page
 
 

@@ -94,10 +94,12 @@ def test_page_paths_follow_the_apps_patterns(tmp_path: Path) -> None:
     assert not pages.fullmatch("/agents/1/chat")
     assert not pages.fullmatch("/agents/1/2/chat/3")
     assert not pages.fullmatch("/agents//chat/3")
-    assert pages.fullmatch("/a.b") and not pages.fullmatch("/aXb")  # literal, not a regex
+    assert pages.fullmatch("/a.b")
+    assert not pages.fullmatch("/aXb")  # a literal, not a regex
     # Without the file (the API installed without web/), no path is a page.
     nothing = page_paths(tmp_path / "missing.json")
-    assert not nothing.fullmatch("/agents") and not nothing.fullmatch("/")
+    assert not nothing.fullmatch("/agents")
+    assert not nothing.fullmatch("/")
 
 
 def test_what_the_app_serves_is_counted_under_its_own_route(client: TestClient) -> None:

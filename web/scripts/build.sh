@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 if ! command -v npm >/dev/null 2>&1; then
   if [[ "${1:-}" == "--optional" ]]; then
-    echo "warning: npm not found: the web app is not built (needs Node 20.19+)" >&2
+    echo "warning: npm not found: the web app is not built or rebuilt (needs Node 20.19+)" >&2
     exit 0
   fi
   echo "error: npm not found: building the web app needs Node 20.19+ and npm" >&2
