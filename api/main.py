@@ -28,6 +28,7 @@ from api.conversations import router as conversations
 from api.embeddings.factory import start_embedder
 from api.health import router as health
 from api.idempotency.middleware import Idempotency
+from api.kit import periodic
 from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import derived_key
@@ -54,7 +55,7 @@ from api.seed004 import router as seed004
 from api.settings import keys as encryption_keys
 from api.settings import router as provider_settings
 from api.store import build_table
-from api.store.table import StoreError, Table
+from api.store.table import Table
 from api.transfer import router as transfer
 from api.users import router as users
 from api.users.service import LocalIdentity
@@ -81,27 +82,25 @@ class State(TypedDict):
 
 async def sweep_dead_runs(table: Table, clock: Clock) -> None:
     """End as interrupted the turns whose process died: at start, then as leases lapse."""
-    while True:
-        try:
-            ended = await runs.sweep_dead(table, clock)
-            if ended:
-                log.warning("%d turns left running by a stopped process were interrupted", ended)
-                metrics.BACKGROUND_RUNS_SWEPT.labels("turn").inc(ended)
-        except StoreError as e:
-            log.warning("looking for turns left running failed: %s", e)
-        await asyncio.sleep(LEASE_SECONDS)
+
+    async def sweep() -> None:
+        ended = await runs.sweep_dead(table, clock)
+        if ended:
+            log.warning("%d turns left running by a stopped process were interrupted", ended)
+            metrics.BACKGROUND_RUNS_SWEPT.labels("turn").inc(ended)
+
+    await periodic.every(LEASE_SECONDS, sweep, "looking for turns left running")
 
 
 async def sweep_expired(table: Table, every_seconds: float = SWEEP_SECONDS) -> None:
     """Delete expired items where the engine does not, at start and then periodically."""
-    while True:
-        try:
-            deleted = await table.sweep_expired()
-            if deleted:
-                log.info("deleted %d expired items", deleted)
-        except StoreError as e:
-            log.warning("sweeping expired items failed: %s", e)
-        await asyncio.sleep(every_seconds)
+
+    async def sweep() -> None:
+        deleted = await table.sweep_expired()
+        if deleted:
+            log.info("deleted %d expired items", deleted)
+
+    await periodic.every(every_seconds, sweep, "sweeping expired items")
 
 
 def create_app(

@@ -18,48 +18,17 @@ Targets on this machine: add p50 <= 10 ms; context p50 <= 5 ms at 10k memories.
 
 import argparse
 import asyncio
-import os
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
 
+from bench.common import serve, sizes
 from bench.report import Report, p50_p95_ms
-from bench.search import fill, free_port, queries, timed
+from bench.search import fill, queries, timed
 
 SUBJECT = "bench_user"
-
-
-@contextmanager
-def server(path: Path) -> Iterator[str]:
-    """One server process (one worker: every request meets the same index)."""
-    port = free_port()
-    env = {**os.environ, "STORE": "sqlite", "SQLITE_PATH": str(path), "LOG_LEVEL": "warning"}
-    command = [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--workers", "1"]
-    process = subprocess.Popen(  # noqa: S603 (our own command)
-        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx2.get(url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.05)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def conversation(i: int) -> list[dict[str, str]]:
@@ -83,7 +52,7 @@ def until_idle(client: httpx2.Client, seconds: float = 120) -> None:
 def measure(size: int, n: int, adds: int, report: Report) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
-        with server(path) as url, httpx2.Client(base_url=url) as client:
+        with serve(path, ["--workers", "1"]) as (url, _), httpx2.Client(base_url=url) as client:
             made = client.post("/memory/initialize", json={"user_id": SUBJECT})
             agent_id = made.json()["agent_id"]
             asyncio.run(fill(path, agent_id, size))
@@ -122,10 +91,6 @@ def measure(size: int, n: int, adds: int, report: Report) -> None:
                 f"{drained:.1f}",
             ]
         )
-
-
-def sizes(text: str) -> Sequence[int]:
-    return [int(part) for part in text.split(",")]
 
 
 def main() -> int:

@@ -22,15 +22,9 @@ ms; cost growing no faster than linearly.
 import argparse
 import asyncio
 import hashlib
-import os
 import random
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -43,6 +37,7 @@ from api.memory.models import ArchivalMemory
 from api.search import vectors
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
+from bench.common import serve, sizes
 from bench.report import Report, p50_p95_ms
 
 _VOCABULARY = (
@@ -75,46 +70,11 @@ def queries(count: int, seed: int = 11) -> list[str]:
     return [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(count)]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-@contextmanager
-def server(path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    port = free_port()
-    env = {**os.environ, "STORE": "sqlite", "SQLITE_PATH": str(path), "LOG_LEVEL": "warning"}
-    process = subprocess.Popen(  # noqa: S603 (our own command)
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx2.get(url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start: {process.stderr}")
-            time.sleep(0.05)
-        yield url, process
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 async def fill(path: Path, agent_id: str, count: int) -> None:
@@ -156,7 +116,7 @@ def timed(client: httpx2.Client, method: str, url: str, **kwargs: object) -> flo
 def measure(size: int, n: int, inserts: int, report: Report) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
-        with server(path) as (url, process), httpx2.Client(base_url=url) as client:
+        with serve(path, start_seconds=30) as (url, process), httpx2.Client(base_url=url) as client:
             agent = client.post("/agents", json={"name": "Bench"}).json()["id"]
             asyncio.run(fill(path, agent, size))
             search = f"/agents/{agent}/memory/archival/search"
@@ -207,10 +167,6 @@ async def insert_together(url: str, path: str, count: int, clients: int = 8) -> 
         began = time.perf_counter()
         await asyncio.gather(*(worker(k) for k in range(clients)))
         return count / (time.perf_counter() - began)
-
-
-def sizes(text: str) -> Sequence[int]:
-    return [int(part) for part in text.split(",")]
 
 
 def main() -> int:

@@ -260,24 +260,27 @@ async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) ->
         changes.get("architecture", agent.agent_architecture),
         changes.get("provider", agent.agent_provider),
     )
-    if "persona" in changes:
-        # The persona block is what the model sees: a new persona becomes its lines (what
-        # the agent wrote there itself is replaced). First, so a persona that does not fit
-        # the block is refused before anything is saved.
-        await memory.write_lines(
-            table, agent.agent_id, "persona", changes["persona"].splitlines(), clock=clock
-        )
+    persona = changes["persona"].splitlines() if "persona" in changes else None
+    if persona is not None:
+        # A persona that does not fit the block is refused before anything is saved.
+        await memory.check_lines(table, agent.agent_id, "persona", persona)
     for _ in range(SAVE_ATTEMPTS):
         updated, old_guard, new_guard = _apply(agent, changes, clock)
         try:
             await repository.save(table, updated, old_guard=old_guard, new_guard=new_guard)
-            return updated
         except TransactionCancelled as e:
             if new_guard is not None and len(e.reasons) > 2 and e.reasons[2] is not None:
                 raise AgentNameTaken(
                     f"You already have an agent named {updated.agent_name!r}."
                 ) from e
-        agent = await get(table, agent.created_by, agent.agent_id)  # saved by someone else
+            agent = await get(table, agent.created_by, agent.agent_id)  # saved by someone else
+            continue
+        if persona is not None:
+            # The persona block is what the model sees: a new persona becomes its lines
+            # (what the agent wrote there itself is replaced). After the agent is saved,
+            # so a refused save (a taken name) leaves the block as it was.
+            await memory.write_lines(table, agent.agent_id, "persona", persona, clock=clock)
+        return updated
     raise AgentBusy("The agent is being edited by others; try again.")
 
 

@@ -26,6 +26,18 @@ def plain_name(value: str, what: str = "a name") -> str:
     return value
 
 
+def visible(text: str) -> str:
+    """A content (a message) with something besides whitespace in it, or ValueError."""
+    if not text.strip():
+        raise ValueError("needs something besides whitespace")
+    return text
+
+
+def xml_attribute(text: str) -> str:
+    """`text` safe inside a double-quoted attribute of the XML-like tags prompts use."""
+    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
 def _optional(what: str, value: str) -> str:
     return plain_name(value, what) if value else value
 

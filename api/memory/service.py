@@ -526,6 +526,24 @@ def _wanted_lines(block: str, lines: Sequence[str]) -> list[str]:
     return wanted
 
 
+async def check_lines(table: Table, agent_id: str, block: str, lines: Sequence[str]) -> None:
+    """Refuse, without writing, lines `write_lines` would refuse on the block as stored now:
+    for a caller that must save something else first and write the lines after."""
+    name = block_name(block)
+    wanted = _wanted_lines(name, lines)
+    definition, core = await _load(table, agent_id, name)
+    current = list(core.lines) if core else []
+    if wanted != current:
+        _check_fits(
+            name,
+            definition.word_limit,
+            current,
+            wanted,
+            action="rewrite",
+            char_limit=definition.char_limit,
+        )
+
+
 async def write_lines(
     table: Table,
     agent_id: str,

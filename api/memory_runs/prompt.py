@@ -3,6 +3,7 @@ descriptions (which say what belongs in each), and the new messages."""
 
 from collections.abc import Sequence
 
+from api.kit.text import xml_attribute
 from api.llm.offline import MEMORY_BLOCKS, NEW_MESSAGES, SUMMARY_BLOCK
 from api.memory.blocks import clean_line
 from api.memory.service import BlockView
@@ -23,13 +24,9 @@ the newest last; merge or delete older lines to keep it short.
 changed."""
 
 
-def _attribute(text: str) -> str:
-    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-
-
 def render_blocks(blocks: Sequence[BlockView]) -> str:
     rendered = [
-        f'<block label="{b.name}" description="{_attribute(b.description)}">\n'
+        f'<block label="{b.name}" description="{xml_attribute(b.description)}">\n'
         + "".join(f"{i}: {line}\n" for i, line in enumerate(b.lines, 1))
         + "</block>"
         for b in blocks

@@ -21,6 +21,7 @@ from api.agents.models import Agent
 from api.config import Settings
 from api.error_handlers import public_body
 from api.errors import AppError, NotFound
+from api.kit import periodic
 from api.kit.clock import Clock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import new_id
@@ -28,7 +29,7 @@ from api.memory import service as memory
 from api.memory.summarizer import summarizer_for
 from api.memory_runs import prompt, repository
 from api.memory_runs.models import MemoryRun, PendingMemoryRun
-from api.messages.models import Message
+from api.messages.models import SAID_ROLES, Message
 from api.observability import metrics
 from api.queue.base import Delivery, RunQueue
 from api.runs.bus import RunBus
@@ -42,7 +43,7 @@ from api.runtime.turn import MessageClock, MessageFactory, Turn, TurnLLM
 from api.search.engine import SearchEngine
 from api.settings import service as settings_service
 from api.store import keys
-from api.store.table import Key, Put, StoreError, Table
+from api.store.table import Key, Put, Table
 from api.tools.native import NATIVE_MEMORY_TOOLS, ToolContext
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,6 @@ CORE_TOOLS = (
     "core_memory_delete",
     "core_memory_list_blocks",
 )
-SAID_ROLES = ("user", "assistant", "system")
 
 
 class MemoryRunNotFound(NotFound):
@@ -367,15 +367,13 @@ class MemoryRunner:
     # --- the sweep -----------------------------------------------------------------------
 
     async def _sweep_forever(self) -> None:
-        while True:
-            try:
-                sent = await self.sweep()
-                if sent:
-                    log.warning("%d memory runs left by a stopped process were sent again", sent)
-                    metrics.BACKGROUND_RUNS_SWEPT.labels("memory").inc(sent)
-            except StoreError as e:
-                log.warning("looking for memory runs left behind failed: %s", e)
-            await asyncio.sleep(SWEEP_SECONDS)
+        async def sweep() -> None:
+            sent = await self.sweep()
+            if sent:
+                log.warning("%d memory runs left by a stopped process were sent again", sent)
+                metrics.BACKGROUND_RUNS_SWEPT.labels("memory").inc(sent)
+
+        await periodic.every(SWEEP_SECONDS, sweep, "looking for memory runs left behind")
 
     async def sweep(self) -> int:
         """Sends again the runs not ended whose process is gone (known dead on this host,

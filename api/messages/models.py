@@ -1,5 +1,5 @@
 from datetime import datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, get_args
 
 from pydantic import Field
 
@@ -9,6 +9,10 @@ from api.store.entity import Entity
 from api.store.table import Key
 
 Role = Literal["user", "assistant", "tool", "system"]
+# What people and models say, a tool's plumbing left out: what is searched and recalled,
+# and what seeds 002's and 004's clients may send.
+SaidRole = Literal["user", "assistant", "system"]
+SAID_ROLES: tuple[SaidRole, ...] = get_args(SaidRole)
 
 
 class Message(Entity):

@@ -148,13 +148,6 @@ async def newest_copies(table: Table, agent_id: str, *, limit: int) -> list[Item
     return found
 
 
-async def copies(table: Table, agent_id: str, sort_keys: list[str]) -> dict[str, Item]:
-    """The searchable copies with these sort keys (those that still exist), by sort key."""
-    partition = keys.agent_partition(agent_id)
-    found = await table.batch_get([Key(partition, sk) for sk in sort_keys])
-    return {item[SK]: item for item in found}
-
-
 def recorded_ops(owner: str, messages: Sequence[Message], recalls: Sequence[Item]) -> list[TxOp]:
     """The writes that store messages of one conversation with their searchable copies, all
     in one transaction: the messages (ops 0 to n-1), then the check that the conversation

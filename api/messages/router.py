@@ -2,7 +2,7 @@
 its conversations or within one, through the one search engine."""
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
@@ -12,15 +12,13 @@ from api.contract.errors import errors
 from api.deps import SearchDep
 from api.embeddings.base import EmbeddingError
 from api.messages import service
+from api.messages.models import SaidRole
 from api.messages.schemas import ID_PATTERN, MAX_QUERY_CHARS, MessageHitOut, MessageSearchOut
 from api.messages.service import InvalidTimeRange
 from api.search.engine import SemanticSearchUnavailable
 from api.search.index import Mode
 
 router = APIRouter(prefix="/agents/{agent_id}/messages", tags=["messages"])
-
-
-SearchedRole = Literal["user", "assistant", "system"]
 
 
 @router.get(
@@ -36,7 +34,7 @@ async def search_messages(
     mode: Mode | None = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
-    role: Annotated[list[SearchedRole] | None, Query(description="Only these roles.")] = None,
+    role: Annotated[list[SaidRole] | None, Query(description="Only these roles.")] = None,
     actor_id: Annotated[str | None, Query(max_length=256, pattern=ID_PATTERN)] = None,
     session_id: Annotated[str | None, Query(max_length=512, pattern=ID_PATTERN)] = None,
     conversation_id: Annotated[str | None, Query(max_length=64)] = None,

@@ -13,9 +13,9 @@ from api.conversations import repository as conversations
 from api.errors import AppError
 from api.kit.json_data import plain
 from api.messages import repository
-from api.messages.models import Message, MessageRecall
+from api.messages.models import SAID_ROLES, Message, MessageRecall
+from api.search import repository as search_repository
 from api.search import vectors
-from api.search.documents import SEARCHED_ROLES
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
 from api.search.vectors import Vector
@@ -24,7 +24,7 @@ from api.store.table import Item, Table, TxOp
 
 def searchable(message: Message) -> bool:
     """User, assistant and system text; tool plumbing (calls, results) is not searched."""
-    return message.role in SEARCHED_ROLES and bool(message.content.strip())
+    return message.role in SAID_ROLES and bool(message.content.strip())
 
 
 def copy_item(agent_id: str, message: Message, vector_attributes: Item) -> Item:
@@ -197,7 +197,8 @@ async def search(
     hits = [_hit(h) for h in result.hits]
     if with_metadata and hits:
         sort_keys = [h.doc.sk for h in result.hits]
-        stored = await repository.copies(search.table, agent_id, sort_keys)
+        # The searchable copies (those still there), read as the engine reads its items.
+        stored = await search_repository.items(search.table, agent_id, sort_keys)
         hits = [
             dataclasses.replace(hit, metadata=plain(stored.get(sk, {}).get("metadata")))
             for hit, sk in zip(hits, sort_keys, strict=True)

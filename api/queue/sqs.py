@@ -28,6 +28,7 @@ T = TypeVar("T")
 VISIBILITY_SECONDS = 60  # a received run is ours this long unless extended
 MAX_RECEIVES = 10  # receives before a run goes to the dead-letter queue
 MAX_VISIBILITY_SECONDS = 43_200  # SQS's own bound
+DEAD_LETTER_RETENTION_SECONDS = 1_209_600  # 14 days, SQS's longest: time to look into them
 
 
 def client(region: str, endpoint_url: str | None = None) -> SQSClient:
@@ -41,7 +42,13 @@ def client(region: str, endpoint_url: str | None = None) -> SQSClient:
 def create_queues(sqs: SQSClient, name: str, *, max_receives: int = MAX_RECEIVES) -> str:
     """The FIFO queue `{name}.fifo` and its dead-letter queue `{name}-dlq.fifo` (for tests
     and first deployments; idempotent); the queue's URL."""
-    dead = sqs.create_queue(QueueName=f"{name}-dlq.fifo", Attributes={"FifoQueue": "true"})
+    dead = sqs.create_queue(
+        QueueName=f"{name}-dlq.fifo",
+        Attributes={
+            "FifoQueue": "true",
+            "MessageRetentionPeriod": str(DEAD_LETTER_RETENTION_SECONDS),
+        },
+    )
     dead_arn = sqs.get_queue_attributes(QueueUrl=dead["QueueUrl"], AttributeNames=["QueueArn"])[
         "Attributes"
     ]["QueueArn"]

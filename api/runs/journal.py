@@ -14,7 +14,7 @@ from api.runs import repository
 from api.runs.bus import RunBus
 from api.runs.models import Run, RunEvents, RunState
 from api.runs.process import this_process
-from api.store.table import Table, TxOp
+from api.store.table import StoreError, Table, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -146,6 +146,13 @@ class RunJournal:
         if cancelled:
             raise asyncio.CancelledError
 
+    def _last_batch(self) -> RunEvents | None:
+        if not self._pending:
+            return None
+        return RunEvents(
+            run_id=self.run.run_id, first=self._next, events=self._pending, ttl=self.run.ttl
+        )
+
     async def _close(self, state: RunState) -> None:
         self.draft = no_draft
         if not self._opened:
@@ -153,14 +160,22 @@ class RunJournal:
         self._cancel_timer()
         if self._writing is not None:
             await self._writing
+        run_id = self.run.run_id
+        ended: bool | None = None
+        # The last events go in the transaction that ends the run: one store call, not two.
         for attempt in range(CLOSING_ATTEMPTS):
-            if not self._pending:
-                break
             if attempt:
                 await asyncio.sleep(FLUSH_SECONDS)
-            await self._write()
-            self._cancel_timer()
-        ended = await repository.end(self.table, self.run.run_id, state, self.clock.now())
+            last = self._last_batch()
+            try:
+                ended = await repository.end(self.table, run_id, state, self.clock.now(), last=last)
+            except StoreError:
+                log.warning("ending run %s with its last events failed", run_id, exc_info=True)
+                continue
+            self._pending = []
+            break
+        if ended is None:  # its last events could not be written: the end goes without them
+            ended = await repository.end(self.table, run_id, state, self.clock.now())
         if not ended:
             log.warning("run %s was ended by another process before it finished", self.run.run_id)
         self.bus.touch(self.run.run_id)

@@ -17,7 +17,6 @@ from api.store.table import SK, Item
 
 Kind = Literal["archival", "message"]
 KINDS: tuple[Kind, ...] = ("archival", "message")
-SEARCHED_ROLES = ("user", "assistant", "system")  # tool plumbing is never searched
 
 
 @dataclass(slots=True)

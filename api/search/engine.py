@@ -25,6 +25,7 @@ from api.observability import metrics
 from api.search import documents, repository, tokens, when
 from api.search.documents import Doc
 from api.search.index import AgentIndex, Filters, Found, Listed, Mode, Query
+from api.search.recent_vectors import RecentVectors
 from api.search.vectors import Vector
 from api.store import keys
 from api.store.table import SK, Delete, Item, Key, Table, TxOp
@@ -41,6 +42,9 @@ INLINE_CHANGES = 200  # items applied to an index on the event loop; more go to 
 MIN_SIMILARITY = {"static": 0.3, "local": 0.35, "ollama": 0.35, "openai": 0.3}
 DEFAULT_MIN_SIMILARITY = 0.3
 BACKGROUND_WAIT_SECONDS = 10.0  # at shutdown, for writes still under way
+# Vectors of batches up to this size are kept for reuse (queries, a turn's messages); a
+# bulk load or a re-embedding would only push them out.
+RECENT_BATCH = 16
 
 
 class SemanticSearchUnavailable(AppError):
@@ -86,6 +90,7 @@ class SearchEngine:
         )
         self._background: set[asyncio.Task[None]] = set()
         self._reported = metrics.SearchIndexSizes()  # what the process's gauges hold of ours
+        self._recent = RecentVectors()
 
     @property
     def model_id(self) -> str | None:
@@ -114,7 +119,26 @@ class SearchEngine:
         """One vector per text from the configured model; None for every text without one."""
         if self.embedder is None or not texts:
             return [None] * len(texts)
-        return list(await self.embedder.embed_async(list(texts)))
+        return list(await self._embedded(texts))
+
+    async def _embedded(self, texts: Sequence[str]) -> list[Vector]:
+        """The texts' vectors: the recently embedded ones from memory, the others from the
+        embedder in one call."""
+        assert self.embedder is not None
+        found: dict[str, Vector] = {}
+        missing: list[str] = []
+        for text in dict.fromkeys(texts):
+            vector = self._recent.get(text)
+            if vector is None:
+                missing.append(text)
+            else:
+                found[text] = vector
+        if missing:
+            rows: Sequence[Vector] = list(await self.embedder.embed_async(missing))
+            if len(missing) <= RECENT_BATCH:
+                rows = [self._recent.keep(t, row) for t, row in zip(missing, rows, strict=True)]
+            found.update(zip(missing, rows, strict=True))
+        return [found[t] for t in texts]
 
     async def commit(
         self,
@@ -230,14 +254,15 @@ class SearchEngine:
         limit: int,
     ) -> Found:
         vector_work = None
-        if chosen != "lexical":
-            assert self.embedder is not None
-            vector_work = asyncio.ensure_future(self.embedder.embed_async([text]))
+        vector = self._recent.get(text) if chosen != "lexical" else None
+        if chosen != "lexical" and vector is None:
+            vector_work = asyncio.ensure_future(self._embedded([text]))
             # Its failure is reported by the await below, or never wanted (the read failed).
             vector_work.add_done_callback(lambda t: t.cancelled() or t.exception())
         try:
             current = await repository.version(self.table, agent_id)
-            vector = (await vector_work)[0] if vector_work is not None else None
+            if vector_work is not None:
+                vector = (await vector_work)[0]
         except BaseException:
             if vector_work is not None:
                 vector_work.cancel()

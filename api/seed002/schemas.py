@@ -3,32 +3,25 @@ name (except `session_id`, ours, on POST /messages) and values of the wrong type
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
 from api.agents.models import Agent
 from api.chat.schemas import MAX_SESSION_ID_BYTES
 from api.kit.json_data import NamedKeys, storable
-from api.kit.text import BlockName, MetadataKey, PlainName
+from api.kit.text import BlockName, MetadataKey, PlainName, visible
 from api.memory.blocks import MAX_BLOCK_NAME
 from api.memory.service import BlockView
-from api.messages.models import Message, MessageRecall
+from api.messages.models import Message, MessageRecall, SaidRole
 from api.messages.schemas import ID_PATTERN, MAX_QUERY_CHARS
 from api.messages.service import MessageHit
 
-Role = Literal["user", "assistant", "system"]
 MAX_CONTENT_CHARS = 50_000  # a message is stored twice (itself and its searchable copy)
 MAX_CONTEXT_QUERY_CHARS = 32_000  # a prompt, as the interceptor sends it
 MAX_BATCH_MESSAGES = 10  # with their copies, within a transaction's 100 items and 4 MB
 # Block ids are derived, not stored: the same agent and label always give the same id.
 BLOCK_IDS = uuid.UUID("5eed0002-b10c-4d1d-8e5a-6c0de1b10c50")
-
-
-def _visible(text: str) -> str:
-    if not text.strip():
-        raise ValueError("needs something besides whitespace")
-    return text
 
 
 def _fits_a_key(session_id: str) -> str:
@@ -59,9 +52,9 @@ class MessageIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_name: AgentName
-    role: Role
+    role: SaidRole
     content: Annotated[
-        str, Field(min_length=1, max_length=MAX_CONTENT_CHARS), AfterValidator(_visible)
+        str, Field(min_length=1, max_length=MAX_CONTENT_CHARS), AfterValidator(visible)
     ]
     metadata: OptionalMetadata = None
     session_id: SessionId = None
@@ -72,9 +65,9 @@ class SaidIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    role: Role
+    role: SaidRole
     content: Annotated[
-        str, Field(min_length=1, max_length=MAX_CONTENT_CHARS), AfterValidator(_visible)
+        str, Field(min_length=1, max_length=MAX_CONTENT_CHARS), AfterValidator(visible)
     ]
     metadata: OptionalMetadata = None
 

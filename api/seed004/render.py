@@ -7,8 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from api.kit.text import xml_attribute
 from api.memory.archival import Match
 from api.memory.service import BlockView
+from api.messages.models import SAID_ROLES
 
 HUMAN = "human"
 SUMMARY = "summary"
@@ -16,14 +18,9 @@ PERSONA = "persona"
 # Seed 004's descriptions of the two blocks every subject has.
 HUMAN_DESCRIPTION = "Information about the human user."
 SUMMARY_DESCRIPTION = "A rolling summary of the conversation."
-ROLES = ("user", "assistant", "system")
 CHARS_PER_TOKEN = 4  # the estimate a token budget is counted in
 SEPARATOR = "\n\n"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _attribute(text: str) -> str:
-    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
 
 
 def value(block: BlockView) -> str:
@@ -32,9 +29,8 @@ def value(block: BlockView) -> str:
 
 
 def xml(block: BlockView) -> str:
-    return (
-        f'<{block.name} description="{_attribute(block.description)}">{value(block)}</{block.name}>'
-    )
+    description = xml_attribute(block.description)
+    return f'<{block.name} description="{description}">{value(block)}</{block.name}>'
 
 
 def context_blocks(blocks: Sequence[BlockView], *, include_summary: bool) -> list[BlockView]:
@@ -52,7 +48,7 @@ def context_blocks(blocks: Sequence[BlockView], *, include_summary: bool) -> lis
 
 
 def role_of(tags: Sequence[str]) -> str | None:
-    return next((t for t in tags if t in ROLES), None)
+    return next((t for t in tags if t in SAID_ROLES), None)
 
 
 def memory_text(match: Match) -> str:

@@ -6,11 +6,12 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from api.kit.text import BlockName, PlainName
+from api.kit.text import BlockName, PlainName, visible
 from api.memory.archival import Match
 from api.memory.blocks import MAX_BLOCK_CHARS, MAX_BLOCK_NAME
 from api.memory.service import MAX_DESCRIPTION_CHARS
 from api.memory_runs.models import MemoryRun, RunState
+from api.messages.models import SaidRole
 from api.messages.schemas import ID_PATTERN
 from api.seed004.render import role_of
 
@@ -49,12 +50,6 @@ Model = Annotated[
         description="Ours: the model of the subject's memory runs (with `provider`).",
     ),
 ]
-
-
-def _visible(text: str) -> str:
-    if not text.strip():
-        raise ValueError("needs something besides whitespace")
-    return text
 
 
 class InitializeUserRequest(BaseModel):
@@ -111,9 +106,9 @@ class InitializeResponse(BaseModel):
 class MessageIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    role: Literal["user", "assistant", "system"]
+    role: SaidRole
     content: Annotated[
-        str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS), AfterValidator(_visible)
+        str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS), AfterValidator(visible)
     ]
 
 

@@ -9,13 +9,14 @@ assertions: the intervals only have to be ordered, which awaiting makes them.
 """
 
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
-from api.store import rules
-from api.store.table import PK, SK, Condition, Item, Key, Page, SkCondition, Table, TxOp
+from api.store.table import Table
+from api.store.wrapper import TableWrapper, Target
+
+T = TypeVar("T")
 
 READS = frozenset({"get", "query", "batch_get", "scan"})
 WRITES = frozenset({"put", "update", "delete", "batch_write", "transact_write"})
@@ -47,12 +48,12 @@ def rounds(calls: Iterable[Call]) -> int:
     return count
 
 
-class RoundCounter:
+class RoundCounter(TableWrapper):
     """A `Table` that delegates every call to `table` and records it in `calls`, in the
     order the calls finished. `mark()` then `since(mark)` gives the calls of one stretch."""
 
     def __init__(self, table: Table) -> None:
-        self.table = table
+        super().__init__(table)
         self.calls: list[Call] = []
 
     def mark(self) -> int:
@@ -62,106 +63,9 @@ class RoundCounter:
         """The calls that finished after `mark()` returned `mark`."""
         return self.calls[mark:]
 
-    @contextmanager
-    def _timed(self, operation: str, target: str = "") -> Iterator[None]:
+    async def around(self, operation: str, target: Target, call: Callable[[], Awaitable[T]]) -> T:
         start = time.perf_counter()
         try:
-            yield
+            return await call()
         finally:
-            self.calls.append(Call(operation, target, start, time.perf_counter()))
-
-    @property
-    def name(self) -> str:
-        return self.table.name
-
-    @property
-    def engine(self) -> str:
-        return self.table.engine
-
-    async def create(self) -> None:
-        with self._timed("create"):
-            await self.table.create()
-
-    async def ping(self) -> None:
-        with self._timed("ping"):
-            await self.table.ping()
-
-    async def close(self) -> None:
-        with self._timed("close"):
-            await self.table.close()
-
-    async def sweep_expired(self) -> int:
-        with self._timed("sweep_expired"):
-            return await self.table.sweep_expired()
-
-    async def get(self, key: Key) -> Item | None:
-        with self._timed("get", f"{key.pk} {key.sk}"):
-            return await self.table.get(key)
-
-    async def put(self, item: Item, *, condition: Condition | None = None) -> None:
-        with self._timed("put", f"{item.get(PK)} {item.get(SK)}"):
-            await self.table.put(item, condition=condition)
-
-    async def update(
-        self,
-        key: Key,
-        *,
-        set: Mapping[str, Any] | None = None,
-        set_if_absent: Mapping[str, Any] | None = None,
-        add: Mapping[str, Any] | None = None,
-        remove: Sequence[str] = (),
-        condition: Condition | None = None,
-    ) -> Item:
-        with self._timed("update", f"{key.pk} {key.sk}"):
-            return await self.table.update(
-                key,
-                set=set,
-                set_if_absent=set_if_absent,
-                add=add,
-                remove=remove,
-                condition=condition,
-            )
-
-    async def delete(self, key: Key, *, condition: Condition | None = None) -> None:
-        with self._timed("delete", f"{key.pk} {key.sk}"):
-            await self.table.delete(key, condition=condition)
-
-    async def query(
-        self,
-        pk: str,
-        *,
-        sk: SkCondition | None = None,
-        index: str | None = None,
-        forward: bool = True,
-        limit: int | None = None,
-        cursor: str | None = None,
-    ) -> Page:
-        with self._timed("query", f"{pk} {sk.value}" if sk else pk):
-            return await self.table.query(
-                pk, sk=sk, index=index, forward=forward, limit=limit, cursor=cursor
-            )
-
-    async def scan(
-        self, *, entity: str | None = None, limit: int | None = None, cursor: str | None = None
-    ) -> Page:
-        with self._timed("scan", entity or ""):
-            return await self.table.scan(entity=entity, limit=limit, cursor=cursor)
-
-    async def batch_get(self, keys: Sequence[Key]) -> list[Item]:
-        with self._timed("batch_get"):
-            return await self.table.batch_get(keys)
-
-    async def batch_write(self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()) -> None:
-        with self._timed("batch_write"):
-            await self.table.batch_write(puts=puts, deletes=deletes)
-
-    async def transact_write(self, ops: Sequence[TxOp]) -> None:
-        with self._timed("transact_write", _first_key(ops)):
-            await self.table.transact_write(ops)
-
-
-def _first_key(ops: Sequence[TxOp]) -> str:
-    if not ops:
-        return ""
-    key = rules.op_key(ops[0])
-    return f"{key.pk} {key.sk}"
+            self.calls.append(Call(operation, target(), start, time.perf_counter()))

@@ -29,7 +29,7 @@ from api.observability.middleware import ROUTE_LABEL
 
 WEB = Path(__file__).resolve().parents[2] / "web"
 DIST = WEB / "dist"
-PAGES_FILE = WEB / "src" / "pages.json"  # {page name: "/agents/:id/chat"}, App.tsx's routes
+PAGES_FILE = WEB / "src" / "pages.json"  # {page name: "/agents/:id/chat"}, routes.tsx reads it
 ROUTE = "/{webapp}"  # the metrics' and traces' route label of everything served here
 ASSETS = "/assets/"
 # Vite writes flat, hashed names: anything else (a dot-dot, a slash) is not one of them.

@@ -107,3 +107,14 @@ def test_a_new_persona_is_what_the_model_sees(client: TestClient) -> None:
     assert too_long.json()["code"] == "block_full"
     assert client.get(f"/agents/{agent}").json()["persona"] == "Curious\nPrecise"
     assert client.get(persona).json()["lines"] == ["Curious", "Precise"]
+
+
+def test_a_taken_name_leaves_the_persona_unchanged(client: TestClient) -> None:
+    client.post("/agents", json={"name": "Taken"})
+    agent = client.post("/agents", json={"name": "Mine", "persona": "Kind\nBrief"}).json()["id"]
+    refused = client.patch(f"/agents/{agent}", json={"name": "taken", "persona": "Grumpy"})
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "agent_name_taken"
+    assert client.get(f"/agents/{agent}").json()["persona"] == "Kind\nBrief"
+    persona = client.get(f"/agents/{agent}/memory/blocks/persona").json()
+    assert persona["lines"] == ["Kind", "Brief"]

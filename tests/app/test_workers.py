@@ -3,10 +3,6 @@ stay correct: memories written through either are found through either at once, 
 in one conversation never interleave. Every request opens its own connection, so both
 workers take requests."""
 
-import os
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -16,34 +12,15 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from api.store.dynamodb_local import DynamoDBLocal, free_port
+from api.store.dynamodb_local import DynamoDBLocal
+from tests.fakes.serving import server_process
 
 
 @contextmanager
 def two_workers(env: dict[str, str]) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--workers", "2"],
-        env={**os.environ, "ENCRYPTION_KEY": "k" * 40, "MEMORY_EMBEDDING_BACKEND": "none", **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    root = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx2.get(f"{root}/health").status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            assert process.poll() is None, "the server exited"
-            assert time.monotonic() < deadline, "the server never answered"
-            time.sleep(0.1)
-        yield root
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    settings = {"ENCRYPTION_KEY": "k" * 40, "MEMORY_EMBEDDING_BACKEND": "none", **env}
+    with server_process(settings, workers=2) as server:
+        yield server.root
 
 
 @pytest.fixture(params=["sqlite", "dynamodb_local"])

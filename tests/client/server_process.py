@@ -1,11 +1,7 @@
 """A memory server in a process of its own, as a user runs it (`python -m api.cli serve`,
 SQLite in a file of the caller's choosing): for the client's tests and its benchmark."""
 
-import os
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,14 +10,18 @@ from typing import Any
 
 import httpx2
 
-from api.store.dynamodb_local import free_port
+from tests.fakes.serving import ServerProcess, server_process
 
 
 @dataclass
 class MemoryServer:
     url: str
     http: httpx2.Client
-    process: "subprocess.Popen[str]"
+    server: ServerProcess
+
+    @property
+    def process(self) -> "subprocess.Popen[str]":
+        return self.server.process
 
     def messages(self, agent: str) -> list[dict[str, Any]]:
         """The agent's stored messages, oldest first."""
@@ -32,8 +32,7 @@ class MemoryServer:
 
     def kill(self) -> None:
         """kill -9 of the server and its workers."""
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
+        self.server.kill_9()
 
     def said(self, agent: str) -> list[tuple[str, str]]:
         return [(m["role"], m["content"]) for m in self.messages(agent)]
@@ -44,38 +43,15 @@ def memory_server(
     db: Path, *, backend: str = "static", workers: int = 1, env: dict[str, str] | None = None
 ) -> Iterator[MemoryServer]:
     """`agent-memory serve` in a process group of its own (killed whole by `kill`)."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--workers", str(workers)],
-        env={
-            **os.environ,
-            "STORE": "sqlite",
-            "SQLITE_PATH": str(db),
-            "ENCRYPTION_KEY": "k" * 40,
-            "MEMORY_EMBEDDING_BACKEND": backend,
-            **(env or {}),
-        },
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    http = httpx2.Client(base_url=url, timeout=30)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if http.get("/health").status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            assert process.poll() is None, "the memory server exited"
-            assert time.monotonic() < deadline, "the memory server never answered"
-            time.sleep(0.1)
-        yield MemoryServer(url, http, process)
-    finally:
-        http.close()
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=10)
+    settings = {
+        "STORE": "sqlite",
+        "SQLITE_PATH": str(db),
+        "ENCRYPTION_KEY": "k" * 40,
+        "MEMORY_EMBEDDING_BACKEND": backend,
+        **(env or {}),
+    }
+    with (
+        server_process(settings, workers=workers, own_group=True, stop_seconds=10) as server,
+        httpx2.Client(base_url=server.root, timeout=30) as http,
+    ):
+        yield MemoryServer(server.root, http, server)

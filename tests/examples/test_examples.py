@@ -7,18 +7,16 @@ import os
 import re
 import subprocess
 import sys
-import time
 import tomllib
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
-import httpx2
 import pytest
 from packaging.requirements import Requirement
 
 from api.llm.offline import DISCLAIMER
-from api.store.dynamodb_local import free_port
+from tests.fakes.serving import server_process
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 # PEP 723's reference regular expression for a metadata block.
@@ -29,30 +27,9 @@ BLOCK = re.compile(r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`agent-memory serve`, as `./dev serve` starts it, on its own SQLite file."""
     db = tmp_path_factory.mktemp("examples") / "examples.db"
-    port = free_port()
-    env = {**os.environ, "STORE": "sqlite", "SQLITE_PATH": str(db), "AUTH_MODE": "local"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    root = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx2.get(root + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            assert process.poll() is None, "the server exited"
-            assert time.monotonic() < deadline, "the server never answered"
-            time.sleep(0.1)
-        yield root
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    env = {"STORE": "sqlite", "SQLITE_PATH": str(db), "AUTH_MODE": "local"}
+    with server_process(env, workers=None, stop_seconds=10) as running:
+        yield running.root
 
 
 def run_example(name: str, server: str) -> list[str]:

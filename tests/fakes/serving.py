@@ -1,15 +1,25 @@
-"""Runs a fake outside service on a free port of 127.0.0.1, in a thread, for a block."""
+"""Servers for a block of a test, on a free port of 127.0.0.1: a fake outside service in a
+thread (`serve_in_thread`), or our own server as a user runs it, in a process of its own
+(`server_process`); each waited for until it answers, and stopped when the block ends."""
 
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, TypeVar
 
 import httpx2
 import uvicorn
 from starlette.types import ASGIApp
+
+from api.store.dynamodb_local import free_port
 
 T = TypeVar("T")
 
@@ -70,3 +80,69 @@ def _wait_until_serving(
         if time.monotonic() > deadline:
             raise RuntimeError(f"{name} did not answer at {url} within {timeout}s")
         time.sleep(0.02)
+
+
+@dataclass(frozen=True)
+class ServerProcess:
+    root: str  # http://127.0.0.1:{port}
+    port: int
+    process: "subprocess.Popen[str]"
+
+    def kill_9(self) -> None:
+        """The server and its workers, all at once, as a lost machine would (it must have
+        been started with `own_group`)."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+
+@contextmanager
+def server_process(
+    env: Mapping[str, str],
+    *,
+    workers: int | None = 1,
+    port: int | None = None,
+    command: Sequence[str] | None = None,
+    cwd: Path | None = None,
+    log: Path | None = None,
+    own_group: bool = False,
+    start_seconds: float = 60,
+    stop_seconds: float = 20,
+) -> Iterator[ServerProcess]:
+    """`agent-memory serve --port {port} [--workers {workers}]` (or `command`, which must
+    serve on `port`) with the environment and `env`, once its /health answers 200; stopped
+    (SIGTERM) when the block ends, unless it has ended already. `workers` None: serve's
+    default. Its output goes to `log` (quoted when it fails to start), else nowhere.
+    `own_group`: a process group of its own, so `kill_9` kills its workers too."""
+    port = port or free_port()
+    if command is None:
+        command = [sys.executable, "-m", "api.cli", "serve", "--port", str(port)]
+        if workers is not None:
+            command += ["--workers", str(workers)]
+    with open(log or os.devnull, "w") as output:
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env={**os.environ, **env},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=own_group,
+        )
+    server = ServerProcess(f"http://127.0.0.1:{port}", port, process)
+    try:
+        deadline = time.monotonic() + start_seconds
+        while True:
+            try:
+                if httpx2.get(f"{server.root}/health", timeout=2).status_code == 200:
+                    break
+            except httpx2.TransportError:
+                pass
+            said = log.read_text(errors="replace")[-3000:] if log else ""
+            assert process.poll() is None, f"the server exited\n{said}"
+            assert time.monotonic() < deadline, f"the server never answered\n{said}"
+            time.sleep(0.1)
+        yield server
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=stop_seconds)

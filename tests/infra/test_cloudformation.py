@@ -15,6 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from api.queue import sqs as sqs_adapter
 from api.queue.sqs import SqsQueue
 from api.store.definition import TEMPLATE_PATH, load_definition
 from api.store.dynamodb import DynamoTable
@@ -132,7 +133,9 @@ async def test_the_memory_run_queue_is_fifo_with_a_dead_letter_queue(stack: Stac
     url = stack.outputs["MemoryRunQueueUrl"]
     attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
     assert attributes["FifoQueue"] == "true"
-    assert json.loads(attributes["RedrivePolicy"])["maxReceiveCount"] == 10
+    assert (
+        int(json.loads(attributes["RedrivePolicy"])["maxReceiveCount"]) == sqs_adapter.MAX_RECEIVES
+    )
     ssm = boto3.client("ssm", region_name=REGION)
     assert ssm.get_parameter(Name=f"/{stack.name}/SQS_QUEUE_URL")["Parameter"]["Value"] == url
     assert ssm.get_parameter(Name=f"/{stack.name}/MEMORY_QUEUE")["Parameter"]["Value"] == "sqs"
@@ -150,3 +153,37 @@ async def test_the_memory_run_queue_is_fifo_with_a_dead_letter_queue(stack: Stac
         await queue.ack(second)
     finally:
         await queue.aclose()
+
+
+def queue_settings(sqs: Any, url: str) -> dict[str, object]:
+    """What matters of a memory-run queue and of its dead-letter queue."""
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    redrive = json.loads(attributes["RedrivePolicy"])
+    dead_name = redrive["deadLetterTargetArn"].rsplit(":", 1)[1]
+    dead_url = sqs.get_queue_url(QueueName=dead_name)["QueueUrl"]
+    dead = sqs.get_queue_attributes(QueueUrl=dead_url, AttributeNames=["All"])["Attributes"]
+    return {
+        "FifoQueue": attributes["FifoQueue"],
+        "ContentBasedDeduplication": attributes["ContentBasedDeduplication"],
+        "VisibilityTimeout": int(attributes["VisibilityTimeout"]),
+        "maxReceiveCount": int(redrive["maxReceiveCount"]),
+        "dead FifoQueue": dead["FifoQueue"],
+        "dead MessageRetentionPeriod": int(dead["MessageRetentionPeriod"]),
+    }
+
+
+def test_the_template_makes_the_queues_the_code_makes(stack: Stack) -> None:
+    """The queue settings are written twice (the template for deployments, create_queues
+    for tests and first deployments): both make the same queues, with the code's values."""
+    sqs = boto3.client("sqs", region_name=REGION)
+    deployed = queue_settings(sqs, stack.outputs["MemoryRunQueueUrl"])
+    made = queue_settings(sqs, sqs_adapter.create_queues(sqs, "made-by-the-code"))
+    assert deployed == made
+    assert made == {
+        "FifoQueue": "true",
+        "ContentBasedDeduplication": "false",
+        "VisibilityTimeout": sqs_adapter.VISIBILITY_SECONDS,
+        "maxReceiveCount": sqs_adapter.MAX_RECEIVES,
+        "dead FifoQueue": "true",
+        "dead MessageRetentionPeriod": sqs_adapter.DEAD_LETTER_RETENTION_SECONDS,
+    }

@@ -2,10 +2,6 @@
 over streamable HTTP: in local mode, and in google mode with two users signed in through
 the fake Google, each holding an API key and an access token."""
 
-import os
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -20,8 +16,8 @@ from mcp_types import CallToolResult, TextContent
 
 from api.config import Settings
 from api.main import create_app
-from api.store.dynamodb_local import free_port
 from tests.auth.conftest import JWT_SECRET, access_token, as_user, bearer, browser, sign_in
+from tests.fakes import serving
 from tests.fakes.oidc import FakeGoogle, start_fake_google
 
 PUBLIC_HOST = "memory.example.com"  # MCP_PUBLIC_HOSTS of the google-mode server
@@ -31,29 +27,8 @@ ENCRYPTION_KEY = "e" * 40
 @contextmanager
 def server_process(env: Mapping[str, str]) -> Iterator[str]:
     """`agent-memory serve` on a free port with these settings; its root URL."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--workers", "1"],
-        env={**os.environ, "ENCRYPTION_KEY": ENCRYPTION_KEY, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    root = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx2.get(f"{root}/health").status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            assert process.poll() is None, "the server exited"
-            assert time.monotonic() < deadline, "the server never answered"
-            time.sleep(0.1)
-        yield root
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    with serving.server_process({"ENCRYPTION_KEY": ENCRYPTION_KEY, **env}) as server:
+        yield server.root
 
 
 @asynccontextmanager

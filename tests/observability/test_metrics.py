@@ -4,10 +4,14 @@ moved under the labels they should, and no label holds a raw path."""
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from io import StringIO
 from pathlib import Path
+from typing import cast
 
+import pytest
 from fastapi.testclient import TestClient
+from starlette.types import Message, Receive, Scope, Send
 
 from api.config import Settings
 from api.errors import AppError
@@ -15,6 +19,7 @@ from api.llm.types import ChatRequest, LLMEvent, TextDelta, Usage
 from api.main import create_app
 from api.observability import llm as observed_llm
 from api.observability import metrics
+from api.observability.middleware import Observability
 from api.observability.store import MeasuredTable
 from api.runtime.hooks import HookProvider, MessageAdded
 from api.store.definition import load_definition
@@ -93,9 +98,27 @@ def test_a_turn_a_search_and_a_failed_request_are_counted(client: TestClient) ->
 
     # The search, and the index it left in memory.
     assert grew(before, after, "agent_memory_search_duration_seconds_count", mode="lexical") == 1
-    assert value(after, "agent_memory_search_indexes") >= 1
-    assert value(after, "agent_memory_search_index_documents") >= 1
-    assert value(after, "agent_memory_search_index_bytes") > 0
+    # One index, this agent's: its archival memory, the user's message and the reply.
+    assert grew(before, after, "agent_memory_search_indexes") == 1
+    assert grew(before, after, "agent_memory_search_index_documents") == 3
+    assert grew(before, after, "agent_memory_search_index_bytes") > 0
+
+
+def test_index_sizes_move_the_gauges_by_what_changed(client: TestClient) -> None:
+    first, second = metrics.SearchIndexSizes(), metrics.SearchIndexSizes()
+    before = scrape(client)
+    first.report({"a": 100}, kept="a", documents=4)
+    second.report({"b": 50}, kept="b", documents=2)
+    first.report({"a": 100, "c": 30}, kept="c", documents=1)
+    middle = scrape(client)
+    assert grew(before, middle, "agent_memory_search_indexes") == 3
+    assert grew(before, middle, "agent_memory_search_index_bytes") == 180
+    assert grew(before, middle, "agent_memory_search_index_documents") == 7
+    first.report({"c": 30})  # "a" evicted: its documents go with it
+    after = scrape(client)
+    assert grew(middle, after, "agent_memory_search_indexes") == -1
+    assert grew(middle, after, "agent_memory_search_index_bytes") == -100
+    assert grew(middle, after, "agent_memory_search_index_documents") == -4
 
 
 class FailWhenAsked(HookProvider):
@@ -191,3 +214,78 @@ async def test_store_calls_are_timed_and_their_errors_counted(tmp_path: Path) ->
     errors = "agent_memory_store_errors_total"
     labels = {"operation": "put", "engine": "sqlite", "code": "condition_failed"}
     assert grew(before, after, errors, **labels) == 1
+
+
+class Endless:
+    """An LLM that keeps talking until its reader stops."""
+
+    name = "endless"
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[LLMEvent]:
+        while True:
+            yield TextDelta("la ")
+            await asyncio.sleep(0)
+
+    async def list_models(self) -> list[str]:
+        return []
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_an_llm_call_its_reader_leaves_is_counted_as_cancelled() -> None:
+    before = parse(metrics.render().decode())
+    # The caller stops reading (the stream is closed), then a task reading is cancelled.
+    stream = cast(
+        AsyncGenerator[LLMEvent, None], observed_llm.observed(Endless(), ChatRequest("m", []))
+    )
+    assert await anext(stream) == TextDelta("la ")
+    await stream.aclose()
+    started = asyncio.Event()
+
+    async def read() -> None:
+        async for _ in observed_llm.observed(Endless(), ChatRequest("m", [])):
+            started.set()
+
+    task = asyncio.create_task(read())
+    await started.wait()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    after = parse(metrics.render().decode())
+    calls = "agent_memory_llm_calls_total"
+    assert grew(before, after, calls, provider="endless", outcome="cancelled") == 2
+    assert grew(before, after, calls, provider="endless", outcome="failed") == 0
+    assert grew(before, after, calls, provider="endless", outcome="completed") == 0
+    errors = label_sets(after, "agent_memory_llm_errors_total")
+    assert not [labels for labels in errors if labels["provider"] == "endless"]
+
+
+async def test_a_request_whose_client_left_before_its_answer_is_counted_as_499(
+    log_lines: StringIO,
+) -> None:
+    async def left(scope: Scope, receive: Receive, send: Send) -> None:
+        raise asyncio.CancelledError  # what the server does to a request whose client left
+
+    scope: Scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/gone",
+        "headers": [(b"x-request-id", b"req-left")],
+    }
+
+    async def receive() -> Message:
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        raise AssertionError(f"nothing is sent to a client that left: {message}")
+
+    before = parse(metrics.render().decode())
+    with pytest.raises(asyncio.CancelledError):
+        await Observability(left)(scope, receive, send)
+    after = parse(metrics.render().decode())
+    requests = "agent_memory_http_requests_total"
+    assert grew(before, after, requests, method="GET", route="unmatched", status="499") == 1
+    assert grew(before, after, requests, method="GET", route="unmatched", status="500") == 0
+    assert "GET /gone 499" in log_lines.getvalue()
+    assert "[req-left]" in log_lines.getvalue()

@@ -3,15 +3,17 @@ It comes back in the header of every answer (errors, refusals, streams, replays)
 body of every error, and in the log lines the request wrote, as text or as JSON."""
 
 import json
+import logging
 import re
 from io import StringIO
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from pydantic import ValidationError
 
 from api.config import Settings
-from api.main import create_app
+from api.main import configure_logging
 from api.observability import logs
 from tests.observability.conftest import loopback_client
 
@@ -152,7 +154,26 @@ def test_a_crash_logs_its_traceback_in_json(app: FastAPI, log_lines: StringIO) -
     assert "RuntimeError: secret internals" in error["exception"]
 
 
-def test_log_format_is_a_setting(settings: Settings) -> None:
+def test_log_format_is_a_setting(
+    settings: Settings,
+    log_lines: StringIO,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert settings.log_format == "text"
-    assert Settings(log_format="json").log_format == "json"  # LOG_FORMAT=json
-    create_app(settings.model_copy(update={"log_format": "json"}))  # accepted
+    monkeypatch.setenv("LOG_FORMAT", "json")
+    from_env = settings.model_validate({**settings.model_dump(exclude={"log_format"})})
+    assert from_env.log_format == "json"
+    with pytest.raises(ValidationError, match="log_format"):
+        Settings(log_format="yaml")
+    # What a served app does with it (uvicorn's `api.main:app`, `api.cli serve`): its one
+    # handler now writes JSON to stderr, in place of the text one.
+    configure_logging(from_env)
+    logging.getLogger("test.format").warning("written as %s", "json")
+    [line] = [json.loads(text) for text in capsys.readouterr().err.splitlines()]
+    assert (line["level"], line["logger"], line["message"]) == (
+        "warning",
+        "test.format",
+        "written as json",
+    )
+    assert log_lines.getvalue() == ""

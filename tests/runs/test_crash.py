@@ -3,8 +3,6 @@ and the next start marks the turn interrupted. And the sweep that does it, on bo
 engines, for runs of processes dead, alive, elsewhere and here."""
 
 import asyncio
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -21,17 +19,16 @@ from api.runs import repository as runs
 from api.runs import service
 from api.runs.models import Run, RunEvents
 from api.runs.process import ProcessId, this_process
-from api.store.dynamodb_local import free_port
+from tests.fakes import serving
 from tests.fakes.llm_servers import FakeLLM, Reply
+from tests.fakes.serving import ServerProcess
 from tests.runs.test_resume import STORY, read_events, start_turn
 from tests.runtime.conftest import Store, messages, parse_sse, use_openai
 
 
 @contextmanager
-def server_process(db: Path) -> Iterator[tuple[httpx2.Client, subprocess.Popen[str]]]:
-    port = free_port()
+def server_process(db: Path) -> Iterator[tuple[httpx2.Client, ServerProcess]]:
     env = {
-        **os.environ,
         "STORE": "sqlite",
         "SQLITE_PATH": str(db),
         "ENCRYPTION_KEY": "k" * 40,
@@ -40,37 +37,16 @@ def server_process(db: Path) -> Iterator[tuple[httpx2.Client, subprocess.Popen[s
     }
     # Two workers, as `serve` runs by default on a machine with two cores: a process group,
     # killed whole.
-    process = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--workers", "2"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    http = httpx2.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if http.get("/health").status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            assert process.poll() is None, "the server exited"
-            assert time.monotonic() < deadline, "the server never answered"
-            time.sleep(0.1)
-        yield http, process
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(timeout=20)
+    with (
+        serving.server_process(env, workers=2, own_group=True) as server,
+        httpx2.Client(base_url=server.root, timeout=30) as http,
+    ):
+        yield http, server
 
 
-def kill_9(process: subprocess.Popen[str]) -> None:
+def kill_9(server: ServerProcess) -> None:
     """The server and its workers, all at once, as a lost machine would."""
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=10)
+    server.kill_9()
 
 
 def state_once_settled(http: httpx2.Client, run_id: str) -> str:

@@ -4,6 +4,7 @@ process gone ends the run as interrupted."""
 
 import asyncio
 import sqlite3
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,8 +17,10 @@ from api.runs.bus import RunBus
 from api.runs.journal import FLUSH_EVENTS, RunJournal
 from api.runs.models import Run
 from api.store.definition import load_definition
+from api.store.keys import ENTITY, RUN_EVENTS
+from api.store.rounds import RoundCounter
 from api.store.sqlite import SqliteTable
-from api.store.table import StoreError
+from api.store.table import Put, StoreError, Throttled, TxOp
 
 
 def new_run(clock: FrozenClock, run_id: str = "r1") -> Run:
@@ -112,3 +115,43 @@ async def test_a_run_that_could_not_be_opened_leaves_nothing_behind(
     journal.add("run.failed", "{}")
     await journal.close("failed")
     assert (await table.scan()).items == []  # ...but none lies in a run that is not there
+
+
+async def test_the_last_events_go_with_the_runs_end(table: SqliteTable, clock: FrozenClock) -> None:
+    counter = RoundCounter(table)
+    journal = RunJournal(counter, clock, new_run(clock), RunBus())
+    await journal.open("run.started", "{}")
+    mark = counter.mark()
+    for i in range(3):
+        journal.add("text.delta", f'{{"i": {i}}}')
+    await journal.close("completed")
+    assert [c.operation for c in counter.since(mark)] == ["transact_write"]  # one call
+    assert await stored_numbers(table) == [1, 2, 3, 4]
+    assert (await repository.get(table, "r1")).state == "completed"  # type: ignore[union-attr]
+
+
+class RefusingLastEvents(RoundCounter):
+    """The store, throttling every transaction that carries events (the run's end with its
+    last events) as DynamoDB may."""
+
+    async def transact_write(self, ops: Sequence[TxOp]) -> None:
+        if any(isinstance(op, Put) and op.item.get(ENTITY) == RUN_EVENTS for op in ops):
+            raise Throttled("throttled")
+        await super().transact_write(ops)
+
+
+async def test_a_run_whose_last_events_cannot_be_written_still_ends(
+    table: SqliteTable,
+    clock: FrozenClock,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
+    journal = RunJournal(RefusingLastEvents(table), clock, new_run(clock), RunBus())
+    await journal.open("run.started", "{}")
+    journal.add("text.delta", "{}")
+    await journal.close("completed")
+    assert "ending run r1 with its last events failed" in caplog.text
+    assert await stored_numbers(table) == [1]  # the last event is lost, but the run is
+    # ended: a reader is not left following it
+    assert (await repository.get(table, "r1")).state == "completed"  # type: ignore[union-attr]

@@ -4,16 +4,13 @@ is never used). Screenshots go to artifacts/web/ (not committed)."""
 
 import os
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx2
 import pytest
 
-from api.store.dynamodb_local import free_port
+from tests.fakes.serving import server_process
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -52,45 +49,24 @@ def built_app() -> Path:
 @pytest.fixture(scope="session")
 def server(built_app: Path) -> Iterator[str]:
     """`agent-memory serve` in local mode on a fresh SQLite file, with the offline model."""
-    port = free_port()
     with tempfile.TemporaryDirectory() as data:
-        log = open(Path(data) / "server.log", "w")  # noqa: SIM115 - closed below
-        process = subprocess.Popen(
-            [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--workers", "1"],
-            env={
-                **os.environ,
-                "AUTH_MODE": "local",
-                "STORE": "sqlite",
-                "SQLITE_PATH": str(Path(data) / "web.db"),
-                "ENCRYPTION_KEY": "k" * 40,
-                "MEMORY_EMBEDDING_BACKEND": "none",
-            },
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        root = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx2.get(f"{root}/health").status_code == 200:
-                        break
-                except httpx2.TransportError:
-                    pass
-                assert process.poll() is None, (Path(data) / "server.log").read_text()[-3000:]
-                assert time.monotonic() < deadline, "the server never answered"
-                time.sleep(0.1)
-            yield root
-        finally:
-            process.terminate()
-            process.wait(timeout=20)
-            log.close()
+        env = {
+            "AUTH_MODE": "local",
+            "STORE": "sqlite",
+            "SQLITE_PATH": str(Path(data) / "web.db"),
+            "ENCRYPTION_KEY": "k" * 40,
+            "MEMORY_EMBEDDING_BACKEND": "none",
+        }
+        with server_process(env, log=Path(data) / "server.log") as running:
+            yield running.root
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(built_app: Path) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
+    # Per module, not per session: while Playwright's sync API runs, an event loop is running
+    # in the main thread, and any later test calling asyncio.run() would fail.
     # launch() gives every browser a new, temporary --user-data-dir of its own.
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

@@ -37,7 +37,6 @@ with, and the reply says so.
 
 import json
 import math
-import re
 from typing import Any
 
 from api.llm.types import ToolSpec
@@ -45,7 +44,7 @@ from api.memory import archival
 from api.memory.errors import MemoryRefused
 from api.memory.models import CATEGORIES, ArchivalMemory, Category
 from api.memory.schemas import MAX_CONTEXT_CHARS
-from api.tools.native.base import Arguments, NativeTool, ToolContext
+from api.tools.native.base import Arguments, BadArguments, NativeTool, ToolContext, int_arg
 
 SEARCH_LIMIT = (1, 20, 10)  # minimum, maximum, default: seed 003's bounds
 LIST_LIMIT = (1, 50, 20)
@@ -87,17 +86,12 @@ def _text(arguments: Arguments, name: str, what: str) -> str:
 def _limit(arguments: Arguments, bounds: tuple[int, int, int]) -> int:
     """A whole number within bounds; "5" and 5.0 mean 5, as models sometimes send them."""
     low, high, default = bounds
-    value = arguments.get("limit")
-    if value is None:
-        return default
-    number: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and re.fullmatch(r"[0-9]+", value.strip()):
-        number = int(value.strip())
+    try:
+        number: int | None = int_arg(arguments, "limit", default=default)
+    except BadArguments:
+        number = None
     if number is None or not low <= number <= high:
+        value = arguments.get("limit")
         raise Refused(f"limit must be a whole number from {low} to {high}, not {_json(value)}.")
     return number
 

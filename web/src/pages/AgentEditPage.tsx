@@ -1,9 +1,16 @@
 import { useEffect, useState } from "react";
 import { describe, get, patch, post } from "../api";
 import { SchemaForm } from "../forms/SchemaForm";
-import { draftValue, type Draft, type Payload } from "../forms/schema";
+import { draftValue, type Draft, type FormField, type Payload } from "../forms/schema";
 import { Link, navigate } from "../router";
 import type { Agent, AgentForm } from "../types";
+
+/** PATCH /agents/{id} changes a field but never sets it to null (400): an emptied JSON field
+ * (the metadata, which POST takes as null) is sent as the empty object it stands for. */
+export function emptiedNotNull(payload: Payload, fields: FormField[]): Payload {
+  const json = new Set(fields.filter((f) => f.type === "json").map((f) => f.name));
+  return Object.fromEntries(Object.entries(payload).map(([k, v]) => [k, v === null && json.has(k) ? {} : v]));
+}
 
 /** Create (no agentId) or edit an agent, from GET /agents/schema. */
 export function AgentEditPage({ agentId }: { agentId?: string }) {
@@ -28,7 +35,7 @@ export function AgentEditPage({ agentId }: { agentId?: string }) {
 
   async function save(payload: Payload) {
     if (agentId) {
-      await patch<Agent>(`/agents/${agentId}`, payload);
+      await patch<Agent>(`/agents/${agentId}`, emptiedNotNull(payload, form?.fields ?? []));
       navigate("/agents");
     } else {
       const created = await post<Agent>("/agents", payload);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ROUTES } from "./App";
+import { ROUTES } from "./routes";
 import PAGES from "./pages.json";
 import { match } from "./router";
 
