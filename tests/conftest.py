@@ -6,6 +6,7 @@ import pytest
 
 from api.kit.clock import FrozenClock
 from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+from tests.fakes.llm_servers import FakeLLM, start_fake_anthropic, start_fake_openai
 
 # boto3 must never reach a real AWS account from a test.
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
@@ -21,6 +22,20 @@ UNDOCUMENTED = pytest.StashKey[list[str]]()
 def clock() -> FrozenClock:
     # Real time, frozen: DynamoDB Local's own TTL sweeper sees the same present as the test.
     return FrozenClock(float(int(time.time())))
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeLLM]:
+    """OpenAI's API, faked on 127.0.0.1 in its wire format (tests/fakes/llm_servers.py)."""
+    with start_fake_openai() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake_anthropic() -> Iterator[FakeLLM]:
+    """Anthropic's Messages API, faked the same way."""
+    with start_fake_anthropic() as fake:
+        yield fake
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ from api.agents.models import Agent, AgentNameGuard
 from api.agents.schemas import AgentCreate, AgentForm, AgentUpdate
 from api.conversations import repository as conversations
 from api.errors import AppError, BadRequest, NotFound
+from api.kit import aio
 from api.kit.clock import Clock
 from api.kit.crypto import KeyRing
 from api.kit.forms import Option, form_of
@@ -234,7 +235,7 @@ async def get_by_id_or_name(table: Table, email: str, id_or_name: str) -> Agent:
     normalized = normalize_name(id_or_name)
     by_id, guard = await asyncio.gather(
         repository.get(table, email, id_or_name),
-        repository.guard_of(table, email, normalized) if normalized else _no_guard(),
+        repository.guard_of(table, email, normalized) if normalized else aio.ready(None),
     )
     if by_id is not None:
         return by_id
@@ -242,10 +243,6 @@ async def get_by_id_or_name(table: Table, email: str, id_or_name: str) -> Agent:
     if agent is None:
         raise AgentNotFound("No agent with that id or name.")
     return agent
-
-
-async def _no_guard() -> AgentNameGuard | None:
-    return None
 
 
 async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) -> Agent:

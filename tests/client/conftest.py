@@ -14,7 +14,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from client.formatting import HEADER
 from tests.client.server_process import MemoryServer, memory_server
-from tests.fakes.llm_servers import FakeLLM, start_fake_anthropic, start_fake_openai
+from tests.fakes.llm_servers import FakeLLM
 
 
 @pytest.fixture(scope="session")
@@ -27,18 +27,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryServer]:
 @pytest.fixture
 def agent() -> str:
     return f"agent-{uuid.uuid4().hex[:12]}"
-
-
-@pytest.fixture
-def fake_openai() -> Iterator[FakeLLM]:
-    with start_fake_openai() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake_anthropic() -> Iterator[FakeLLM]:
-    with start_fake_anthropic() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -23,11 +23,13 @@ from schemathesis.core.jsonschema.types import JsonValue
 from schemathesis.core.transport import Response
 from schemathesis.python import asgi
 from schemathesis.specs.openapi.checks import (
+    allow_header_conformance,
     content_type_conformance,
     negative_data_rejection,
     positive_data_acceptance,
     response_schema_conformance,
     status_code_conformance,
+    unsupported_method,
 )
 
 from api.main import create_app
@@ -39,6 +41,8 @@ CHECKS = [
     status_code_conformance,
     content_type_conformance,
     response_schema_conformance,
+    unsupported_method,  # a method the path does not take: 405 with Allow
+    allow_header_conformance,  # and Allow lists the path's documented methods
 ]
 # Refusals of schema-valid requests that name what the client can only have been given or
 # made first, or break a rule across fields that JSON Schema cannot state: as a generated

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import anthropic
 import openai
@@ -20,8 +20,6 @@ from tests.fakes.llm_servers import (
     Reply,
     ToolCallScript,
     argument_fragments,
-    start_fake_anthropic,
-    start_fake_openai,
     text_deltas,
 )
 
@@ -75,12 +73,6 @@ def test_splitting_keeps_every_character() -> None:
 
 
 # --- OpenAI -----------------------------------------------------------------------------
-
-
-@pytest.fixture
-def fake_openai() -> Iterator[FakeLLM]:
-    with start_fake_openai() as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -299,12 +291,6 @@ async def test_openai_non_streamed_stall_counts_the_disconnect(
 
 
 # --- Anthropic --------------------------------------------------------------------------
-
-
-@pytest.fixture
-def fake_anthropic() -> Iterator[FakeLLM]:
-    with start_fake_anthropic() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -11,9 +11,8 @@ from api.main import create_app
 from api.observability import metrics
 from tests.fakes.llm_servers import FakeLLM, Reply
 from tests.observability.conftest import loopback_client, scrape, value
-from tests.runtime.conftest import OPENAI_KEY, fake_openai
+from tests.runtime.conftest import OPENAI_KEY
 
-__all__ = ["fake_openai"]
 RUNNING = {"kind": "memory", "state": "running"}
 GAUGE = "agent_memory_background_runs"
 

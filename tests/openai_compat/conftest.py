@@ -15,9 +15,6 @@ from openai.types.chat import ChatCompletionMessageParam
 from api.config import Settings
 from api.main import create_app
 from tests.fakes.serving import serve_in_thread
-from tests.runtime.conftest import fake_openai
-
-__all__ = ["fake_openai"]
 
 # The SDK always sends a key; local mode needs none, so any will do.
 ANY_KEY = "anything"

@@ -1,3 +1,3 @@
-from tests.runtime.conftest import fake_openai, store
+from tests.runtime.conftest import store
 
-__all__ = ["fake_openai", "store"]  # fixtures shared with the turn tests
+__all__ = ["store"]  # fixtures shared with the turn tests

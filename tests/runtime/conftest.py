@@ -23,7 +23,7 @@ from api.store.dynamodb import DynamoTable
 from api.store.dynamodb_local import DynamoDBLocal
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
-from tests.fakes.llm_servers import FakeLLM, ToolCallScript, start_fake_openai
+from tests.fakes.llm_servers import FakeLLM, ToolCallScript
 
 LOCAL = "http://127.0.0.1"
 OPENAI_KEY = "sk-test-0000000000000000000000000000"
@@ -80,12 +80,6 @@ def running(
 def client(settings: Settings, clock: FrozenClock) -> Iterator[TestClient]:
     with running(settings, clock) as client:
         yield client
-
-
-@pytest.fixture
-def fake_openai() -> Iterator[FakeLLM]:
-    with start_fake_openai() as fake:
-        yield fake
 
 
 def use_openai(client: httpx2.Client, fake: FakeLLM, name: str = "Scripted") -> str:

@@ -7,9 +7,7 @@ from pathlib import Path
 
 from tests.fakes.llm_servers import FakeLLM, Reply
 from tests.runs.test_crash import kill_9, server_process
-from tests.runtime.conftest import OPENAI_KEY, fake_openai
-
-__all__ = ["fake_openai"]
+from tests.runtime.conftest import OPENAI_KEY
 
 
 def test_a_run_cut_by_kill_9_completes_after_a_restart(

@@ -9,10 +9,8 @@ from fastapi.testclient import TestClient
 
 from api.memory_runs import service as memory_runs
 from tests.fakes.llm_servers import FakeLLM, Reply
-from tests.runtime.conftest import OPENAI_KEY, fake_openai
+from tests.runtime.conftest import OPENAI_KEY
 from tests.seed004.conftest import add, context, initialize, run_of, said, seed_error, until_ended
-
-__all__ = ["fake_openai"]
 
 
 def on_openai(client: TestClient, fake: FakeLLM, user_id: str = "customer_123") -> str:

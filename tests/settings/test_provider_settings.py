@@ -16,7 +16,7 @@ from pydantic import SecretStr
 
 from api.config import Settings
 from api.main import create_app
-from tests.fakes.llm_servers import FakeLLM, start_fake_openai
+from tests.fakes.llm_servers import FakeLLM
 
 LOCAL = "http://127.0.0.1"
 SECRET = "sk-live-abcdefghijklmnop1234"
@@ -35,12 +35,6 @@ def local_client(settings: Settings) -> TestClient:
 def client(settings: Settings) -> Iterator[TestClient]:
     with local_client(settings) as client:
         yield client
-
-
-@pytest.fixture
-def fake_openai() -> Iterator[FakeLLM]:
-    with start_fake_openai() as fake:
-        yield fake
 
 
 def saved_under_older_rules(settings: Settings, values: dict[str, str]) -> None:
