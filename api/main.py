@@ -31,6 +31,7 @@ from api.idempotency.middleware import Idempotency
 from api.kit import periodic
 from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
+from api.kit.route_filter import skip_unrelated_routers
 from api.kit.secrets import derived_key
 from api.mcp import router as mcp_metadata
 from api.mcp.endpoint import McpEndpoint
@@ -266,6 +267,7 @@ def create_app(
     # Outermost: every answer, the refusals of the middlewares above included, carries the
     # request's id, and is counted, timed and logged.
     app.add_middleware(Observability)
+    skip_unrelated_routers(app)  # last: every router is included (docs/performance.md)
     return app
 
 

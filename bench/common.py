@@ -1,5 +1,5 @@
-"""What the benchmark scripts that drive a real server process share: the process itself
-(`agent-memory serve` on a SQLite file, waited for, stopped), and `--sizes` parsing."""
+"""What the benchmark scripts share: our server as a process of its own (`agent-memory
+serve` on a SQLite file, waited for, stopped), a fake provider's process, `--sizes`."""
 
 import os
 import subprocess
@@ -13,7 +13,7 @@ import httpx2
 
 from api.store.dynamodb_local import free_port
 
-__all__ = ["free_port", "serve", "sizes"]
+__all__ = ["free_port", "printing_process", "serve", "sizes"]
 
 
 @contextmanager
@@ -48,6 +48,24 @@ def serve(
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@contextmanager
+def printing_process(command: Sequence[str], cwd: Path, what: str) -> Iterator[str]:
+    """A process (a fake provider, say) that prints its base URL on its first line, then
+    serves until killed; that URL."""
+    process = subprocess.Popen(  # noqa: S603 (our own command)
+        command, stdout=subprocess.PIPE, text=True, cwd=cwd
+    )
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().strip()
+        if not base_url:
+            raise RuntimeError(f"{what} did not start")
+        yield base_url
+    finally:
+        process.kill()
+        process.wait()
 
 
 def sizes(text: str) -> Sequence[int]:

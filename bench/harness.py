@@ -3,7 +3,6 @@ in a thread, Server-Sent Events read as they come, a turn timed to its first tex
 OpenAI of the tests in a process of its own, and the set-up of an agent pointed at it."""
 
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -15,6 +14,8 @@ from typing import Any
 import httpx2
 import uvicorn
 from fastapi import FastAPI
+
+from bench.common import printing_process
 
 ROOT = Path(__file__).resolve().parent.parent
 ENCRYPTION_KEY = "bench-" + "k" * 40
@@ -141,18 +142,6 @@ def conversation_of(client: httpx2.Client, agent_id: str) -> str:
 def fake_in_a_process(args: Sequence[str] = ()) -> Iterator[str]:
     """The fake OpenAI in a process of its own, as a real provider is (bench/fake_model.py,
     given `args`); its base URL."""
-    process = subprocess.Popen(  # noqa: S603 (this interpreter, our module)
-        [sys.executable, "-m", "bench.fake_model", *args],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    try:
-        assert process.stdout is not None
-        base_url = process.stdout.readline().strip()
-        if not base_url:
-            raise RuntimeError("the fake OpenAI process did not start")
+    command = [sys.executable, "-m", "bench.fake_model", *args]
+    with printing_process(command, ROOT, "the fake OpenAI process") as base_url:
         yield base_url
-    finally:
-        process.kill()
-        process.wait()

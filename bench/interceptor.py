@@ -27,7 +27,6 @@ capture_only adds next to nothing; with memory the server's POST /context is add
 import argparse
 import asyncio
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +39,7 @@ import httpx2
 from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
+from bench.common import printing_process
 from bench.report import Report, p50_p95_ms
 from client import learning
 from client.server import MemoryServer as MemoryServerClient
@@ -132,18 +132,8 @@ def fake_in_a_process(delay: float = 0.0) -> Iterator[str]:
         "    print(fake.base_url, flush=True)\n"
         "    time.sleep(10**6)\n"
     )
-    process = subprocess.Popen(  # noqa: S603 (this interpreter, this script)
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT
-    )
-    try:
-        assert process.stdout is not None
-        base_url = process.stdout.readline().strip()
-        if not base_url:
-            raise RuntimeError("the fake OpenAI process did not start")
-        yield base_url
-    finally:
-        process.kill()
-        process.wait()
+    with printing_process([sys.executable, "-c", script], ROOT, "the fake OpenAI process") as url:
+        yield url
 
 
 def messages(n: int) -> list[ChatCompletionMessageParam]:

@@ -5,14 +5,14 @@ route answers it, the error and event schemas as components, and the X-Request-I
 on every answer. Routes and routers document their own statuses with `errors(...)`."""
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args
 
 from fastapi import FastAPI, routing
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
-from api.auth.deps import current_user
+from api.auth.deps import CurrentUser, current_user
 from api.contract import streams
 from api.contract.errors import ErrorBody, describe
 
@@ -64,7 +64,7 @@ def complete(app: FastAPI, doc: dict[str, Any], *, local_mode: bool) -> None:
         own: type[BaseModel] = getattr(route, "error_model", ErrorBody)
         validation_status: int = getattr(route, "validation_status", 422)
         add_model(schemas, own)
-        signed_in = requires(route.dependant, current_user)
+        signed_in = behind_sign_in(route.dependant)
         for method in context.methods or ():
             operation = doc["paths"].get(context.path_format, {}).get(method.lower())
             if operation is None:
@@ -121,6 +121,13 @@ def _absent_not_null(parameter: dict[str, Any]) -> None:
         schema.update(options[0])
     elif "anyOf" in schema:
         schema["anyOf"] = options
+
+
+def behind_sign_in(dependant: Dependant) -> bool:
+    """Whether the route depends on the signed-in user: on current_user, or on what
+    `CurrentUser` resolves it through (a wrapper that reads its inputs from the request)."""
+    through = [m.dependency for m in get_args(CurrentUser)[1:] if hasattr(m, "dependency")]
+    return any(requires(dependant, call) for call in (current_user, *through))
 
 
 def requires(dependant: Dependant, call: object) -> bool:

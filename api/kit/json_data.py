@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BeforeValidator, GetJsonSchemaHandler, Json
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from api.kit.text import NAME_PATTERN, MetadataKey
+from api.kit.text import MetadataKey, name_pattern
 
 MAX_JSON_BYTES = 32_768  # encoded; an item holds 400 KB, and a message is stored twice
 MAX_JSON_DEPTH = 16
@@ -98,7 +98,7 @@ class NamedKeys:
         cls, schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
         found = handler(schema)
-        found["propertyNames"] = {"pattern": NAME_PATTERN}
+        found["propertyNames"] = {"pattern": name_pattern()}
         return found
 
 

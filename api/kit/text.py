@@ -5,8 +5,8 @@ visible in them. Contents (a block's lines, a message) are not names and keep ne
 
 import sys
 import unicodedata
-from functools import partial
-from typing import Annotated
+from functools import cache, partial
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
@@ -61,7 +61,8 @@ def _char_class(chars: list[str]) -> str:
     return "".join(parts)
 
 
-def _name_pattern() -> str:
+@cache  # a walk over every code point (half a second): once, when a schema is made
+def name_pattern() -> str:
     """plain_name's rule as a regex for the OpenAPI document (clients generate from it; the
     validator above stays what decides, with its clearer messages)."""
     every = [chr(c) for c in range(sys.maxunicode + 1)]
@@ -71,20 +72,24 @@ def _name_pattern() -> str:
     return f"^{allowed}[^{_char_class(hidden + blank)}]{allowed}$"
 
 
-NAME_PATTERN = _name_pattern()
+def _name_rule(schema: dict[str, Any]) -> None:
+    schema["pattern"] = name_pattern()
+
+
+def _title_rule(schema: dict[str, Any]) -> None:
+    schema["pattern"] = f"^$|{name_pattern()}"
+
 
 # What request models declare, so that every name is checked by the same rule.
-PlainName = Annotated[
-    str, AfterValidator(plain_name), Field(json_schema_extra={"pattern": NAME_PATTERN})
-]
+PlainName = Annotated[str, AfterValidator(plain_name), Field(json_schema_extra=_name_rule)]
 BlockName = Annotated[
     str,
     AfterValidator(partial(plain_name, what="a block name")),
-    Field(json_schema_extra={"pattern": NAME_PATTERN}),
+    Field(json_schema_extra=_name_rule),
 ]
 MetadataKey = Annotated[str, AfterValidator(partial(plain_name, what="a metadata key"))]
 Title = Annotated[  # may be empty
     str,
     AfterValidator(partial(_optional, "a title")),
-    Field(json_schema_extra={"pattern": f"^$|{NAME_PATTERN}"}),
+    Field(json_schema_extra=_title_rule),
 ]

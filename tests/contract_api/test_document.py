@@ -18,9 +18,8 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 import api
-from api.auth.deps import current_user
 from api.contract import streams
-from api.contract.document import requires
+from api.contract.document import behind_sign_in
 from api.contract.errors import STATUSES
 from api.errors import AppError
 
@@ -96,7 +95,7 @@ def test_operations_behind_sign_in_document_401(app: FastAPI, openapi: dict[str,
         route = context.original_route
         if not isinstance(route, APIRoute) or not context.include_in_schema:
             continue
-        if requires(route.dependant, current_user):
+        if behind_sign_in(route.dependant):
             signed_in += 1
             for method in context.methods or ():
                 operation = openapi["paths"][context.path_format][method.lower()]

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from api.idempotency.errors import InvalidIdempotencyKey
 from api.idempotency.middleware import parse_key
-from api.kit.text import NAME_PATTERN, plain_name
+from api.kit.text import name_pattern, plain_name
 from api.memory.preconditions import InvalidPrecondition, if_match
 from api.runs.router import InvalidLastEventId, _after
 
@@ -85,15 +85,15 @@ def test_the_name_pattern_is_the_name_rule(value: str) -> None:
         accepted = True
     except ValueError:
         accepted = False
-    assert (re.search(NAME_PATTERN, value) is not None) == accepted
+    assert (re.search(name_pattern(), value) is not None) == accepted
 
 
 def test_names_in_the_document_carry_the_rule(openapi: dict[str, Any]) -> None:
     schemas = openapi["components"]["schemas"]
-    assert schemas["AgentCreate"]["properties"]["name"]["pattern"] == NAME_PATTERN
+    assert schemas["AgentCreate"]["properties"]["name"]["pattern"] == name_pattern()
     metadata = schemas["AgentCreate"]["properties"]["metadata"]["anyOf"]
     assert {"type": "null"} in metadata  # null is taken, as empty
-    assert metadata[0]["propertyNames"] == {"pattern": NAME_PATTERN}
+    assert metadata[0]["propertyNames"] == {"pattern": name_pattern()}
     # A field of a PATCH is changed, never emptied: no null is offered.
     assert "null" not in str(schemas["AgentUpdate"])
 
