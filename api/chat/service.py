@@ -8,6 +8,7 @@ from api.agents.models import Agent
 from api.chat.schemas import ChatIn
 from api.conversations import service as conversations
 from api.errors import BadRequest
+from api.kit.aio import ready
 from api.kit.clock import Clock
 from api.runtime.runner import PreparedTurn, Runtime, TurnRequest
 from api.store.table import Table
@@ -34,7 +35,7 @@ async def open_turn(
     session_id = body.session_id or conversations.default_session_id(email, body.agent_id)
     # Both live in the caller's own partition: one round, whoever owns the agent.
     owned, found = await asyncio.gather(
-        agents.get(table, email, body.agent_id) if agent is None else _ready(agent),
+        agents.get(table, email, body.agent_id) if agent is None else ready(agent),
         conversations.find_session(table, email, body.agent_id, session_id),
     )
     conversation_id = await conversations.open_session(table, owned, session_id, clock, found=found)
@@ -47,7 +48,3 @@ async def open_turn(
         prompt=body.prompt,
     )
     return await runtime.prepare(request, agent=owned, wait=body.wait)
-
-
-async def _ready(agent: Agent) -> Agent:
-    return agent

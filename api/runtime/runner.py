@@ -23,6 +23,7 @@ from api.agents.models import Agent
 from api.config import Settings
 from api.error_handlers import public_body
 from api.errors import AppError
+from api.kit.aio import ready
 from api.kit.clock import Clock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import new_id
@@ -117,7 +118,7 @@ class Runtime:
         )
         hooks = Hooks(self.hook_providers, state)
         agent_read: asyncio.Future[Agent] = asyncio.ensure_future(
-            _ready(agent) if agent else agents.get(self.table, request.user_email, request.agent_id)
+            ready(agent) if agent else agents.get(self.table, request.user_email, request.agent_id)
         )
 
         async def load_agent() -> Agent:
@@ -135,7 +136,7 @@ class Runtime:
                 raise
         # All in flight together; the first failure, in this order, is the one reported.
         results = await asyncio.gather(
-            _ready(None) if wait else lease.take(),
+            ready(None) if wait else lease.take(),
             agent_read,
             memory.list_blocks(self.table, request.agent_id),
             self._provider_settings(request.user_email, agent),
@@ -260,10 +261,6 @@ class Runtime:
             task.cancel()
         await asyncio.gather(*self.running, return_exceptions=True)
         await self.providers.aclose()
-
-
-async def _ready(value: T) -> T:
-    return value
 
 
 def _ok(result: T | BaseException) -> T:

@@ -59,6 +59,7 @@ async def test_a_query_then_the_same_text_stored_is_embedded_once(
     await archival.search(counted_engine, AGENT, question)
     (vector,) = await counted_engine.vectors([question])
     assert counting.calls == [[question]]
+    assert vector is not None
     assert np.array_equal(vector, static.embed([question])[0])
 
 
@@ -69,13 +70,17 @@ async def test_only_the_texts_not_seen_go_to_the_backend(
     both = await counted_engine.vectors(["hello there", "a new text", "hello there"])
     assert counting.calls == [["hello there"], ["a new text"]]
     expected = static.embed(["hello there", "a new text", "hello there"])
-    assert all(np.array_equal(got, want) for got, want in zip(both, expected, strict=True))
+    assert all(
+        got is not None and np.array_equal(got, want)
+        for got, want in zip(both, expected, strict=True)
+    )
     await archival.search(counted_engine, AGENT, "a new text")
     assert len(counting.calls) == 2  # the query's vector came from memory too
 
 
 async def test_a_kept_vector_cannot_be_changed_by_a_caller(counted_engine: SearchEngine) -> None:
     (vector,) = await counted_engine.vectors(["shared by every caller"])
+    assert vector is not None
     with pytest.raises(ValueError, match="read-only"):
         vector[0] = 1.0
 
