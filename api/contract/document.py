@@ -15,6 +15,8 @@ from pydantic import BaseModel
 from api.auth.deps import CurrentUser, current_user
 from api.contract import streams
 from api.contract.errors import ErrorBody, describe
+from api.idempotency.errors import KEY_PATTERN
+from api.idempotency.middleware import PASSED_THROUGH
 
 REF = "#/components/schemas/"
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -31,6 +33,15 @@ REQUEST_ID = {
     "schema": {"type": "string"},
 }
 REQUEST_ID_HEADER = {"X-Request-ID": {"$ref": "#/components/headers/X-Request-ID"}}
+IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "Sent again with the same key, the request gets the first answer rather "
+    "than being done twice (docs/idempotency.md). 1 to 255 printable ASCII characters, "
+    'quoted or not (`"abc"` is `abc`).',
+    "schema": {"type": "string", "pattern": KEY_PATTERN},
+}
 
 
 def install(app: FastAPI, *, local_mode: bool) -> None:
@@ -69,6 +80,8 @@ def complete(app: FastAPI, doc: dict[str, Any], *, local_mode: bool) -> None:
             operation = doc["paths"].get(context.path_format, {}).get(method.lower())
             if operation is None:
                 continue
+            if method in WRITES and not (context.path_format or "").startswith(PASSED_THROUGH):
+                _declare_idempotency_key(operation)
             for parameter in operation.get("parameters", ()):
                 _absent_not_null(parameter)
             responses: dict[str, Any] = operation["responses"]
@@ -84,6 +97,14 @@ def complete(app: FastAPI, doc: dict[str, Any], *, local_mode: bool) -> None:
     if FASTAPI_VALIDATION not in str(doc["paths"]):
         schemas.pop("HTTPValidationError", None)
         schemas.pop("ValidationError", None)
+
+
+def _declare_idempotency_key(operation: dict[str, Any]) -> None:
+    """The middleware takes the header on every write; the turn routes declare it
+    themselves, with what it means for a stream."""
+    parameters: list[dict[str, Any]] = operation.setdefault("parameters", [])
+    if not any(p.get("in") == "header" and p.get("name") == "Idempotency-Key" for p in parameters):
+        parameters.append(IDEMPOTENCY_KEY)
 
 
 def add_model(schemas: dict[str, Any], model: type[BaseModel]) -> None:

@@ -3,6 +3,10 @@
 from api.errors import AppError
 
 MAX_KEY_LENGTH = 255
+# parse_key's rule as a JSON Schema pattern, for the OpenAPI document: 1 to 255 printable
+# ASCII characters, or those within double quotes (never `""`); spaces around it are not
+# part of it.
+KEY_PATTERN = r'^(?:[!-~]|[!#-~][!-~]|"[!#-~]|[!-~][ -~]{1,253}[!-~]|"[ -~]{254,255}")$'
 
 
 class InvalidIdempotencyKey(AppError):

@@ -22,6 +22,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api import error_handlers
@@ -110,7 +111,7 @@ class Idempotency:
             await self.app(scope, receive, send)
             return
         sent = [value for name, value in scope["headers"] if name == HEADER]
-        if not sent:
+        if not sent or not _routed(scope):
             await self.app(scope, receive, send)
             return
         try:
@@ -317,6 +318,17 @@ class Attempt:
                     return
             except StoreError as e:  # the claim holds until its `until`: try again next time
                 log.warning("renewing the claim on an Idempotency-Key failed: %s", e)
+
+
+def _routed(scope: Scope) -> bool:
+    """Whether a route takes this method at this path. A request no route takes gets the
+    app's 404 or 405, which no key changes: a key reused on it must not turn that into a
+    422, nor may a record be kept for it."""
+    app = scope.get("app")
+    routes = getattr(getattr(app, "router", None), "routes", None)
+    if routes is None:  # not under a Starlette app: leave the answer to what follows
+        return True
+    return any(route.matches(scope)[0] is Match.FULL for route in routes)
 
 
 async def _read_body(receive: Receive) -> bytes | None:

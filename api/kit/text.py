@@ -33,6 +33,20 @@ def visible(text: str) -> str:
     return text
 
 
+# Python's whitespace (what str.strip takes away), listed: a pattern's `\s` means other
+# things in Python's `re` and in the ECMA regexes of JSON Schema (\x1c-\x1f, \x85, \ufeff).
+WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+# `visible` as a pattern, for the OpenAPI document only: pydantic runs `visible`, whose
+# message a person reads, not the pattern.
+VISIBLE_PATTERN = "[^" + "".join(f"\\u{ord(c):04x}" for c in WHITESPACE) + "]"
+Visible = Annotated[
+    str, AfterValidator(visible), Field(json_schema_extra={"pattern": VISIBLE_PATTERN})
+]
+
+
 def xml_attribute(text: str) -> str:
     """`text` safe inside a double-quoted attribute of the XML-like tags prompts use."""
     return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

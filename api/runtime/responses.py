@@ -7,6 +7,7 @@ from fastapi import Header
 from fastapi.responses import JSONResponse, Response
 
 from api.config import Settings
+from api.idempotency.errors import KEY_PATTERN
 from api.runtime import events
 from api.runtime.runner import PreparedTurn
 from api.runtime.schemas import ToolUse, TurnOut, TurnUsage
@@ -20,11 +21,7 @@ IdempotencyKey = Annotated[
         "stored answer, or its stream while it runs (docs/idempotency.md). A streamed turn "
         "with a key goes on a while after its client leaves, for it to come back. 1 to 255 "
         'printable ASCII characters, quoted or not (`"abc"` is `abc`).',
-        # api/idempotency's parse_key, exactly: 1 to 255 printable ASCII characters, or
-        # those within double quotes (never `""`); spaces around it are not part of it.
-        json_schema_extra={
-            "pattern": r'^(?:[!-~]|[!#-~][!-~]|"[!#-~]|[!-~][ -~]{1,253}[!-~]|"[ -~]{254,255}")$'
-        },
+        json_schema_extra={"pattern": KEY_PATTERN},
     ),
 ]
 

@@ -10,7 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 from api.agents.models import Agent
 from api.chat.schemas import MAX_SESSION_ID_BYTES
 from api.kit.json_data import NamedKeys, storable
-from api.kit.text import BlockName, MetadataKey, PlainName, visible
+from api.kit.text import BlockName, MetadataKey, PlainName, Visible
 from api.memory.blocks import MAX_BLOCK_NAME
 from api.memory.service import BlockView
 from api.messages.models import Message, MessageRecall, SaidRole
@@ -53,9 +53,7 @@ class MessageIn(BaseModel):
 
     agent_name: AgentName
     role: SaidRole
-    content: Annotated[
-        str, Field(min_length=1, max_length=MAX_CONTENT_CHARS), AfterValidator(visible)
-    ]
+    content: Annotated[Visible, Field(min_length=1, max_length=MAX_CONTENT_CHARS)]
     metadata: OptionalMetadata = None
     session_id: SessionId = None
 
@@ -66,9 +64,7 @@ class SaidIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: SaidRole
-    content: Annotated[
-        str, Field(min_length=1, max_length=MAX_CONTENT_CHARS), AfterValidator(visible)
-    ]
+    content: Annotated[Visible, Field(min_length=1, max_length=MAX_CONTENT_CHARS)]
     metadata: OptionalMetadata = None
 
 

@@ -4,9 +4,9 @@ their descriptions). Requests refuse fields neither names."""
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from api.kit.text import BlockName, PlainName, visible
+from api.kit.text import BlockName, PlainName, Visible
 from api.memory.archival import Match
 from api.memory.blocks import MAX_BLOCK_CHARS, MAX_BLOCK_NAME
 from api.memory.service import MAX_DESCRIPTION_CHARS
@@ -107,9 +107,7 @@ class MessageIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: SaidRole
-    content: Annotated[
-        str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS), AfterValidator(visible)
-    ]
+    content: Annotated[Visible, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
 
 
 class AddConversationRequest(BaseModel):

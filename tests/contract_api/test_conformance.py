@@ -10,6 +10,7 @@ CONTRACT_EXAMPLES sets how many requests each operation gets (bounded for CI's 2
 import os
 import re
 import tempfile
+import uuid
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,6 +97,7 @@ def _lifespan() -> Iterator[None]:
 )
 def test_operation_conforms(case: schemathesis.Case[Any]) -> None:
     aimed = aim_at_seeded_objects(case)
+    fresh_idempotency_key(case)
     response = case.call_and_validate(checks=[*CHECKS, valid_data_accepted, invalid_data_refused])
     if aimed and case.method == "DELETE" and response.status_code < 300:
         SEEDED.clear()  # made again for the next case
@@ -206,6 +208,16 @@ def seeded_objects() -> dict[str, str]:
     added = call("POST", "/memory/add", {"user_id": "alice", "messages": [hello]})
     SEEDED["memory_run_id"] = added["run_id"]
     return SEEDED
+
+
+def fresh_idempotency_key(case: schemathesis.Case[Any]) -> None:
+    """A valid case's Idempotency-Key made unique, as a client makes one per request:
+    generated keys repeat ("0"), and a key reused for another request is refused (422),
+    which would leave most writes untried."""
+    if case.meta is None or not case.meta.generation.mode.is_positive or not case.headers:
+        return
+    if "Idempotency-Key" in case.headers:
+        case.headers["Idempotency-Key"] = uuid.uuid4().hex
 
 
 def aim_at_seeded_objects(case: schemathesis.Case[Any]) -> bool:

@@ -22,6 +22,7 @@ from api.contract import streams
 from api.contract.document import behind_sign_in
 from api.contract.errors import STATUSES
 from api.errors import AppError
+from api.idempotency.errors import KEY_PATTERN
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 ERROR_SCHEMAS = {
@@ -67,6 +68,27 @@ def test_writes_document_the_idempotency_refusals(openapi: dict[str, Any]) -> No
     for name, operation in operations(openapi):
         if name.split()[0] in ("POST", "PUT", "PATCH", "DELETE"):
             assert {"400", "409", "422"} <= set(operation["responses"]), name
+
+
+def test_every_write_the_idempotency_layer_takes_declares_the_key(
+    openapi: dict[str, Any],
+) -> None:
+    """Every write but sign-in's and the import (passed through) takes an Idempotency-Key,
+    with parse_key's rule as its pattern."""
+    for name, operation in operations(openapi):
+        method, path = name.split(" ", 1)
+        if method not in {"POST", "PUT", "PATCH", "DELETE"}:
+            continue
+        declared = [
+            p
+            for p in operation.get("parameters", ())
+            if p["in"] == "header" and p["name"] == "Idempotency-Key"
+        ]
+        if path.startswith(("/auth/", "/agents/import")):
+            assert declared == [], name
+        else:
+            assert len(declared) == 1, name
+            assert declared[0]["schema"]["pattern"] == KEY_PATTERN, name
 
 
 def test_framework_validation_errors_are_replaced_by_ours(openapi: dict[str, Any]) -> None:

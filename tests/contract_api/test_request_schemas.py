@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from api.idempotency.errors import InvalidIdempotencyKey
 from api.idempotency.middleware import parse_key
-from api.kit.text import name_pattern, plain_name
+from api.kit.text import VISIBLE_PATTERN, WHITESPACE, name_pattern, plain_name, visible
 from api.memory.preconditions import InvalidPrecondition, if_match
 from api.runs.router import InvalidLastEventId, _after
 
@@ -130,3 +130,18 @@ def test_a_whole_float_past_the_integers_comes_back_a_float(client: TestClient) 
     exported = client.get(f"/agents/{agent['id']}/export")
     assert exported.status_code == 200
     assert "1e+39" in exported.text
+
+
+def test_the_visible_pattern_refuses_exactly_what_visible_refuses() -> None:
+    """A message's content: the document's pattern and the validator agree on every
+    whitespace character of Python's and of JSON Schema's (ECMA) regexes."""
+    everything = {chr(c) for c in range(0x110000)}
+    assert set(WHITESPACE) == {c for c in everything if c.isspace()}
+    documented = re.compile(VISIBLE_PATTERN)
+    for text in [*NAMES, "\x1c", " \x85 ", "\ufeff", "\u180e", "\t\n", "x", " x "]:
+        try:
+            visible(text)
+            taken = True
+        except ValueError:
+            taken = False
+        assert bool(documented.search(text)) == taken, repr(text)

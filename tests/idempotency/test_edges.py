@@ -229,3 +229,19 @@ def test_a_claim_that_cannot_be_freed_frees_itself_when_it_lapses(
     assert busy.json()["code"] == "idempotency_request_in_progress"
     clock.advance(CLAIM_SECONDS)
     assert client.post("/counted", headers=key("stuck")).json() == {"call": 2}
+
+
+def test_a_key_on_a_method_no_route_takes_changes_nothing(
+    client: TestClient, counted: Counted
+) -> None:
+    """The app's 405 and 404 stand whatever the key: no record is claimed for them, so a
+    key reused on one is not a 422 either."""
+    assert client.post("/counted", headers=key("reused")).status_code == 201
+    for _ in range(2):
+        wrong = client.put("/counted", headers=key("reused"))
+        assert wrong.status_code == 405, wrong.text
+        assert wrong.headers["allow"] == "POST"
+        missing = client.post("/nowhere", headers=key("reused"))
+        assert missing.status_code == 404, missing.text
+    assert [r.status for r in records(client)] == [201]
+    assert counted.calls == 1
