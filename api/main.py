@@ -6,9 +6,8 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-from authlib.integrations.starlette_client import StarletteOAuth2App
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.middleware.sessions import SessionMiddleware
@@ -62,6 +61,9 @@ from api.users import router as users
 from api.users.service import LocalIdentity
 from api.webapp.middleware import WebApp
 
+if TYPE_CHECKING:
+    from authlib.integrations.starlette_client import StarletteOAuth2App
+
 log = logging.getLogger(__name__)
 SWEEP_SECONDS = 3600.0
 
@@ -74,7 +76,7 @@ class State(TypedDict):
     clock: Clock
     local: LocalIdentity | None  # AUTH_MODE=local
     token_issuer: TokenIssuer | None  # AUTH_MODE=google
-    google: StarletteOAuth2App | None  # AUTH_MODE=google
+    google: "StarletteOAuth2App | None"  # AUTH_MODE=google
     keyring: KeyRing
     runtime: Runtime
     search: SearchEngine
