@@ -3,9 +3,9 @@ the agent's lock around every call).
 
 Most documents sit in a *main* segment built in one go: a bm25s index over their terms and
 one float32 matrix of their vectors. bm25s cannot add documents to an index, so documents
-written since then sit in a small *delta* scored directly with the same BM25 formula (and
-the main segment's document frequencies); a removed main document is only masked. Past a
-threshold the whole index is rebuilt from its live documents.
+written since then sit in a small *delta* (`delta.py`, arrays scored in one go) with the
+same BM25 formula (and the main segment's document frequencies); a removed main document
+is only masked. Past a threshold the whole index is rebuilt from its live documents.
 """
 
 import bisect
@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from api.search import tokens
+from api.search.delta import Delta
 from api.search.documents import KINDS, Doc, Kind
 from api.search.vectors import Vector
 
@@ -221,21 +222,12 @@ class _Main:
         return matrix + postings + listing + texts
 
 
-@dataclass(slots=True)
-class _Fresh:
-    """A document of the delta, with its terms counted once."""
-
-    doc: Doc
-    terms: Counter[str]
-    length: int
-
-
 class AgentIndex:
     def __init__(self, docs: Iterable[Doc], *, version: int, dimension: int | None) -> None:
         self.version = version
         self.dimension = dimension
         self._main = _Main(list(docs), dimension)
-        self._delta: dict[str, _Fresh] = {}
+        self._delta = Delta(dimension)
         # Each conversation's messages in time order, to find the one before a new message.
         self._threads: dict[str, list[tuple[float, str]]] = {}
         for doc in self._main.docs:
@@ -250,29 +242,25 @@ class AgentIndex:
     def docs(self) -> list[Doc]:
         """Every live document."""
         main = self._main
-        return [d for i, d in enumerate(main.docs) if main.alive[i]] + [
-            f.doc for f in self._delta.values()
-        ]
+        return [d for i, d in enumerate(main.docs) if main.alive[i]] + list(self._delta.live_docs())
 
     # --- changes ---------------------------------------------------------------------
 
     def upsert(self, doc: Doc) -> None:
         self.remove(doc.sk)
-        terms = tokens.tokenize(doc.text)
-        self._delta[doc.sk] = _Fresh(doc, Counter(terms), len(terms))
+        slot = self._delta.add(doc, tokens.tokenize(doc.text))
         if doc.conversation_id is not None:
-            bisect.insort(
-                self._threads.setdefault(doc.conversation_id, []), (doc.created_at, doc.sk)
-            )
+            thread = self._threads.setdefault(doc.conversation_id, [])
+            at = bisect.bisect_left(thread, (doc.created_at, doc.sk))
+            thread.insert(at, (doc.created_at, doc.sk))
+            self._delta.previous[slot] = self._position(thread[at - 1][1]) if at else -1
+            self._follows(thread, at + 1, len(self._main.docs) + slot)
 
     def remove(self, sk: str) -> None:
         i = self._main.position.get(sk)
-        gone = self._delta.pop(sk, None)
-        doc = (
-            gone.doc
-            if gone
-            else (self._main.docs[i] if i is not None and self._main.alive[i] else None)
-        )
+        doc = self._delta.remove(sk)
+        if doc is None and i is not None and self._main.alive[i]:
+            doc = self._main.docs[i]
         if i is not None:
             self._main.alive[i] = False
         if doc is not None and doc.conversation_id is not None:
@@ -280,20 +268,43 @@ class AgentIndex:
             at = bisect.bisect_left(thread, (doc.created_at, doc.sk))
             if at < len(thread) and thread[at] == (doc.created_at, doc.sk):
                 del thread[at]
+                self._follows(thread, at, self._position(thread[at - 1][1]) if at else -1)
+
+    def _position(self, sk: str) -> int:
+        """Where a live document sits in the arrays of a search: the delta's slots follow
+        the main segment's documents."""
+        slot = self._delta.slot.get(sk)
+        if slot is not None:
+            return len(self._main.docs) + slot
+        return self._main.position.get(sk, -1)
+
+    def _follows(self, thread: list[tuple[float, str]], at: int, previous: int) -> None:
+        """The message at `at` of a thread now follows `previous`: a delta document keeps
+        it for its context. A main document keeps the one of the last build, as it always
+        did (masked at search when that one is gone)."""
+        if at < len(thread):
+            slot = self._delta.slot.get(thread[at][1])
+            if slot is not None:
+                self._delta.previous[slot] = previous
 
     def needs_rebuild(self) -> bool:
         n = len(self._main.docs)
-        return len(self._delta) > max(DELTA_MIN, DELTA_SHARE * n) or self._main.dead > max(
-            DELTA_MIN, DEAD_SHARE * n
+        most = max(DELTA_MIN, DELTA_SHARE * n)
+        # Slots of replaced documents count too, past twice the limit: the delta's arrays
+        # must not grow without end under one document rewritten over and over.
+        return (
+            len(self._delta) > most
+            or self._delta.used > 2 * most
+            or self._main.dead > max(DELTA_MIN, DEAD_SHARE * n)
         )
 
     def rebuild(self) -> None:
         self._main = _Main(self.docs(), self.dimension)
-        self._delta = {}  # the threads hold the same documents as before
+        self._delta = Delta(self.dimension)  # the threads hold the same documents as before
 
     def nbytes(self) -> int:
         per_fresh = 2 * DOC_OVERHEAD_BYTES + 4 * (self.dimension or 0)
-        return self._main.nbytes + per_fresh * len(self._delta)
+        return self._main.nbytes + per_fresh * self._delta.used
 
     # --- search ----------------------------------------------------------------------
 
@@ -302,16 +313,18 @@ class AgentIndex:
     ) -> Found:
         """Scores every document, then keeps those the filters admit: a message's score
         takes some of the message before it (its context), whatever the filters say."""
-        main, fresh = self._main, list(self._delta.values())
-        size = len(main.docs) + len(fresh)
+        main, delta = self._main, self._delta
+        fresh = delta.used  # the delta's slots, dead ones included (never admitted)
+        size = len(main.docs) + fresh
         live = main.mask(filters, now)
         created = main.created
         previous = main.previous if main.threaded else None
+        fresh_present = delta.present(now)
         if fresh:
-            admitted = (f.doc.live(now) and filters.admits(f.doc) for f in fresh)
-            live = np.concatenate([live, np.fromiter(admitted, np.bool_, len(fresh))])
-            created = np.concatenate([created, [f.doc.created_at for f in fresh]])
-            previous = np.concatenate([main.previous, self._fresh_previous(fresh)])
+            admitted = delta.admitted(filters, filters.admits) & fresh_present
+            live = np.concatenate([live, admitted])
+            created = np.concatenate([created, delta.created[:fresh]])
+            previous = np.concatenate([main.previous, delta.previous[:fresh]])
         if not live.any():
             return Found(0, mode=query.mode)
 
@@ -319,7 +332,7 @@ class AgentIndex:
         terms = list(dict.fromkeys(query.terms))  # a word said twice counts once
         if query.mode != "semantic" and terms:
             lexical[: len(main.docs)] = main.bm25(terms)
-            lexical[len(main.docs) :] = self._delta_bm25(terms, fresh)
+            lexical[len(main.docs) :] = self._delta_bm25(terms)
             # bm25s adds in float32, the delta in float64: equal documents must tie.
             lexical = np.round(lexical, 5)
 
@@ -330,16 +343,16 @@ class AgentIndex:
             if main.matrix is not None:
                 similarity[: len(main.docs)] = main.matrix @ query.vector
                 has_vector[: len(main.docs)] = main.has_vector
-            for j, f in enumerate(fresh, len(main.docs)):
-                if f.doc.vector is not None:
-                    similarity[j] = float(f.doc.vector @ query.vector)
-                    has_vector[j] = True
+            if fresh and delta.has_vector[:fresh].any():
+                has_vector[len(main.docs) :] = delta.has_vector[:fresh]
+                similarity[len(main.docs) :] = np.where(
+                    has_vector[len(main.docs) :], delta.cosines(query.vector), 0.0
+                )
 
         if previous is not None:  # a removed or expired message lends its words to none
             present = main.mask(Filters(), now)
             if fresh:
-                alive = np.fromiter((f.doc.live(now) for f in fresh), np.bool_, len(fresh))
-                present = np.concatenate([present, alive])
+                present = np.concatenate([present, fresh_present])
             previous = np.where(present[np.maximum(previous, 0)], previous, -1)
         lexical_score = _with_context(lexical, previous)
         lexical_match = live & (lexical_score > 0)
@@ -380,7 +393,7 @@ class AgentIndex:
             total=len(chosen),
             hits=[
                 Hit(
-                    doc=main.docs[i] if i < len(main.docs) else fresh[i - len(main.docs)].doc,
+                    doc=main.docs[i] if i < len(main.docs) else self._fresh_doc(i),
                     score=float(score[i]),
                     similarity=float(similarity[i])
                     if similarity is not None and has_vector[i]
@@ -398,7 +411,7 @@ class AgentIndex:
         No scoring: a mask over the main segment, its newest picked by rank, and the delta."""
         main = self._main
         admitted = main.mask(filters, now)
-        fresh = [f.doc for f in self._delta.values() if f.doc.live(now) and filters.admits(f.doc)]
+        fresh = [d for d in self._delta.live_docs() if d.live(now) and filters.admits(d)]
         total = int(admitted.sum()) + len(fresh)
         if before is not None:
             admitted &= main.rank < bisect.bisect_left(main.sks, before)
@@ -412,51 +425,27 @@ class AgentIndex:
         newest = sorted([main.docs[i] for i in chosen] + fresh, key=lambda d: d.sk, reverse=True)
         return Listed(total, newest[:limit], more=remaining > limit)
 
-    def _fresh_previous(self, fresh: Sequence[_Fresh]) -> npt.NDArray[np.int64]:
-        """For each delta document, the position of the message before it in its
-        conversation (-1: none)."""
-        main = self._main
-        where = {f.doc.sk: j for j, f in enumerate(fresh, len(main.docs))}
-        found = np.full(len(fresh), -1, dtype=np.int64)
-        for j, f in enumerate(fresh):
-            conversation = f.doc.conversation_id
-            if conversation is None:
-                continue
-            thread = self._threads.get(conversation, [])
-            at = bisect.bisect_left(thread, (f.doc.created_at, f.doc.sk))
-            if at == 0:
-                continue
-            before = thread[at - 1][1]
-            i = main.position.get(before)
-            if before in where:
-                found[j] = where[before]
-            elif i is not None:
-                found[j] = i
-        return found
+    def _fresh_doc(self, position: int) -> Doc:
+        doc = self._delta.docs[position - len(self._main.docs)]
+        assert doc is not None  # a dead slot is never admitted
+        return doc
 
-    def _delta_bm25(self, terms: list[str], fresh: Sequence[_Fresh]) -> Floats:
+    def _delta_bm25(self, terms: list[str]) -> Floats:
         """BM25 of delta documents as the main segment would score them (its document
         count and frequencies), so that a new document ties with an equal older one; a
         term only the delta holds is weighed among all documents."""
-        if not fresh:
+        main, delta = self._main, self._delta
+        if not delta.used:
             return np.zeros(0, dtype=np.float64)
-        main = self._main
-        everyone = len(main.docs) + len(self._delta)
-        scores = np.zeros(len(fresh), dtype=np.float64)
+        everyone = len(main.docs) + len(delta)
+        weights = []
         for term in terms:
             df, n = main.df.get(term, 0), len(main.docs)
             if df == 0:
-                df = sum(1 for f in self._delta.values() if term in f.terms)
-                n = everyone
-            if df == 0:
-                continue
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))  # bm25s's "lucene" idf
-            for j, f in enumerate(fresh):
-                tf = f.terms.get(term, 0)
-                if tf:
-                    norm = K1 * (1 - B + B * f.length / max(main.avgdl, 1e-9))
-                    scores[j] += idf * tf / (tf + norm)
-        return scores
+                df, n = delta.df.get(term, 0), everyone
+            # bm25s's "lucene" idf; a term no document holds weighs nothing
+            weights.append(math.log(1 + (n - df + 0.5) / (df + 0.5)) if df else 0.0)
+        return delta.bm25(terms, weights, K1, B, main.avgdl)
 
 
 def _ranks(score: Floats, matched: Mask, created: Floats) -> Floats:
