@@ -73,7 +73,13 @@ async def get_provider(
 @router.put("/{provider}", responses=errors(*PROVIDER_SETUP))
 async def put_provider(
     provider: str,
-    body: Annotated[dict[str, Any], Body()],
+    body: Annotated[
+        dict[str, Any],
+        Body(
+            description="The fields of the path's provider: its form in GET "
+            "/settings/providers/schema, validated by that provider's model (no other fields)."
+        ),
+    ],
     user: CurrentUser,
     request: Request,
     table: TableDep,
