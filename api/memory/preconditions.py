@@ -7,6 +7,14 @@ from typing import Annotated
 from fastapi import Depends, Header
 
 from api.errors import AppError
+from api.memory.errors import (
+    BlockFull,
+    BlockNotFound,
+    BlockTooLarge,
+    InvalidBlockName,
+    MemoryBusy,
+    VersionMismatch,
+)
 
 _TAG = re.compile(r'\s*(?:W/)?"?(\d{1,18})"?\s*')
 
@@ -14,6 +22,19 @@ _TAG = re.compile(r'\s*(?:W/)?"?(\d{1,18})"?\s*')
 class InvalidPrecondition(AppError):
     status_code = 400
     code = "invalid_if_match"
+
+
+# The refusals of any write to a block, If-Match included: for the routes that document
+# them (ours and seed 002's PUT /memory-blocks).
+BLOCK_WRITE = (
+    InvalidBlockName,
+    InvalidPrecondition,
+    BlockNotFound,
+    BlockFull,
+    BlockTooLarge,
+    VersionMismatch,
+    MemoryBusy,
+)
 
 
 async def if_match(

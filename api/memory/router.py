@@ -18,7 +18,6 @@ from api.memory.errors import (
     BlockExists,
     BlockFull,
     BlockNotFound,
-    BlockTooLarge,
     ContentTooLong,
     DefaultBlockProtected,
     DuplicateLine,
@@ -27,12 +26,10 @@ from api.memory.errors import (
     InvalidPage,
     InvalidWordLimit,
     LineOutOfRange,
-    MemoryBusy,
-    VersionMismatch,
     etag,
 )
 from api.memory.models import Category
-from api.memory.preconditions import IfMatch, InvalidPrecondition
+from api.memory.preconditions import BLOCK_WRITE, IfMatch
 from api.memory.schemas import (
     MAX_TAGS,
     ArchivalCreate,
@@ -55,16 +52,6 @@ from api.store.table import InvalidCursor
 
 router = APIRouter(
     prefix="/agents/{agent_id}/memory", tags=["memory"], responses=errors(AgentNotFound)
-)
-# The refusals of writes to a block, If-Match included.
-BLOCK_WRITE = (
-    InvalidBlockName,
-    InvalidPrecondition,
-    BlockNotFound,
-    BlockFull,
-    BlockTooLarge,
-    VersionMismatch,
-    MemoryBusy,
 )
 
 

@@ -18,17 +18,14 @@ from api.embeddings.base import EmbeddingError
 from api.memory import service as memory
 from api.memory.errors import (
     BlockExists,
-    BlockFull,
     BlockNotFound,
     BlockTooLarge,
     ContentTooLong,
     InvalidBlockName,
     InvalidCharLimit,
-    MemoryBusy,
-    VersionMismatch,
     etag,
 )
-from api.memory.preconditions import IfMatch, InvalidPrecondition
+from api.memory.preconditions import BLOCK_WRITE, IfMatch
 from api.memory.service import BlockView
 from api.messages import service as messages
 from api.runtime.deps import RuntimeDep
@@ -161,15 +158,7 @@ async def read_block(
 
 @router.put(
     "/memory-blocks/{agent_name}/{label}",
-    responses=errors(
-        InvalidBlockName,
-        InvalidPrecondition,
-        BlockNotFound,
-        BlockFull,
-        BlockTooLarge,
-        VersionMismatch,
-        MemoryBusy,
-    ),
+    responses=errors(*BLOCK_WRITE),
 )
 async def replace_block(
     agent: NamedAgent,
