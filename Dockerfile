@@ -33,7 +33,10 @@ RUN uv sync --frozen --no-dev --no-install-project
 # Then the application itself.
 COPY api/ ./api/
 COPY infra/ ./infra/
-RUN uv sync --frozen --no-dev
+# UV_COMPILE_BYTECODE compiles the dependencies; the project is installed editable, so its
+# own modules are compiled here: the runtime stage cannot write bytecode (read-only code,
+# PYTHONDONTWRITEBYTECODE) and would otherwise compile them at every start.
+RUN uv sync --frozen --no-dev && /app/.venv/bin/python -m compileall -q api
 
 # ---- runtime --------------------------------------------------------------------------
 FROM python:3.11-slim AS runtime

@@ -2,6 +2,7 @@
 
 import argparse
 import asyncio
+import gc
 import os
 import shutil
 import signal
@@ -65,12 +66,16 @@ def _check_embedder(settings: Settings) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
+    # Everything imported from here on lives as long as the process: the collector would
+    # walk it again and again while the modules load (about 0.1 s of a cold start). The
+    # app turns it back on once start-up is done (api/main.py's lifespan).
+    gc.disable()
     import uvicorn
 
-    from api.main import configure_logging, create_app
+    from api.observability import logs
 
     settings = _settings(host=args.host, port=args.port)
-    configure_logging(settings)
+    logs.configure(settings.log_level, settings.log_format)
     _check_tracing(settings)
     _check_embedder(settings)
     workers = args.workers or os.cpu_count() or 1
@@ -80,6 +85,8 @@ def serve(args: argparse.Namespace) -> int:
     # uvicorn's loggers write through ours (text or JSON, with request ids: log_config
     # None), and our access log (api/observability/middleware.py) replaces uvicorn's.
     if workers == 1:
+        from api.main import create_app
+
         app = create_app(settings)
         uvicorn.run(
             app,
@@ -91,12 +98,14 @@ def serve(args: argparse.Namespace) -> int:
         )
         return 0
     # Each worker is a process of its own that builds the app from the environment
-    # (`api.main:app`): what the command line chose is handed to it there. Everything the
-    # workers share lives in the store (leases, the search change log, runs).
+    # (api/worker.py): what the command line chose is handed to it there. Everything the
+    # workers share lives in the store (leases, the search change log, runs). This process
+    # only watches them: it never imports the app.
+    gc.enable()
     os.environ["HOST"], os.environ["PORT"] = settings.host, str(settings.port)
     with _shared_metrics(settings):
         uvicorn.run(
-            "api.main:app",
+            "api.worker:app",
             host=settings.host,
             port=settings.port,
             workers=workers,

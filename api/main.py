@@ -168,6 +168,7 @@ def create_app(
             # collections, the longest 169 ms) to 0.9 ms (41, 4, 0); 50,000 saved 0.3 ms more
             # but leaves cyclic garbage for longer.
             gc.set_threshold(10_000, 10, 10)
+            gc.enable()  # `serve` and its workers load the app with it off (api/worker.py)
             yield State(
                 settings=settings,
                 table=store,

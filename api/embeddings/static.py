@@ -18,10 +18,12 @@ per query on one core, with numpy and tokenizers only: no torch, no download, no
 is weaker than the transformer it comes from; the other backends are there for quality.
 """
 
+import asyncio
 import functools
 import hashlib
 import io
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -102,31 +104,69 @@ def load_static_model(directory: Path, pins: Mapping[str, str] | None) -> Static
 
 
 @functools.cache
+def _shipped_config() -> Mapping[str, Any]:
+    """The shipped model's config.json, every file of it checked against its pins once per
+    process: what a server needs at start (the model's id and dimension)."""
+    return dict(json.loads(read_model_files(MODEL_DIR, SHIPPED_SHA256)["config.json"]))
+
+
+_loading = threading.Lock()
+
+
+@functools.cache
 def _shipped() -> StaticModel:
-    """The shipped model, loaded and checked once per process: it never changes, and
-    every app (and every test) shares it."""
+    """The shipped model, loaded once per process: it never changes, and every app (and
+    every test) shares it. Its files were checked at start, so this can only fail if they
+    changed since."""
     return load_static_model(MODEL_DIR, SHIPPED_SHA256)
+
+
+def _load_shipped() -> StaticModel:
+    with _loading:  # concurrent first embeds load it once
+        return _shipped()
 
 
 class StaticEmbedder(ThreadedEmbedder):
     """Token vectors averaged and normalised: the shipped model, or a directory of the same
-    files (`path`, unpinned) written by tools/build_static_model.py."""
+    files (`path`, unpinned) written by tools/build_static_model.py.
+
+    The shipped model's files are checked when the server starts (`start`), and the model
+    (its tokenizer and 7.5 MB of vectors: about 50 ms and 25 MiB) is loaded on the first
+    text embedded, off the event loop: a server that has embedded nothing yet, such as one
+    just started, has not paid for it. A directory of one's own is loaded at once."""
 
     inline_texts = 16  # a short query costs well under a tenth of a millisecond
 
     def __init__(self, path: Path | str | None = None) -> None:
+        self._loaded: StaticModel | None = None
         if path is None:
-            self._model = _shipped()
+            config = _shipped_config()
+            self._model_id, self._dimension = str(config["model_id"]), int(config["dimension"])
         else:
-            self._model = load_static_model(Path(path), None)
+            self._loaded = load_static_model(Path(path), None)
+            self._model_id, self._dimension = self._loaded.model_id, self._loaded.dimension
+
+    async def start(self) -> None:
+        """Nothing to wait for: the files were checked when this was made."""
+
+    @property
+    def _model(self) -> StaticModel:
+        if self._loaded is None:
+            self._loaded = _load_shipped()
+        return self._loaded
 
     @property
     def model_id(self) -> str:
-        return f"static:{self._model.model_id}"
+        return f"static:{self._model_id}"
 
     @property
     def dimension(self) -> int:
-        return self._model.dimension
+        return self._dimension
+
+    async def embed_async(self, texts: Sequence[str]) -> Vectors:
+        if self._loaded is None:
+            self._loaded = await asyncio.to_thread(_load_shipped)
+        return await super().embed_async(texts)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         sums = np.zeros((len(texts), self.dimension), dtype=np.float32)
