@@ -8,16 +8,15 @@ always use the current one.
 
 import base64
 import binascii
+import functools
 import hashlib
 import os
 from collections.abc import Sequence
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
 from api.errors import AppError
+
+# `cryptography` is imported where a key is first derived or used, not at start: about 7 MiB
+# and a few ms of every process's cold start, for a server that may never hold a secret.
 
 VERSION = "v1"
 MIN_SECRET_LENGTH = 32
@@ -40,6 +39,9 @@ def _unb64(text: str) -> bytes:
 
 def derive_key(secret: str) -> bytes:
     """A 256-bit key from a configured secret of any form (HKDF-SHA256)."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
     return HKDF(
         algorithm=hashes.SHA256(), length=32, salt=b"agent-memory", info=b"secrets-at-rest/v1"
     ).derive(secret.encode("utf-8"))
@@ -56,20 +58,33 @@ class KeyRing:
         for secret in (current, *older):
             if len(secret) < MIN_SECRET_LENGTH:
                 raise ValueError(f"an encryption key needs at least {MIN_SECRET_LENGTH} characters")
-        keys = [derive_key(secret) for secret in (current, *older)]
-        self.current_id = key_id(keys[0])
-        self._keys = {key_id(key): key for key in reversed(keys)}
+        self._secrets = (current, *older)
+
+    @functools.cached_property
+    def _keys(self) -> dict[str, bytes]:
+        """Derived on first use: key ids, ciphers and all."""
+        keys = [derive_key(secret) for secret in self._secrets]
+        return {key_id(key): key for key in reversed(keys)}
+
+    @functools.cached_property
+    def current_id(self) -> str:
+        return key_id(derive_key(self._secrets[0]))
 
     @property
     def key_ids(self) -> list[str]:
         return list(self._keys)
 
     def encrypt(self, plaintext: bytes, associated_data: bytes) -> str:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
         nonce = os.urandom(12)
         sealed = AESGCM(self._keys[self.current_id]).encrypt(nonce, plaintext, associated_data)
         return ".".join([VERSION, self.current_id, _b64(nonce), _b64(sealed)])
 
     def decrypt(self, token: str, associated_data: bytes) -> bytes:
+        from cryptography.exceptions import InvalidTag
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
         try:
             version, kid, nonce, sealed = token.split(".")
             key = self._keys[kid]

@@ -2,8 +2,9 @@
 in the run's journal, the same text. Written by hand because it is a few lines of asyncio
 no library offers: the provider's stream is read by a task of its own into a queue, and
 the turn takes from the queue a delta and whatever text is already there, or arrives
-within the window. The first delta is never held back (the events up to it are passed on
-as they come, before the reader starts), and nothing but text is merged."""
+before the window after the last text sent has passed (a delta later than that is not
+held). The first delta is never held back (the events up to it are passed on as they
+come, before the reader starts), and nothing but text is merged."""
 
 import asyncio
 import contextlib
@@ -51,6 +52,7 @@ async def coalesced(
         reader = asyncio.ensure_future(read())
         loop = asyncio.get_running_loop()
         held: object | None = None
+        sent_at = loop.time()  # when the last text went
         while True:
             item = held if held is not None else await queue.get()
             held = None
@@ -62,7 +64,10 @@ async def coalesced(
                 yield cast(LLMEvent, item)
                 continue
             texts = [item.text]
-            deadline = loop.time() + window_seconds
+            # What was read already joins it; more is waited for only until the window
+            # after the last text sent has passed. A delta coming later than that (a model
+            # streaming a token every 20 ms, say) goes at once, with no timer set.
+            deadline = sent_at + window_seconds
             while True:
                 try:
                     following = queue.get_nowait()
@@ -80,6 +85,7 @@ async def coalesced(
                     break
                 texts.append(following.text)
             yield TextDelta("".join(texts)) if len(texts) > 1 else item
+            sent_at = loop.time()
     finally:
         if reader is not None:
             reader.cancel()

@@ -1,0 +1,135 @@
+"""Cold start: how soon `agent-memory serve` answers /health, and what each of its processes
+holds in memory while idle.
+
+Each run starts the server as a user does (`python -m api.cli serve --port P --workers N`,
+local mode, a SQLite file in a fresh temporary directory, the default `static` embedding
+backend) and asks GET /health every 5 ms from the moment the process is started; after the
+first 200, it waits `--idle` seconds and reads each process's resident memory (`VmRSS`).
+With more than one worker the command's own process supervises the workers and serves
+nothing: its memory is shown apart.
+
+    uv run --frozen python bench/start.py [--runs 5] [--workers 1,2] [--idle 2]
+
+The modules' bytecode is what `./dev serve` and the container image compile ahead; this
+script compiles `api/` first too (where PYTHONDONTWRITEBYTECODE is set, Python would
+otherwise compile every module at each start: about 1.2 s more here).
+
+Targets (issue 15): /health within 0.7 s of the start; at most 100 MiB idle per worker.
+"""
+
+import argparse
+import compileall
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx2
+
+from api.store.dynamodb_local import free_port
+from bench.harness import ENCRYPTION_KEY, ROOT
+from bench.load import CORES, ServerProcess
+from bench.report import Report
+
+POLL_SECONDS = 0.005
+
+
+def one_start(workers: int, idle_seconds: float) -> tuple[float, list[float], float | None]:
+    """Seconds to the first /health 200; then, idle, each worker's MiB and the
+    supervisor's (None with one worker: it is the worker)."""
+    with tempfile.TemporaryDirectory(prefix="bench-start-") as tmp:
+        port = free_port()
+        env = {
+            **os.environ,
+            "STORE": "sqlite",
+            "SQLITE_PATH": str(Path(tmp) / "start.db"),
+            "ENCRYPTION_KEY": ENCRYPTION_KEY,
+            "AUTH_MODE": "local",
+            "LOG_LEVEL": "warning",
+        }
+        command = [sys.executable, "-m", "api.cli", "serve", "--port", str(port)]
+        started = time.perf_counter()
+        process = subprocess.Popen(  # noqa: S603 (our own command)
+            [*command, "--workers", str(workers)],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        server = ServerProcess(f"http://127.0.0.1:{port}", process)
+        try:
+            with httpx2.Client(timeout=1) as client:
+                while True:
+                    try:
+                        if client.get(server.url + "/health").status_code == 200:
+                            break
+                    except httpx2.TransportError:
+                        pass
+                    if process.poll() is not None or time.perf_counter() - started > 60:
+                        raise RuntimeError("the server did not start")
+                    time.sleep(POLL_SECONDS)
+            ready = time.perf_counter() - started
+            time.sleep(idle_seconds)
+            resident = {pid: mib(pid) for pid in server.pids()}
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
+    if workers == 1:
+        return ready, [resident[process.pid]], None
+    supervisor = resident.pop(process.pid)
+    # The supervisor's helper (multiprocessing's resource tracker) holds a few MiB.
+    return ready, sorted(resident.values(), reverse=True)[:workers], supervisor
+
+
+def mib(pid: int) -> float:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    line = next((x for x in status.splitlines() if x.startswith("VmRSS:")), "VmRSS: 0 kB")
+    return int(line.split()[1]) / 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=5, help="starts per worker count")
+    parser.add_argument("--workers", default=f"1,{CORES}", help="worker counts, comma-separated")
+    parser.add_argument("--idle", type=float, default=2.0, help="seconds idle before memory")
+    args = parser.parse_args(argv)
+    compileall.compile_dir(ROOT / "api", quiet=1)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{args.runs} starts per row; {CORES} cores, load average {load}\n")
+    report = Report(
+        ("workers", "/health p50 s", "min", "max", "worker MiB p50", "max", "supervisor MiB"),
+        (7, 13, 5, 5, 14, 5, 14),
+    )
+    for workers in sorted({int(w) for w in args.workers.split(",")}):
+        ready, workers_mib, supervisor = [], [], []
+        for _ in range(args.runs):
+            seconds, each, watcher = one_start(workers, args.idle)
+            ready.append(seconds)
+            workers_mib += each
+            if watcher is not None:
+                supervisor.append(watcher)
+        report.print(
+            (
+                str(workers),
+                f"{statistics.median(ready):.2f}",
+                f"{min(ready):.2f}",
+                f"{max(ready):.2f}",
+                f"{statistics.median(workers_mib):.0f}",
+                f"{max(workers_mib):.0f}",
+                f"{statistics.median(supervisor):.0f}" if supervisor else "-",
+            )
+        )
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\nload average after: {load}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
