@@ -1,7 +1,8 @@
 """Cold start: what local mode never uses is never imported. The provider SDKs, authlib
 (google mode's sign-in) and the MCP SDK cost about 1.0, 0.4 and 1.7-2.2 s of imports, PyJWT
-and cryptography (tokens and secrets) about 30 ms and 7 MiB; they load on first use. The shipped embedding model (about 50 ms and 25 MiB) loads on the first
-text embedded. In a fresh interpreter, as a server process starts."""
+and cryptography (tokens and secrets) about 30 ms and 7 MiB; they load on first use. The
+shipped embedding model (about 50 ms and 25 MiB) loads on the first text embedded. In a
+fresh interpreter, as a server process starts."""
 
 import json
 import subprocess
