@@ -1,9 +1,12 @@
 """Latency of the storage port's operations on SQLite and on DynamoDB Local.
 
 For each engine, through the public `Table` API only: `get` of an existing item, `put` of a new
-item, `query` of a partition holding 50 items, and `transact_write` of two `Put`s. Each
-operation is warmed up, then run N times one after another; the table shows the median and
-95th-percentile latency and the sequential throughput (1 / mean latency).
+item, `query` of a partition holding 50 items, and `transact_write` of two `Put`s; then `put`
+and `transact_write` of a message as a turn stores it (2 kB of text, metadata, and its
+searchable copy with a 256-dimension vector). Each operation is warmed up, then run N times
+one after another; the table shows the median and 95th-percentile latency, the sequential
+throughput (1 / mean latency) and this process's CPU per call (the SQLite thread's included;
+on DynamoDB Local, the client's side only).
 
 SQLite runs on a file in a temporary directory; DynamoDB Local is started by this script
 (Java 17 and the npm package in tools/dynamodb-local) and stopped at the end.
@@ -21,8 +24,13 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
+
+from api.messages.models import Message, MessageRecall
+from api.search import vectors
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
 from api.store.dynamodb_local import DynamoDBLocal
@@ -46,10 +54,34 @@ class Result:
     p50_ms: float
     p95_ms: float
     ops_per_s: float
+    cpu_us: float
 
 
 def item(pk: str, sk: str) -> Item:
     return {"pk": pk, "sk": sk, "type": "bench", "text": PAYLOAD, "n": 1}
+
+
+MESSAGE = Message(
+    conversation_id="bench-conversation",
+    message_id="bench-message",
+    role="assistant",
+    content=("A turn's answer, long enough to be typical: é ü ✓. " * 45)[:2048],
+    actor_id="bench-agent",
+    metadata={"source": "chat", "score": 0.75, "tags": ["a", "b"], "nested": {"n": 3}},
+    created_at=datetime(2026, 1, 1, tzinfo=UTC),
+    ttl=1_790_000_000,
+)
+VECTOR = np.random.default_rng(1).standard_normal(256).astype(np.float32)
+
+
+def message_items() -> tuple[Item, Item]:
+    """A message and its searchable copy, as api/messages/service.py builds them."""
+    recall = MessageRecall(agent_id="bench-agent", **MESSAGE.model_dump(exclude={"tool_calls"}))
+    copy = {**recall.to_dynamo_item(), **vectors.attributes(VECTOR, "bench-model")}
+    return MESSAGE.to_dynamo_item(), copy
+
+
+MESSAGE_ITEM, COPY_ITEM = message_items()
 
 
 async def seed(table: Table) -> None:
@@ -78,29 +110,51 @@ def operations(table: Table) -> dict[str, Operation]:
         pk = f"bench#tx#{i:06d}"
         await table.transact_write([Put(item(pk, "a")), Put(item(pk, "b"))])
 
+    async def put_message(i: int) -> None:
+        await table.put({**COPY_ITEM, "sk": f"Recall#put#{i:06d}"})
+
+    async def transact_message(i: int) -> None:
+        await table.transact_write(
+            [
+                Put({**MESSAGE_ITEM, "sk": f"MESSAGE#tx#{i:06d}"}),
+                Put({**COPY_ITEM, "sk": f"Recall#tx#{i:06d}"}),
+            ]
+        )
+
     return {
         "get": get,
         "put": put,
         "query (50 items)": query,
         "transact_write (2 puts)": transact_write,
+        "put (message copy)": put_message,
+        "transact_write (message)": transact_message,
     }
 
 
-async def measure(operation: Operation, n: int, warmup: int) -> list[float]:
-    """Seconds taken by each of n sequential calls, after `warmup` untimed calls."""
+async def measure(operation: Operation, n: int, warmup: int) -> tuple[list[float], float]:
+    """Seconds taken by each of n sequential calls, after `warmup` untimed calls, and the
+    process's CPU seconds for all n."""
     for i in range(warmup):
         await operation(-1 - i)
     latencies = []
+    cpu = time.process_time()
     for i in range(n):
         start = time.perf_counter()
         await operation(i)
         latencies.append(time.perf_counter() - start)
-    return latencies
+    return latencies, time.process_time() - cpu
 
 
-def summarise(engine: str, operation: str, latencies: list[float]) -> Result:
+def summarise(engine: str, operation: str, latencies: list[float], cpu: float) -> Result:
     p50, p95 = p50_p95_ms(latencies)
-    return Result(engine, operation, p50, p95, ops_per_s=1 / statistics.fmean(latencies))
+    return Result(
+        engine,
+        operation,
+        p50,
+        p95,
+        ops_per_s=1 / statistics.fmean(latencies),
+        cpu_us=cpu / len(latencies) * 1e6,
+    )
 
 
 async def bench(table: Table, n: int, warmup: int) -> list[Result]:
@@ -108,7 +162,7 @@ async def bench(table: Table, n: int, warmup: int) -> list[Result]:
     await seed(table)
     results = []
     for name, operation in operations(table).items():
-        results.append(summarise(table.engine, name, await measure(operation, n, warmup)))
+        results.append(summarise(table.engine, name, *await measure(operation, n, warmup)))
     return results
 
 
@@ -129,14 +183,21 @@ async def bench_dynamodb_local(server: DynamoDBLocal, n: int, warmup: int) -> li
         await table.close()
 
 
-COLUMNS = ("engine", "operation", "p50 ms", "p95 ms", "ops/s")
-WIDTHS = (10, 26, 9, 9, 9)
+COLUMNS = ("engine", "operation", "p50 ms", "p95 ms", "ops/s", "CPU µs")
+WIDTHS = (10, 26, 9, 9, 9, 9)
 
 
 def print_results(report: Report, results: list[Result]) -> None:
     for r in results:
         report.print(
-            (r.engine, r.operation, f"{r.p50_ms:.2f}", f"{r.p95_ms:.2f}", f"{r.ops_per_s:.0f}")
+            (
+                r.engine,
+                r.operation,
+                f"{r.p50_ms:.2f}",
+                f"{r.p95_ms:.2f}",
+                f"{r.ops_per_s:.0f}",
+                f"{r.cpu_us:.0f}",
+            )
         )
 
 

@@ -9,6 +9,7 @@ archived, as inserts are idempotent.
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -53,15 +54,26 @@ def archived_line(block: str, line: str) -> str:
     return f"[{block}] {line}"
 
 
-async def note_turn(search: SearchEngine, agent_id: str, summarizer: Summarizer) -> TurnReport:
+async def note_turn(
+    search: SearchEngine,
+    agent_id: str,
+    summarizer: Summarizer,
+    *,
+    blocks_read: Sequence[service.BlockView] | None = None,
+) -> TurnReport:
     """Call once at the end of every turn of the agent. Counts a warned turn for each block
     at or above 80%, clears the count of blocks below it, and compacts the blocks whose
-    warning has now been ignored for COMPACT_AFTER_TURNS turns."""
+    warning has now been ignored for COMPACT_AFTER_TURNS turns. `blocks_read`: the blocks
+    as the turn read them, when it cannot have changed them since (no tool of the turn wrote
+    core memory): the prompt showed them, so they are what the count is about; read again
+    otherwise. A compaction reads its block afresh either way."""
     table = search.table
-    # A turn's upkeep: the blocks and their counts in one round, the counts in another.
-    views, counted = await asyncio.gather(
-        service.list_blocks(table, agent_id), repository.warning_turns(table, agent_id)
-    )
+    # One read: the blocks with their counts, or the counts alone beside the blocks given.
+    views: Sequence[service.BlockView]
+    if blocks_read is None:
+        views, counted = await service.blocks_and_warnings(table, agent_id)
+    else:
+        views, counted = blocks_read, await repository.warning_turns(table, agent_id)
     relieved = [b.name for b in views if not b.needs_warning and b.name in counted]
     full = [b for b in views if b.needs_warning]
     _, turns_of = await asyncio.gather(

@@ -7,7 +7,6 @@ An archival memory's id begins with its creation time in microseconds (13 hex di
 the id alone finds the item (`Archival#{timestamp}#{memory_id}`) without a lookup item.
 """
 
-import asyncio
 import re
 import uuid
 from collections.abc import Sequence
@@ -84,12 +83,29 @@ async def list_blocks(
     table: Table, agent_id: str
 ) -> list[tuple[MemoryBlockDef, CoreMemory | None]]:
     """Every block of the agent in name order, with its content when it has any."""
-    # Independent queries: one round, not two (a turn waits for this before the LLM).
-    definitions, core_items = await asyncio.gather(
-        list_definitions(table, agent_id), _query_all(table, keys.core_memories_of(agent_id))
-    )
-    cores = {core.block_name: core for core in map(CoreMemory.from_dynamo_item, core_items)}
-    return [(d, cores.get(d.block_name)) for d in definitions]
+    found, _ = await blocks_and_warnings(table, agent_id)
+    return found
+
+
+async def blocks_and_warnings(
+    table: Table, agent_id: str
+) -> tuple[list[tuple[MemoryBlockDef, CoreMemory | None]], dict[str, int]]:
+    """The blocks as `list_blocks` gives them and the warned turns as `warning_turns`
+    does, in one query (a turn waits for it before the LLM): a block's few items."""
+    definitions: list[MemoryBlockDef] = []
+    cores: dict[str, CoreMemory] = {}
+    warnings: dict[str, int] = {}
+    for item in await _query_all(table, keys.blocks_and_warnings_of(agent_id)):
+        entity = item.get(keys.ENTITY)
+        if entity == keys.MEMORY_BLOCK_DEF:
+            definitions.append(MemoryBlockDef.from_dynamo_item(item))
+        elif entity == keys.CORE_MEMORY:
+            core = CoreMemory.from_dynamo_item(item)
+            cores[core.block_name] = core
+        elif entity == keys.CAPACITY_WARNING:
+            warning = CapacityWarning.from_dynamo_item(item)
+            warnings[warning.block_name] = warning.warning_turns
+    return [(d, cores.get(d.block_name)) for d in definitions], warnings
 
 
 async def create_block(table: Table, definition: MemoryBlockDef, core: CoreMemory) -> bool:

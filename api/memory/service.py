@@ -143,6 +143,14 @@ async def list_blocks(table: Table, agent_id: str) -> list[BlockView]:
     return _ordered([view(d, c) for d, c in await repository.list_blocks(table, agent_id)])
 
 
+async def blocks_and_warnings(
+    table: Table, agent_id: str
+) -> tuple[list[BlockView], dict[str, int]]:
+    """The blocks, and warned turns per block (blocks without a warning left out): one read."""
+    found, warnings = await repository.blocks_and_warnings(table, agent_id)
+    return _ordered([view(d, c) for d, c in found]), warnings
+
+
 async def read_block(table: Table, agent_id: str, block: str) -> BlockView:
     return view(*await _load(table, agent_id, block_name(block)))
 

@@ -1,7 +1,6 @@
 """Messages in the table: written one at a time as a turn produces them, read in order or
 newest first."""
 
-import contextlib
 from collections.abc import Sequence
 
 from api.conversations import repository as conversations
@@ -12,7 +11,6 @@ from api.store.table import (
     SK,
     AttrEquals,
     Check,
-    ConditionFailed,
     Item,
     ItemAbsent,
     ItemExists,
@@ -39,13 +37,13 @@ async def add(table: Table, message: Message, *, written_with: Sequence[TxOp] = 
     await table.put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT)
 
 
-async def save_draft(table: Table, draft: Message) -> None:
-    """What an answer has so far, marked interrupted until the answer itself (or what was
-    kept of it when it was cut short) replaces it; a draft arriving after that is refused.
-    If the process dies, the conversation keeps what the client saw, marked as cut off."""
+def draft_put(draft: Message) -> Put:
+    """The write that saves what an answer has so far, marked interrupted until the answer
+    itself (or what was kept of it when it was cut short) replaces it; its condition refuses
+    it after that. If the process dies, the conversation keeps what the client saw, marked
+    as cut off. For the caller to make with its other writes (the run journal's events)."""
     item = {**draft.model_copy(update={"interrupted": True}).to_dynamo_item(), DRAFT: True}
-    with contextlib.suppress(ConditionFailed):
-        await table.put(item, condition=_NEW_OR_DRAFT)
+    return Put(item, condition=_NEW_OR_DRAFT)
 
 
 async def add_searchable(

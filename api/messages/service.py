@@ -1,10 +1,11 @@
 """Storing a message: the message in its conversation and, when it has text a person would
 search for, its searchable copy (with its vector) in the agent's partition. `record` writes
-both in one transaction; `store`, for a turn, writes the message and then its copy."""
+both in one transaction; `store`, for a turn, writes the message and then its copy;
+`store_answer`, for a turn's answer, both in one transaction when its vector comes at once."""
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -19,7 +20,7 @@ from api.search import vectors
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
 from api.search.vectors import Vector
-from api.store.table import Item, Table, TxOp
+from api.store.table import Item, Table, TransactionCancelled, TxOp
 
 
 def searchable(message: Message) -> bool:
@@ -90,8 +91,53 @@ async def store(
     return search.in_background(_copy(search, owner, agent_id, message))
 
 
-async def _copy(search: SearchEngine, owner: str, agent_id: str, message: Message) -> None:
-    recall = copy_item(agent_id, message, await _vector_of(search, message))
+# How long a turn's answer waits for its vector, to be written with its searchable copy in
+# one transaction; past that (a remote embedder, a busy one) the answer is written alone
+# and its copy after it, as any message is, so that a slow embedder does not hold up the
+# answer's `message` event. What a crash may lose does not grow either way: no text comes
+# after the answer ends, and the run journal saved its draft at most FLUSH_SECONDS before.
+ANSWER_WAITS_FOR_VECTOR_SECONDS = 0.05
+
+
+async def store_answer(
+    search: SearchEngine, owner: str, agent_id: str, message: Message
+) -> "asyncio.Task[None] | None":
+    """A turn's answer, as `store` does; but nothing waits for it except the turn's end,
+    which waits for its searchable copy anyway: so, when its vector comes at once, the
+    answer and its copy are one transaction, not two writes."""
+    if not searchable(message):
+        return await store(search, owner, agent_id, message)
+    vector = asyncio.ensure_future(_vector_of(search, message))
+    try:
+        await asyncio.wait({vector}, timeout=ANSWER_WAITS_FOR_VECTOR_SECONDS)
+    except BaseException:
+        vector.cancel()
+        raise
+    if not vector.done() or vector.exception() is not None:
+        await repository.add(search.table, message)
+        return search.in_background(_copy(search, owner, agent_id, message, vector))
+    recall = copy_item(agent_id, message, vector.result())
+    try:
+        await repository.add_searchable(search, owner, agent_id, message, recall)
+    except TransactionCancelled as e:
+        if not (e.refused(0) or e.refused(1)):
+            raise
+        # Stored already (a replay: refused again, as `store` refuses it), or its
+        # conversation is closing: the answer is kept as `store` keeps it, without a copy.
+        await repository.add(search.table, message)
+    return None
+
+
+async def _copy(
+    search: SearchEngine,
+    owner: str,
+    agent_id: str,
+    message: Message,
+    vector: "Awaitable[Item] | None" = None,
+) -> None:
+    """`vector`: its vector attributes, being made already."""
+    attributes = await (vector if vector is not None else _vector_of(search, message))
+    recall = copy_item(agent_id, message, attributes)
     await repository.add_copy(search, owner, agent_id, message, recall)
 
 

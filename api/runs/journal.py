@@ -14,7 +14,7 @@ from api.runs import repository
 from api.runs.bus import RunBus
 from api.runs.models import Run, RunEvents, RunState
 from api.runs.process import this_process
-from api.store.table import StoreError, Table, TxOp
+from api.store.table import Put, StoreError, Table, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -103,28 +103,33 @@ class RunJournal:
             self._pending = []
             self._next += len(batch)
             draft = self.draft()
-            writes = []
+            puts: list[Put] = []
             if batch:
                 run_id, ttl = self.run.run_id, self.run.ttl
-                writes.append(
-                    repository.append(
-                        self.table, RunEvents(run_id=run_id, first=first, events=batch, ttl=ttl)
+                puts.append(
+                    repository.append_put(
+                        RunEvents(run_id=run_id, first=first, events=batch, ttl=ttl)
                     )
                 )
             if draft is not None:
-                writes.append(messages.save_draft(self.table, draft))
-            results = await asyncio.gather(*writes, return_exceptions=True)
-            failed = bool(batch) and isinstance(results[0], BaseException)
+                puts.append(messages.draft_put(draft))
+            failed = False
+            if puts:
+                # One store call for both (one commit on SQLite). Not a transaction: the
+                # draft is refused once the answer is stored, and the events go on without
+                # it; on DynamoDB a transaction would also cost twice the write units.
+                try:
+                    await self.table.put_each(puts)
+                except Exception:
+                    what = "writing events" if batch else "saving the draft"
+                    log.warning("%s of run %s failed", what, self.run.run_id, exc_info=True)
+                    # The events are kept for the next write: a reader sees them late rather
+                    # than never. A draft is not: the next one (the answer grew) or the
+                    # answer itself holds all it held.
+                    failed = bool(batch)
             if failed:
-                # Kept for the next write: a reader sees them late rather than never.
-                log.warning("writing events of run %s failed", self.run.run_id, exc_info=results[0])
                 self._pending = batch + self._pending
                 self._next = first
-            for result in results[1 if batch else 0 :]:
-                if isinstance(result, BaseException):
-                    log.warning(
-                        "saving the draft of run %s failed", self.run.run_id, exc_info=result
-                    )
             self.bus.touch(self.run.run_id)
             if failed or len(self._pending) < FLUSH_EVENTS:  # a failed store is not hammered
                 if self._pending:

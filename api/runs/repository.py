@@ -41,8 +41,9 @@ def open_run_ops(run: Run, first: RunEvents, by: ProcessId) -> list[TxOp]:
     return [Put(item) for item in opening_items(run, first, by)]
 
 
-async def append(table: Table, batch: RunEvents) -> None:
-    await table.put(batch.to_dynamo_item())
+def append_put(batch: RunEvents) -> Put:
+    """The write that adds a batch of events, for the caller to make with its others."""
+    return Put(batch.to_dynamo_item())
 
 
 async def end(

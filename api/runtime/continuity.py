@@ -107,13 +107,18 @@ class ContinuityHook(HookProvider):
 
     async def on_message_added(self, event: MessageAdded) -> None:
         state = event.state
-        copying = await message_service.store(
-            self.search,
-            state.user_email,
-            state.agent_id,
-            event.message,
-            written_with=event.written_with,
-        )
+        if event.ends_turn and not event.written_with:
+            copying = await message_service.store_answer(
+                self.search, state.user_email, state.agent_id, event.message
+            )
+        else:
+            copying = await message_service.store(
+                self.search,
+                state.user_email,
+                state.agent_id,
+                event.message,
+                written_with=event.written_with,
+            )
         if copying is not None:
             self._copies.setdefault(event.state.run_id, []).append(copying)
 

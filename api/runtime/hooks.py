@@ -43,6 +43,10 @@ class MessageAdded:
     # Writes the provider that stores the message (the continuity hook) makes in the same
     # transaction: the run's opening rides on the user's message, one store round, not two.
     written_with: tuple[TxOp, ...] = ()
+    # The turn's answer: nothing of the turn follows it but its end, which waits for what
+    # the providers do with it anyway (the continuity hook writes it with its searchable
+    # copy, in one transaction).
+    ends_turn: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ class Hooks:
         return [section for event in events for section in event.sections]
 
     def add_soon(
-        self, message: Message, *, written_with: Sequence[TxOp] = ()
+        self, message: Message, *, written_with: Sequence[TxOp] = (), ends_turn: bool = False
     ) -> "asyncio.Future[None]":
         """Start adding a message without waiting for it (the user's message, while the LLM
         call starts). Messages are still added one after another, in order: the next one
@@ -95,17 +99,17 @@ class Hooks:
         async def add() -> None:
             if previous is not None:
                 await previous
-            event = MessageAdded(self.state, message, tuple(written_with))
+            event = MessageAdded(self.state, message, tuple(written_with), ends_turn)
             for provider in self.providers:
                 await provider.on_message_added(event)
 
         self._last = asyncio.ensure_future(add())
         return self._last
 
-    async def message_added(self, message: Message) -> None:
+    async def message_added(self, message: Message, *, ends_turn: bool = False) -> None:
         """Runs to the end even if the turn is cancelled meanwhile (the client left): a
         message half-added would be stored for some providers and not others."""
-        done = self.add_soon(message)
+        done = self.add_soon(message, ends_turn=ends_turn)
         try:
             await asyncio.shield(done)
         except asyncio.CancelledError:

@@ -63,7 +63,7 @@ class AgentLoop:
             pending = list(calls)
             written = False
             try:
-                await turn.hooks.message_added(reply)
+                await turn.hooks.message_added(reply, ends_turn=not calls)
                 written = True
                 history.append(ChatMessage("assistant", reply.content, tool_calls=tuple(calls)))
                 if not calls:

@@ -393,6 +393,8 @@ class PreparedTurn:
                 self.runtime.search,
                 turn.agent.agent_id,
                 self.tool_context.summarizer,
+                # What the turn read at its start, unless one of its tools may have written.
+                blocks_read=None if turn.tools.changed_core_memory else turn.core_memory,
             )
         except Exception:
             if not quiet:

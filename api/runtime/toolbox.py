@@ -11,6 +11,7 @@ class Toolbox:
     def __init__(self, context: ToolContext, tools: Sequence[NativeTool]) -> None:
         self.context = context
         self._tools: Mapping[str, NativeTool] = {t.name: t for t in tools}
+        self.changed_core_memory = False  # whether a call this turn may have changed it
 
     @property
     def specs(self) -> list[ToolSpec]:
@@ -27,4 +28,6 @@ class Toolbox:
             return f"There is no tool {call.name!r}. Available tools: {known}."
         if call.problem is not None:
             return f"Invalid arguments for {call.name}: {call.problem} (no change)"
+        if tool.changes_core_memory:  # set before the call: a failed one may have written
+            self.changed_core_memory = True
         return await tool.execute(self.context, call.arguments)

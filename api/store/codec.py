@@ -8,11 +8,11 @@ back as int, bytes stay bytes, and DynamoDB's 38-digit number limits apply on bo
 import base64
 import decimal
 import json
+import sys
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from typing import Any, cast
-
-from boto3.dynamodb.types import DYNAMODB_CONTEXT, Binary, TypeDeserializer, TypeSerializer
 
 from api.store.table import MAX_ITEM_BYTES, InvalidItem, Item, ItemTooLarge
 
@@ -21,104 +21,268 @@ Wire = dict[str, Any]  # one attribute value: {"S": "..."}, {"N": "12"}, {"M": {
 MAX_DEPTH = 32  # DynamoDB refuses documents nested deeper
 MAX_DIGITS = 38  # DynamoDB's significant digits
 _EXACT = decimal.Context(prec=2 * MAX_DIGITS + 2)
+# Trailing zeros are not significant digits (1.8E+38 fits in 38): numbers are reduced first,
+# exactly; a number with more digits than this holds is refused, never rounded.
+_REDUCE = decimal.Context(
+    prec=2 * MAX_DIGITS + 2,
+    traps=[decimal.InvalidOperation, decimal.Overflow, decimal.Inexact],
+)
+# DynamoDB's own limits, as boto3 states them (boto3.dynamodb.types.DYNAMODB_CONTEXT).
+_DYNAMODB = decimal.Context(
+    Emin=-128,
+    Emax=126,
+    prec=MAX_DIGITS,
+    traps=[decimal.Clamped, decimal.Overflow, decimal.Inexact, decimal.Rounded, decimal.Underflow],
+)
+_BIG = 10**MAX_DIGITS
+_EXACT_FLOATS = 2**53  # integral floats below this print as their exact integer
 
 
-class _Deserializer(TypeDeserializer):
-    """Numbers read exactly: DynamoDB can store values (1.8E+38) that its own 38-digit
-    context would refuse to re-create."""
-
-    def _deserialize_n(self, value: str) -> Decimal:
-        return Decimal(value)
-
-    def _deserialize_ns(self, value: list[str]) -> set[Decimal]:
-        return {Decimal(v) for v in value}
-
-
-_serializer = TypeSerializer()
-_deserializer = _Deserializer()
+# --- Python values to the wire format ---------------------------------------------------
+#
+# By hand rather than through boto3's TypeSerializer: importing boto3 (and botocore) cost
+# local mode 0.1-0.3 s of its start for this alone, and the generic route walked each value
+# three times (floats to Decimal, serialize, numbers to their shortest text) on the path of
+# every write. This is one walk, with the same results (tests/store/test_codec_equivalence.py
+# holds it to the boto3 route on random values), except where that route stored what
+# DynamoDB refuses: numbers past 78 digits (rounded), -Infinity and -NaN, names holding a
+# lone surrogate.
 
 
-def _prepare(value: Any, depth: int = 0) -> Any:
-    """Floats to Decimal (boto3 refuses floats); the rules DynamoDB enforces on its side."""
-    if depth > MAX_DEPTH:
-        raise InvalidItem(f"Values may nest at most {MAX_DEPTH} levels deep.")
-    if isinstance(value, str):
+def _text(value: str) -> str:
+    if not value.isascii():
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as e:
-            raise InvalidItem("Strings must be valid Unicode text.") from e
-        return value
-    if isinstance(value, float):
-        return Decimal(repr(value))
-    # Trailing zeros are not significant digits (1.8E+38 fits in 38), though boto3 counts them.
-    if isinstance(value, Decimal) or (
-        isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_DIGITS
-    ):
-        return Decimal(value).normalize(_EXACT)
-    if isinstance(value, Mapping):
-        for name in value:
-            if not isinstance(name, str) or not name:
-                raise InvalidItem("Attribute names must be non-empty strings.")
-        return {k: _prepare(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_prepare(v, depth + 1) for v in value]
-    if isinstance(value, set | frozenset):
-        if not value:
-            raise InvalidItem("Sets cannot be empty; store no attribute instead.")
-        return {_prepare(v, depth + 1) for v in value}
+            raise InvalidItem(
+                f"Strings must be valid Unicode text; {value!r:.60} holds a lone surrogate."
+            ) from e
     return value
 
 
-def _normalize(wire: Wire) -> Wire:
-    """Numbers in their shortest form, as DynamoDB answers them (1.50 -> 1.5)."""
-    ((kind, v),) = wire.items()
-    if kind == "N":
-        return {"N": _number_text(v)}
-    if kind == "NS":
-        return {"NS": [_number_text(n) for n in v]}
-    if kind == "L":
-        return {"L": [_normalize(e) for e in v]}
-    if kind == "M":
-        return {"M": {k: _normalize(e) for k, e in v.items()}}
-    return wire
+def _name(name: Any) -> str:
+    if not isinstance(name, str) or not name:
+        raise InvalidItem(f"Attribute names must be non-empty strings, not {name!r:.60}.")
+    return _text(name)
 
 
-def _number_text(text: str) -> str:
-    number = Decimal(text)
-    if number == number.to_integral_value():
-        return str(int(number))
-    return format(number.normalize(DYNAMODB_CONTEXT), "f")
+def _too_deep() -> InvalidItem:
+    return InvalidItem(f"Values may nest at most {MAX_DEPTH} levels deep.")
+
+
+def _dynamo_number(number: Decimal, shown: Any) -> str:
+    """The shortest text of `number` as DynamoDB answers it (1.50 -> 1.5, 1E+2 -> 100)."""
+    if not number.is_finite():
+        raise InvalidItem(f"Numbers must be finite; {shown!r:.60} cannot be stored.")
+    try:
+        number = _DYNAMODB.create_decimal(number)
+        if number == number.to_integral_value():
+            return str(int(number))
+        return format(number.normalize(_DYNAMODB), "f")
+    except decimal.DecimalException as e:
+        raise InvalidItem(_number_refused(shown)) from e
+
+
+def _number_refused(shown: Any) -> str:
+    return (
+        f"The number {shown!r:.60} cannot be stored: numbers hold at most {MAX_DIGITS}"
+        " significant digits and lie between 1E-130 and 9.99E+125 in size."
+    )
+
+
+def _reduced(value: Decimal | int) -> Decimal:
+    number = Decimal(value)
+    if not number.is_finite():
+        raise InvalidItem(f"Numbers must be finite; {value!r:.60} cannot be stored.")
+    try:
+        return number.normalize(_REDUCE)
+    except decimal.DecimalException as e:
+        raise InvalidItem(_number_refused(value)) from e
+
+
+def _float_number(value: float) -> str:
+    # Shortcuts where the float's own repr (or integer) is already the answer; the rest
+    # (tiny, huge, NaN, infinite) takes the exact route and its checks.
+    if value.is_integer():
+        if -_EXACT_FLOATS < value < _EXACT_FLOATS:
+            return str(int(value))
+    elif 1e-4 <= abs(value) < 1e16:
+        return repr(value)
+    return _dynamo_number(_float_decimal(value), value)
+
+
+def _float_decimal(value: float) -> Decimal:
+    """The float as it prints (0.1, not its binary expansion), as boto3's users store it."""
+    try:
+        return Decimal(repr(value))
+    except decimal.DecimalException as e:  # a float subclass that prints otherwise
+        raise InvalidItem(f"The number {value!r:.60} cannot be stored.") from e
+
+
+def _int_number(value: int) -> str:
+    if -_BIG < value < _BIG:
+        return str(int(value))  # int(): an int subclass (an IntEnum) as its plain number
+    return _dynamo_number(_reduced(value), value)
+
+
+def _is_boto3_binary(value: Any) -> bool:
+    """boto3's Binary wrapper, should a caller hand one in: bytes like any other. Only
+    looked for when boto3 is loaded anyway."""
+    types = sys.modules.get("boto3.dynamodb.types")
+    return types is not None and isinstance(value, types.Binary)
+
+
+def _wire(value: Any, depth: int) -> Wire:
+    kind = type(value)
+    if kind is str:
+        return {"S": value if value.isascii() else _text(value)}
+    if kind is dict:
+        return {"M": _map(value, depth)}
+    if kind is int:
+        return {"N": _int_number(value)}
+    if kind is bool:
+        return {"BOOL": value}
+    if value is None:
+        return {"NULL": True}
+    if kind is list or kind is tuple:
+        if depth >= MAX_DEPTH and value:
+            raise _too_deep()
+        return {"L": [_wire(v, depth + 1) for v in value]}
+    if kind is float:
+        return {"N": _float_number(value)}
+    if kind is bytes:
+        return {"B": value}
+    if kind is Decimal:
+        return {"N": _dynamo_number(_reduced(value), value)}
+    return _other(value, depth)
+
+
+def _other(value: Any, depth: int) -> Wire:
+    """Subclasses of the common types, sets, other mappings: in boto3's order of tests."""
+    if isinstance(value, str):
+        return {"S": _text(value)}
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, float):  # a subclass: as it prints, the exact route
+        return {"N": _dynamo_number(_float_decimal(value), value)}
+    if isinstance(value, int):
+        return {"N": _int_number(value)}
+    if isinstance(value, Decimal):
+        return {"N": _dynamo_number(_reduced(value), value)}
+    if isinstance(value, bytes | bytearray):
+        return {"B": value}
+    if isinstance(value, AbstractSet):
+        return _set(value, depth)
+    if isinstance(value, Mapping):
+        return {"M": _map(value, depth)}
+    if isinstance(value, list | tuple):
+        if depth >= MAX_DEPTH and value:
+            raise _too_deep()
+        return {"L": [_wire(v, depth + 1) for v in value]}
+    if _is_boto3_binary(value):
+        return {"B": value.value}
+    raise InvalidItem(
+        f"Values of type {type(value).__name__} cannot be stored: use text, numbers, bytes,"
+        " booleans, None, lists, maps, or sets of text, numbers or bytes."
+    )
+
+
+def _map(value: Mapping[Any, Any], depth: int) -> dict[str, Wire]:
+    if depth >= MAX_DEPTH and value:
+        raise _too_deep()
+    depth += 1
+    return {_name(name): _wire(v, depth) for name, v in value.items()}
+
+
+def _set_member(value: Any) -> Any:
+    """A member as the number, text or bytes it is stored as (floats as Decimal, numbers
+    reduced), so that members equal once stored are one member, as in DynamoDB."""
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, float):
+        return _float_decimal(value)
+    if isinstance(value, Decimal) or (
+        isinstance(value, int) and not isinstance(value, bool) and not -_BIG < value < _BIG
+    ):
+        return _reduced(value)
+    return value
+
+
+def _set_number(value: int | Decimal) -> str:
+    if isinstance(value, int):  # True and False too: boto3 stores them as 1 and 0
+        return str(int(value))
+    return _dynamo_number(value, value)
+
+
+def _set(value: AbstractSet[Any], depth: int) -> Wire:
+    if not value:
+        raise InvalidItem("Sets cannot be empty; store no attribute instead.")
+    if depth >= MAX_DEPTH:
+        raise _too_deep()
+    members = {_set_member(v) for v in value}
+    if all(isinstance(v, int | Decimal) for v in members):
+        return {"NS": [_set_number(v) for v in members]}
+    if all(isinstance(v, str) for v in members):
+        return {"SS": list(members)}
+    if all(isinstance(v, bytes | bytearray) or _is_boto3_binary(v) for v in members):
+        return {"BS": [v if isinstance(v, bytes | bytearray) else v.value for v in members]}
+    kinds = sorted({type(v).__name__ for v in members})
+    raise InvalidItem(
+        "A set holds only numbers, only text or only bytes; this one holds "
+        f"{', '.join(kinds)}. Use a list for anything else."
+    )
 
 
 def to_wire_value(value: Any, depth: int = 0) -> Wire:
-    try:
-        return _normalize(cast(Wire, _serializer.serialize(_prepare(value, depth))))
-    except (TypeError, ValueError, decimal.DecimalException) as e:
-        raise InvalidItem(f"Value {value!r:.80} cannot be stored: {e}") from e
+    """`value` in DynamoDB's typed wire format, or InvalidItem saying why it cannot be
+    stored. `depth`: how deep `value` sits in its item (an attribute's value is at 1)."""
+    if depth > MAX_DEPTH:
+        raise _too_deep()
+    return _wire(value, depth)
 
 
 def to_wire(item: Mapping[str, Any]) -> dict[str, Wire]:
-    if not all(isinstance(name, str) and name for name in item):
-        raise InvalidItem("Attribute names must be non-empty strings.")
-    return {name: to_wire_value(value, depth=1) for name, value in item.items()}
+    return {_name(name): to_wire_value(value, 1) for name, value in item.items()}
 
 
-def _plain(value: Any) -> Any:
+# --- the wire format to Python values -------------------------------------------------
+
+
+def _plain(value: Any, binary: type[Any]) -> Any:
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else value
-    if isinstance(value, Binary):
-        return value.__bytes__()
+    if isinstance(value, binary):
+        return bytes(value)
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _plain(v, binary) for k, v in value.items()}
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [_plain(v, binary) for v in value]
     if isinstance(value, set):
-        return {_plain(v) for v in value}
+        return {_plain(v, binary) for v in value}
     return value
 
 
+def _unknown_type(value: Wire) -> Any:
+    """A type DynamoDB may add one day, as boto3 reads it: boto3 is imported only here,
+    since its import costs local mode's start about 0.1 s."""
+    from boto3.dynamodb.types import Binary, TypeDeserializer
+
+    class Exact(TypeDeserializer):
+        """Numbers read exactly: DynamoDB can store values (1.8E+38) that its own 38-digit
+        context would refuse to re-create."""
+
+        def _deserialize_n(self, value: str) -> Decimal:
+            return Decimal(value)
+
+        def _deserialize_ns(self, value: list[str]) -> set[Decimal]:
+            return {Decimal(v) for v in value}
+
+    return _plain(Exact().deserialize(cast(Any, value)), Binary)
+
+
 def _number(text: str) -> int | Decimal:
-    """Exactly as stored (see _Deserializer), integral values as int."""
+    """Exactly as stored (DynamoDB keeps numbers, 1.8E+38, that its own 38-digit context
+    would refuse to re-create), integral values as int."""
     try:
         return int(text)
     except ValueError:
@@ -133,8 +297,9 @@ def _bytes(value: Any) -> bytes:
 
 
 def from_wire_value(value: Any) -> Any:
-    """What boto3's deserializer and `_plain` make of a value, by hand: a turn reads
-    hundreds of attributes, and the generic route costs several times more."""
+    """What boto3's deserializer makes of a value (integral numbers as int, bytes as bytes),
+    by hand: a turn reads hundreds of attributes, and the generic route costs several times
+    more."""
     ((kind, v),) = value.items()
     if kind == "S" or kind == "BOOL":
         return v
@@ -154,7 +319,7 @@ def from_wire_value(value: Any) -> Any:
         return _bytes(v)
     if kind == "BS":
         return {_bytes(x) for x in v}
-    return _plain(_deserializer.deserialize(value))  # a type DynamoDB may add one day
+    return _unknown_type(value)
 
 
 def from_wire(item: Mapping[str, Any]) -> Item:
@@ -232,15 +397,27 @@ def check_size(item: Mapping[str, Wire]) -> None:
 
 
 def _json_default(value: Any) -> Any:
-    if isinstance(value, Binary):
-        value = value.__bytes__()
     if isinstance(value, bytes | bytearray):
         return {"$b": base64.b64encode(value).decode("ascii")}
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
+_ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps(item: Mapping[str, Wire]) -> str:
-    return json.dumps(item, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(item)
+
+
+def dumps_checked(item: Mapping[str, Wire]) -> str:
+    """`dumps(item)`, or ItemTooLarge. The text bounds the size: each string, name and byte
+    string takes at least as many bytes of the UTF-8 text as DynamoDB counts for it (bytes
+    as longer base64), each number and nesting more, and a character is at most 4 bytes.
+    So only a text past a quarter of the limit needs the exact count."""
+    text = _ENCODER.encode(item)
+    if 4 * len(text) > MAX_ITEM_BYTES:
+        check_size(item)
+    return text
 
 
 def loads(text: str) -> dict[str, Wire]:

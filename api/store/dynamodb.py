@@ -571,6 +571,23 @@ class DynamoTable:
                 raise
             await self._run(self._transact, [self._transact_item(op) for op in ops])
 
+    async def put_each(self, puts: Sequence[Put]) -> list[bool]:
+        # Separate PutItems, not one TransactWriteItems: the latter costs twice the write
+        # units, and the puts need not be all or nothing.
+        rules.check_put_each(self._definition, puts)
+        results = await asyncio.gather(
+            *(self.put(put.item, condition=put.condition) for put in puts), return_exceptions=True
+        )
+        made: list[bool] = []
+        for result in results:
+            if isinstance(result, ConditionFailed):
+                made.append(False)
+            elif isinstance(result, BaseException):
+                raise result
+            else:
+                made.append(True)
+        return made
+
     def _transact_item(self, op: TxOp) -> dict[str, Any]:
         if isinstance(op, Put):
             return {"Put": self._put_params(op.item, op.condition)}

@@ -292,6 +292,13 @@ def capacity_warnings_of(agent_id: str) -> Query:
     return agent_partition(agent_id), Sk.begins_with("CapacityWarning#")
 
 
+def blocks_and_warnings_of(agent_id: str) -> Query:
+    """An agent's warning counts, block lines and block definitions in one query: their
+    sort keys lie next to each other in its partition (CapacityWarning#, CoreMemory#,
+    MemoryBlockDef#), no other kind between them (tests/store pins that)."""
+    return agent_partition(agent_id), Sk.between("CapacityWarning#", "MemoryBlockDef$")
+
+
 # --- search --------------------------------------------------------------------------------
 
 _VERSION_DIGITS = 12  # zero-padded, so text order is number order

@@ -19,7 +19,7 @@ from api.store.wrapper import TableWrapper, Target
 T = TypeVar("T")
 
 READS = frozenset({"get", "query", "batch_get", "scan"})
-WRITES = frozenset({"put", "update", "delete", "batch_write", "transact_write"})
+WRITES = frozenset({"put", "update", "delete", "batch_write", "transact_write", "put_each"})
 
 
 @dataclass(frozen=True)

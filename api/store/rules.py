@@ -135,6 +135,14 @@ def check_transaction(definition: TableDefinition, ops: Sequence[TxOp]) -> list[
     return keys
 
 
+def check_put_each(definition: TableDefinition, puts: Sequence[Put]) -> list[Key]:
+    """The puts' keys; each item once, as the puts are made in no promised order."""
+    keys = [check_item(definition, put.item) for put in puts]
+    if len(set(keys)) != len(keys):
+        raise InvalidItem("Puts made together may touch each item only once.")
+    return keys
+
+
 def unique_keys(keys: Iterable[Key]) -> list[Key]:
     """Keys without repeats, first occurrence kept (DynamoDB refuses repeats in a batch)."""
     return list(dict.fromkeys(keys))

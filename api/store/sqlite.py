@@ -17,7 +17,6 @@ import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from decimal import Decimal
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -95,6 +94,9 @@ class SqliteTable:
         self._conn: sqlite3.Connection | None = None
         self._closed = False
         self._index_columns = [c for i in definition.indexes for c in (i.pk, i.sk)]
+        cols = ", ".join(["pk", "sk", "ttl", *self._index_columns, "item"])
+        marks = ", ".join("?" * (4 + len(self._index_columns)))
+        self._insert = f"INSERT OR REPLACE INTO {self._table} ({cols}) VALUES ({marks})"
 
     @property
     def name(self) -> str:
@@ -237,24 +239,21 @@ class SqliteTable:
         ).fetchone()
         return live(codec.from_wire(codec.loads(row[0])), self._clock.now()) if row else None
 
-    def _store(self, conn: sqlite3.Connection, item: Mapping[str, Any]) -> Item:
+    def _store(self, conn: sqlite3.Connection, item: Mapping[str, Any]) -> dict[str, codec.Wire]:
+        """Writes `item`; returns its wire form (`codec.from_wire` of it is what is stored).
+        The columns come from the wire form's top level: no second walk of the item."""
         wire = codec.to_wire(item)
-        codec.check_size(wire)
-        stored = codec.from_wire(wire)
-        ttl = stored.get(TTL)
-        ttl_col = (
-            float(ttl) if isinstance(ttl, int | Decimal) and not isinstance(ttl, bool) else None
-        )
+        text = codec.dumps_checked(wire)
+        ttl = wire.get(TTL, {}).get("N")  # a number's text: float() reads it as from_wire's
         index_values = [
-            v if isinstance(v := stored.get(c), str) else None for c in self._index_columns
+            (wire.get(c) or {}).get("S")
+            for c in self._index_columns  # text values only
         ]
-        cols = ", ".join(["pk", "sk", "ttl", *self._index_columns, "item"])
-        marks = ", ".join("?" * (4 + len(self._index_columns)))
         conn.execute(
-            f"INSERT OR REPLACE INTO {self._table} ({cols}) VALUES ({marks})",
-            (item[PK], item[SK], ttl_col, *index_values, codec.dumps(wire)),
+            self._insert,
+            (item[PK], item[SK], None if ttl is None else float(ttl), *index_values, text),
         )
-        return stored
+        return wire
 
     def _delete_row(self, conn: sqlite3.Connection, key: Key) -> None:
         conn.execute(f"DELETE FROM {self._table} WHERE pk = ? AND sk = ?", (key.pk, key.sk))
@@ -303,7 +302,7 @@ class SqliteTable:
             def tx() -> Item:
                 current = self._load(conn, key)
                 self._check(condition, current)
-                return self._store(conn, apply_update(update, current))
+                return codec.from_wire(self._store(conn, apply_update(update, current)))
 
             return self._write(conn, tx)
 
@@ -452,7 +451,14 @@ class SqliteTable:
         def _transact(conn: sqlite3.Connection) -> None:
             def tx() -> None:
                 now = self._clock.now()
-                current = [self._load(conn, key) for key in keys]
+                # Only a condition or an update needs the item as it is: a plain put or
+                # delete is not worth a read and a decode.
+                current = [
+                    self._load(conn, key)
+                    if op.condition is not None or isinstance(op, Update)
+                    else None
+                    for op, key in zip(ops, keys, strict=True)
+                ]
                 reasons: list[str | None] = [
                     None
                     if op.condition is None or holds(op.condition, cur, now)
@@ -476,6 +482,24 @@ class SqliteTable:
             self._write(conn, tx)
 
         await self._run(_transact)
+
+    async def put_each(self, puts: Sequence[Put]) -> list[bool]:
+        keys = rules.check_put_each(self._definition, puts)
+
+        def _put_each(conn: sqlite3.Connection) -> list[bool]:
+            def tx() -> list[bool]:
+                now = self._clock.now()
+                made: list[bool] = []
+                for put, key in zip(puts, keys, strict=True):
+                    ok = put.condition is None or holds(put.condition, self._load(conn, key), now)
+                    if ok:
+                        self._store(conn, put.item)
+                    made.append(ok)
+                return made
+
+            return self._write(conn, tx)
+
+        return await self._run(_put_each)
 
 
 def _sk_clause(

@@ -320,3 +320,11 @@ class Table(Protocol):
     async def transact_write(self, ops: Sequence[TxOp]) -> None:
         """All operations or none; TransactionCancelled says which condition failed."""
         ...
+
+    async def put_each(self, puts: Sequence[Put]) -> list[bool]:
+        """Each put made unless its own condition refuses it (False in its place), the
+        others regardless: not all or nothing. In one transaction on SQLite (one commit,
+        one hop to its thread); on DynamoDB as PutItems sent together, since a transaction
+        there costs twice the write units. Any other failure is raised, and then on
+        DynamoDB some of the puts may have been made."""
+        ...

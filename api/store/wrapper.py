@@ -7,7 +7,18 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from api.store import rules
-from api.store.table import PK, SK, Condition, Item, Key, Page, SkCondition, Table, TxOp
+from api.store.table import (
+    PK,
+    SK,
+    Condition,
+    Item,
+    Key,
+    Page,
+    Put,
+    SkCondition,
+    Table,
+    TxOp,
+)
 
 T = TypeVar("T")
 # What a call touched, as `pk sk` (or `pk prefix` for a query, the entity for a scan, a
@@ -123,6 +134,11 @@ class TableWrapper:
     async def transact_write(self, ops: Sequence[TxOp]) -> None:
         await self.around(
             "transact_write", lambda: _first_key(ops), lambda: self.table.transact_write(ops)
+        )
+
+    async def put_each(self, puts: Sequence[Put]) -> list[bool]:
+        return await self.around(
+            "put_each", lambda: _first_key(puts), lambda: self.table.put_each(puts)
         )
 
 

@@ -18,6 +18,8 @@ LAZY = [
     "torch",
     "cryptography",
     "jwt",
+    "boto3",  # DynamoDB mode's SDK (about 0.1 s); the store's codec writes items without it
+    "botocore",
 ]
 
 PROBE = """
@@ -37,7 +39,8 @@ with TestClient(app, base_url="http://127.0.0.1") as client:
     found = client.post("/messages/search", json={"agent_name": "probe", "query": "pizza"})
     assert found.status_code == 200, found.text
     used = static._shipped.cache_info().currsize
-print(json.dumps({"modules": modules, "model_loaded": [idle, used]}))
+    aws = sorted(m for m in ("boto3", "botocore") if m in sys.modules)  # after writes too
+print(json.dumps({"modules": modules, "model_loaded": [idle, used], "aws_after_writes": aws}))
 """
 
 
@@ -54,3 +57,4 @@ def test_a_started_local_server_has_not_imported_what_it_does_not_use(tmp_path: 
     assert {"api", "fastapi"} <= loaded  # the probe saw its own imports
     assert loaded.isdisjoint(LAZY), sorted(loaded & set(LAZY))
     assert seen["model_loaded"] == [0, 1]  # not while idle; once a text was embedded
+    assert seen["aws_after_writes"] == []

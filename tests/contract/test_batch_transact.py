@@ -111,3 +111,25 @@ async def test_a_transaction_may_touch_an_item_once(table: Table) -> None:
     with pytest.raises(InvalidItem):
         await table.transact_write([Put({**key(i).as_item()}) for i in range(101)])
     assert (await table.query(PK)).items == []
+
+
+async def test_put_each_makes_every_put_its_condition_allows(table: Table) -> None:
+    await table.put({**key(1).as_item(), "v": "kept"})
+    made = await table.put_each(
+        [
+            Put({**key(1).as_item(), "v": "over"}, condition=ItemAbsent()),  # refused alone
+            Put({**key(2).as_item(), "v": "new"}, condition=ItemAbsent()),
+            Put({**key(3).as_item(), "v": "plain"}),
+        ]
+    )
+    assert made == [False, True, True]
+    assert (await table.get(key(1)) or {})["v"] == "kept"
+    assert (await table.get(key(2)) or {})["v"] == "new"
+    assert (await table.get(key(3)) or {})["v"] == "plain"
+    assert await table.put_each([]) == []
+
+
+async def test_put_each_refuses_an_item_twice_and_writes_nothing(table: Table) -> None:
+    with pytest.raises(InvalidItem, match="only once"):
+        await table.put_each([Put({**key(1).as_item(), "v": 1}), Put({**key(1).as_item()})])
+    assert await table.get(key(1)) is None

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from api.kit.clock import FrozenClock
+from api.messages import repository as messages
+from api.messages.models import Message
 from api.runs import journal as journal_module
 from api.runs import repository, service
 from api.runs.bus import RunBus
@@ -85,6 +87,50 @@ async def test_what_a_failed_write_did_not_store_goes_with_the_next(
     journal.add("text.delta", '{"i": 20}')
     await journal.close("completed")
     assert await stored_numbers(table) == list(range(1, 23))
+
+
+def answer(clock: FrozenClock, content: str) -> Message:
+    return Message(
+        conversation_id="c1",
+        message_id="m1",
+        role="assistant",
+        content=content,
+        created_at=datetime.fromtimestamp(clock.now(), UTC),
+    )
+
+
+async def test_events_and_the_draft_go_in_one_call_and_a_refused_draft_keeps_the_events(
+    table: SqliteTable, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
+    counter = RoundCounter(table)
+    drafts: list[Message] = [answer(clock, "Hel")]
+    journal = RunJournal(
+        counter, clock, new_run(clock), RunBus(), lambda: drafts.pop() if drafts else None
+    )
+    await journal.open("run.started", "{}")
+    mark = counter.mark()
+    journal.add("text.delta", "{}")
+    await asyncio.sleep(0.1)
+    assert [c.operation for c in counter.since(mark)] == ["put_each"]  # one call for both
+    assert await stored_numbers(table) == [1, 2]
+    stored = await table.get(answer(clock, "").key())
+    assert stored is not None
+    assert (stored["content"], stored["interrupted"]) == ("Hel", True)
+
+    # The answer itself is stored; a draft taken before that arrives late: it is refused,
+    # and the events of the same flush are written all the same, in the same call.
+    await messages.add(table, answer(clock, "Hello"))
+    drafts.append(answer(clock, "Hell"))
+    mark = counter.mark()
+    journal.add("text.delta", "{}")
+    await asyncio.sleep(0.1)
+    assert [c.operation for c in counter.since(mark)] == ["put_each"]
+    assert await stored_numbers(table) == [1, 2, 3]
+    stored = await table.get(answer(clock, "").key())
+    assert stored is not None
+    assert (stored["content"], stored["interrupted"]) == ("Hello", False)
+    await journal.close("completed")
 
 
 async def test_a_reader_ends_a_run_whose_process_is_gone(

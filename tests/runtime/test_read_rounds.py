@@ -57,12 +57,12 @@ def test_reads_before_the_llm_are_two_rounds(
     ownership, *concurrent = reads
     assert what(ownership) == ("get", "CONVERSATION")
     assert ownership.end <= min(c.start for c in concurrent)
-    # The core memory is two queries: the block definitions and their lines.
+    # The core memory is one query: the block definitions, their lines (and the warning
+    # counts) lie side by side, from `CapacityWarning#` on.
     assert sorted(what(c) for c in concurrent) == [
         ("get", "Agent"),
-        ("query", "CoreMemory"),
+        ("query", "CapacityWarning"),
         ("query", "MESSAGE"),
-        ("query", "MemoryBlockDef"),
         ("query", "ProviderSettings"),
     ]
     # The conversation's lease, taken in the round of reads (not after it).
@@ -74,19 +74,6 @@ def test_reads_before_the_llm_are_two_rounds(
     # after the reads.
     assert {what(c) for c in started} <= {("transact_write", "MESSAGE")}
     assert all(w.start >= max(c.end for c in reads) for w in started)
-
-
-def test_the_core_memory_queries_are_in_flight_together(
-    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
-) -> None:
-    """The block definitions and their lines are independent queries: neither waits for
-    the other (both start in one pass of the event loop, before either can end)."""
-    before = calls_before_the_llm(settings, clock, fake_openai, tmp_path)
-    by_kind = {what(c): c for c in before}
-    definitions, lines = by_kind["query", "MemoryBlockDef"], by_kind["query", "CoreMemory"]
-
-    assert lines.start < definitions.end
-    assert definitions.start < lines.end
 
 
 def test_the_run_opens_in_the_user_messages_transaction(

@@ -181,3 +181,22 @@ def test_kinds_sharing_a_partition_do_not_overlap() -> None:
     ]
     for _, prefix, other_sk in partition_kinds:
         assert not other_sk.startswith(prefix)
+
+
+def test_one_query_reads_an_agents_blocks_and_warnings_and_nothing_else() -> None:
+    """The range `blocks_and_warnings_of` reads holds the three kinds and no other kind of
+    the agent's partition: a kind added between them would be read on every turn."""
+    pk, between = keys.blocks_and_warnings_of("a1")
+    assert between.upper is not None
+    lower, upper = between.value, between.upper
+    kinds = {}
+    for line in (keys.__doc__ or "").splitlines():
+        parts = line.split()
+        if len(parts) > 3 and parts[1] == "Agent#{agent_id}" and parts[2] == "/":
+            kinds[parts[0]] = parts[3].partition("{")[0]  # the sort key's fixed start
+    assert len(kinds) >= 10, kinds  # the catalogue was read
+    inside = {
+        kind for kind, start in kinds.items() if start <= upper and start + "\U0010ffff" >= lower
+    }
+    assert inside == {keys.CAPACITY_WARNING, keys.CORE_MEMORY, keys.MEMORY_BLOCK_DEF}
+    assert pk == keys.core_memory("a1", "b").pk == keys.memory_block_def("a1", "b").pk

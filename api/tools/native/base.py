@@ -45,6 +45,9 @@ class BadArguments(Exception):
 class NativeTool:
     spec: ToolSpec
     run: Executor
+    # Whether a call may change core memory: a turn that made none reuses, after it, the
+    # blocks it read before it (api/runtime/runner.py's memory upkeep).
+    changes_core_memory: bool = False
 
     @property
     def name(self) -> str:

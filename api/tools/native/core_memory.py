@@ -148,6 +148,7 @@ CORE_MEMORY_APPEND = NativeTool(
         ),
     ),
     core_memory_append,
+    changes_core_memory=True,
 )
 
 
@@ -191,6 +192,7 @@ CORE_MEMORY_REPLACE = NativeTool(
         ),
     ),
     core_memory_replace,
+    changes_core_memory=True,
 )
 
 
@@ -221,6 +223,7 @@ CORE_MEMORY_DELETE = NativeTool(
         parameters=schema({"block": BLOCK, "line_number": LINE_NUMBER}, ["block", "line_number"]),
     ),
     core_memory_delete,
+    changes_core_memory=True,
 )
 
 

@@ -1,0 +1,133 @@
+"""The store calls a turn makes after its LLM call: the memory upkeep reuses the blocks the
+turn read at its start unless one of its tools may have changed them, and the answer is
+written with its searchable copy, one transaction."""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from api.config import Settings
+from api.kit.clock import FrozenClock
+from api.store.definition import load_definition
+from api.store.rounds import WRITES, Call, RoundCounter
+from api.store.sqlite import SqliteTable
+from api.store.table import Page, SkCondition, Table
+from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
+from tests.runtime.conftest import new_conversation, running, send, use_openai
+from tests.runtime.test_read_rounds import what
+
+
+def turn_calls(
+    settings: Settings,
+    clock: FrozenClock,
+    fake: FakeLLM,
+    tmp_path: Path,
+    replies: list[Reply],
+    notes: str = "one two three four five six seven",  # 7 words of 10: not yet warned
+) -> tuple[list[Call], list[tuple[str, str]], list[str], list[dict[str, object]]]:
+    """One warm-up turn, then one with `replies`: its store calls in the order they
+    started, its reads of core memory, its events' names and its memory warnings."""
+    counter = QueryCounter(
+        SqliteTable(tmp_path / "turns.db", settings.dynamodb_table, load_definition(), clock=clock)
+    )
+    with running(settings, clock, table=counter) as client:
+        agent_id = use_openai(client, fake)
+        created = client.post(
+            f"/agents/{agent_id}/memory/blocks",
+            json={"name": "notes", "word_limit": 10, "content": notes},
+        )
+        assert created.status_code == 201, created.text
+        conversation_id = new_conversation(client, agent_id)
+        send(client, conversation_id, "Hello")
+        clock.advance(1)
+        fake.replies.extend(replies)
+        mark, queried = counter.mark(), len(counter.queries)
+        found = send(client, conversation_id, "Hello again")
+        calls = sorted(counter.since(mark), key=lambda c: c.start)
+    assert [e.name for e in found][-1] == "run.completed"
+    warnings = [e.data for e in found if e.name == "memory.warning"]
+    memory_reads = [q for q in counter.queries[queried:] if q in (BLOCKS, COUNTS)]
+    return calls, memory_reads, [e.name for e in found], warnings
+
+
+class QueryCounter(RoundCounter):
+    """Notes, besides the calls, each query's sort-key condition."""
+
+    def __init__(self, table: Table) -> None:
+        super().__init__(table)
+        self.queries: list[tuple[str, str]] = []
+
+    async def query(
+        self,
+        pk: str,
+        *,
+        sk: SkCondition | None = None,
+        index: str | None = None,
+        forward: bool = True,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Page:
+        self.queries.append((sk.op, sk.value) if sk else ("all", ""))
+        return await super().query(
+            pk, sk=sk, index=index, forward=forward, limit=limit, cursor=cursor
+        )
+
+
+BLOCKS = ("between", "CapacityWarning#")  # the blocks, their lines and warning counts
+COUNTS = ("begins_with", "CapacityWarning#")  # the warning counts alone
+
+
+def append_to_notes(words: str) -> Reply:
+    arguments = json.dumps({"block": "notes", "content": words})
+    return Reply(tool_calls=[ToolCallScript("core_memory_append", arguments)])
+
+
+def test_a_turn_without_tools_counts_warnings_on_the_blocks_it_read(
+    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
+) -> None:
+    _, memory_reads, _, warnings = turn_calls(
+        settings, clock, fake_openai, tmp_path, [Reply(text="Hi")], notes="a b c d e f g h i"
+    )
+    # The blocks are read once, at the start; the upkeep reads only the warning counts...
+    assert memory_reads == [BLOCKS, COUNTS]
+    # ...and counts this turn as the second warned one (the first was the warm-up).
+    assert [(w["block"], w["warned_turns"]) for w in warnings] == [("notes", 2)]
+
+
+def test_a_turn_whose_tool_wrote_core_memory_reads_the_blocks_again(
+    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
+) -> None:
+    # 7 words when the turn starts; the tool's line takes the block to 9 of 10.
+    _, memory_reads, _, warnings = turn_calls(
+        settings, clock, fake_openai, tmp_path, [append_to_notes("eight nine"), Reply(text="ok")]
+    )
+    assert memory_reads == [BLOCKS, BLOCKS]  # at the start, and after the tool wrote
+    assert [(w["block"], w["percent_used"], w["warned_turns"]) for w in warnings] == [
+        ("notes", 90, 1)
+    ]
+
+
+def test_a_tool_that_only_reads_core_memory_does_not_make_the_upkeep_read_again(
+    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
+) -> None:
+    read = Reply(tool_calls=[ToolCallScript("core_memory_read", json.dumps({"block": "notes"}))])
+    _, memory_reads, names, warnings = turn_calls(
+        settings, clock, fake_openai, tmp_path, [read, Reply(text="ok")]
+    )
+    assert "tool.result" in names
+    assert memory_reads == [BLOCKS, COUNTS]
+    assert warnings == []
+
+
+def test_a_turns_writes_are_the_lease_its_messages_with_their_copies_and_the_runs_end(
+    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
+) -> None:
+    calls, _, _, _ = turn_calls(settings, clock, fake_openai, tmp_path, [Reply(text="Hi")])
+    writes = Counter(what(c) for c in calls if c.operation in WRITES and c.operation != "put_each")
+    assert writes == {
+        ("put", "Lease"): 1,
+        # The question with the run's opening, then its copy; the answer with its copy.
+        ("transact_write", "MESSAGE"): 3,
+        ("transact_write", "Run"): 1,  # the run's end, with its last events
+        ("delete", "Lease"): 1,
+    }
