@@ -1,18 +1,19 @@
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue
 
 from api.agents.architectures.registry import DEFAULT
 from api.agents.models import Agent
 from api.kit.forms import FormField
 from api.kit.json_data import Metadata
+from api.kit.model import ApiModel
 from api.kit.text import PlainName
 
 MAX_RECENT_TURNS = 100
 
 
-class AgentCreate(BaseModel):
+class AgentCreate(ApiModel):
     """What a person fills in to create an agent; it also defines the agents form."""
 
     model_config = ConfigDict(extra="forbid")
@@ -64,7 +65,7 @@ def _without_null(schema: dict[str, Any]) -> None:
             field["anyOf"] = options
 
 
-class AgentUpdate(BaseModel):
+class AgentUpdate(ApiModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_without_null)
 
     name: PlainName | None = Field(default=None, min_length=1, max_length=100)
@@ -77,7 +78,7 @@ class AgentUpdate(BaseModel):
     metadata: Metadata | None = None
 
 
-class AgentOut(BaseModel):
+class AgentOut(ApiModel):
     id: str
     name: str
     architecture: str
@@ -107,7 +108,7 @@ class AgentOut(BaseModel):
         )
 
 
-class AgentForm(BaseModel):
+class AgentForm(ApiModel):
     fields: list[FormField]
     models: dict[str, list[str]] = Field(
         description="The models of each provider offered in the provider field"

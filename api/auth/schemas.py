@@ -1,20 +1,22 @@
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from api.kit.model import ApiModel
 
 
-class AccessTokenOut(BaseModel):
+class AccessTokenOut(ApiModel):
     access_token: str
     token_type: Literal["bearer"] = "bearer"  # noqa: S105 (a token type, not a secret)
     expires_in: int
 
 
-class ApiKeyCreate(BaseModel):
+class ApiKeyCreate(ApiModel):
     name: str = Field(min_length=1, max_length=100, description="What the key is for, e.g. n8n")
 
 
-class ApiKeyOut(BaseModel):
+class ApiKeyOut(ApiModel):
     id: str
     name: str
     prefix: str = Field(description="The key's first characters, to tell keys apart")

@@ -1,12 +1,13 @@
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from api.kit.model import ApiModel
 from api.messages.schemas import ID_PATTERN, ActorId, Prompt, Streamed, Wait
 
 # A session id ends up in a sort key, and DynamoDB takes at most 1024 bytes there.
 MAX_SESSION_ID_BYTES = 512
 
 
-class ChatIn(BaseModel):
+class ChatIn(ApiModel):
     """Seed 001's body. `user_id` is who authenticated, never what the body says: it may be
     sent (the seed's clients do) but must then name the caller."""
 

@@ -7,11 +7,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from api.errors import AppError
+from api.kit.model import ApiModel
 
 Responses = dict[int | str, dict[str, Any]]
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(ApiModel):
     """What every error of the API is, but those of `/v1` (OpenAI's shape) and `/memory/*`
     (seed 004's): a stable `code` to branch on, a message for a person, and the id of the
     request, also sent in the `X-Request-ID` header, to quote when reporting it."""

@@ -1,22 +1,23 @@
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import ConfigDict, Field, JsonValue
 
 from api.conversations.models import Conversation
+from api.kit.model import ApiModel
 from api.kit.text import Title
 from api.messages.models import Message
 from api.messages.schemas import ActorId, Prompt, Streamed, Wait
 
 
-class ConversationCreate(BaseModel):
+class ConversationCreate(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_id: str = Field(min_length=1, max_length=64)
     title: Title = Field(default="", max_length=200)
 
 
-class TurnIn(BaseModel):
+class TurnIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     content: Prompt
@@ -25,13 +26,13 @@ class TurnIn(BaseModel):
     wait: Wait = False
 
 
-class ConversationUpdate(BaseModel):
+class ConversationUpdate(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     title: Title = Field(max_length=200)
 
 
-class ConversationOut(BaseModel):
+class ConversationOut(ApiModel):
     id: str
     agent_id: str
     title: str
@@ -49,12 +50,12 @@ class ConversationOut(BaseModel):
         )
 
 
-class ConversationPage(BaseModel):
+class ConversationPage(ApiModel):
     conversations: list[ConversationOut]
     cursor: str | None
 
 
-class MessageOut(BaseModel):
+class MessageOut(ApiModel):
     id: str
     role: str
     content: str
@@ -82,6 +83,6 @@ class MessageOut(BaseModel):
         )
 
 
-class MessagePage(BaseModel):
+class MessagePage(ApiModel):
     messages: list[MessageOut]
     cursor: str | None

@@ -10,18 +10,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from api.kit.model import ApiModel
+
 FieldType = Literal["string", "url", "integer", "number", "boolean", "select", "text", "json"]
 
 
 SCALARS: dict[str, FieldType] = {"integer": "integer", "number": "number", "boolean": "boolean"}
 
 
-class Option(BaseModel):
+class Option(ApiModel):
     value: Any
     label: str
 
 
-class Validation(BaseModel):
+class Validation(ApiModel):
     min_length: int | None = None
     max_length: int | None = None
     pattern: str | None = None
@@ -29,7 +31,7 @@ class Validation(BaseModel):
     maximum: float | None = None
 
 
-class FormField(BaseModel):
+class FormField(ApiModel):
     name: str
     label: str
     type: FieldType
@@ -42,7 +44,7 @@ class FormField(BaseModel):
     options: list[Option] | None = None
 
 
-class Form(BaseModel):
+class Form(ApiModel):
     fields: list[FormField]
 
 

@@ -7,9 +7,10 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from api.agents import service as agents
+from api.kit.model import ApiModel
 from api.mcp.caller import UserId, answer, caller
 from api.memory import archival
 from api.messages.schemas import MAX_QUERY_CHARS
@@ -21,7 +22,7 @@ from api.subjects import service as subjects
 MAX_RESULTS = 50  # as seed 004's /memory/context and /memory/search
 
 
-class ContextOut(BaseModel):
+class ContextOut(ApiModel):
     context: str = Field(description="Prompt-ready: the blocks, then the relevant memories.")
     memories: list[MemoryOut] = Field(description="The relevant memories it holds, best first.")
     truncated: bool = Field(description="Whether the token budget left something out.")
@@ -74,7 +75,7 @@ async def memory_context(
     return await answer(run())
 
 
-class SearchOut(BaseModel):
+class SearchOut(ApiModel):
     query: str
     mode: str = Field(description="hybrid (words and meaning), lexical or semantic.")
     total: int = Field(description="How many memories match in all.")
@@ -128,7 +129,7 @@ async def memory_search(
     return await answer(run())
 
 
-class AddOut(BaseModel):
+class AddOut(ApiModel):
     run_id: str = Field(description="The memory run updating the subject's blocks.")
     status: str = Field(description="queued, running, completed or failed.")
     messages_count: int
@@ -177,7 +178,7 @@ async def memory_add(
     return await answer(run())
 
 
-class AgentOut(BaseModel):
+class AgentOut(ApiModel):
     id: str
     name: str
     architecture: str = Field(
@@ -187,7 +188,7 @@ class AgentOut(BaseModel):
     created_at: datetime
 
 
-class AgentsOut(BaseModel):
+class AgentsOut(ApiModel):
     agents: list[AgentOut]
 
 

@@ -1,9 +1,10 @@
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import ConfigDict, Field, StringConstraints
 
 from api.kit.forms import Form
+from api.kit.model import ApiModel
 from api.kit.text import BlockName
 from api.memory.archival import Match
 from api.memory.blocks import MAX_BLOCK_NAME, MAX_WORD_LIMIT
@@ -12,7 +13,7 @@ from api.memory.service import BlockView, LineChange
 from api.search.index import Mode as SearchMode
 
 
-class BlockOut(BaseModel):
+class BlockOut(ApiModel):
     name: str
     description: str
     word_limit: int
@@ -41,7 +42,7 @@ class BlockOut(BaseModel):
         )
 
 
-class BlockCreate(BaseModel):
+class BlockCreate(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     name: BlockName = Field(min_length=1, max_length=MAX_BLOCK_NAME)
@@ -54,13 +55,13 @@ class BlockCreate(BaseModel):
     )
 
 
-class LineIn(BaseModel):
+class LineIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     content: str = Field(min_length=1, description="The line's text")
 
 
-class LineChangeOut(BaseModel):
+class LineChangeOut(ApiModel):
     block: BlockOut
     line_number: int = Field(description="The line this concerns (1-based)")
     line: str = Field(description="The line as stored, or as it was for a delete")
@@ -78,7 +79,7 @@ class LineChangeOut(BaseModel):
         )
 
 
-class BlockUpdate(BaseModel):
+class BlockUpdate(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     description: str | None = Field(default=None, max_length=500)
@@ -95,7 +96,7 @@ Tag = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[
 Confidence = Annotated[float, Field(ge=0.0, le=1.0, strict=True, description="0.0 to 1.0")]
 
 
-class ArchivalCreate(BaseModel):
+class ArchivalCreate(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     content: str = Field(min_length=1, json_schema_extra={"format": "multiline"})
@@ -107,7 +108,7 @@ class ArchivalCreate(BaseModel):
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
 
 
-class ArchivalOut(BaseModel):
+class ArchivalOut(ApiModel):
     id: str
     content: str
     content_hash: str
@@ -131,7 +132,7 @@ class ArchivalOut(BaseModel):
         )
 
 
-class ArchivalPage(BaseModel):
+class ArchivalPage(ApiModel):
     memories: list[ArchivalOut]
     cursor: str | None
     total: int | None = Field(
@@ -155,7 +156,7 @@ class ArchivalHitOut(ArchivalOut):
         )
 
 
-class ArchivalSearchOut(BaseModel):
+class ArchivalSearchOut(ApiModel):
     query: str
     page: int
     pages: int
@@ -164,7 +165,7 @@ class ArchivalSearchOut(BaseModel):
     memories: list[ArchivalHitOut]
 
 
-class MemoryForms(BaseModel):
+class MemoryForms(ApiModel):
     """The forms of the memory inspector, from the models that validate their POSTs."""
 
     block: Form = Field(description="POST /blocks: a new block's definition and lines")

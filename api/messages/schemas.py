@@ -3,8 +3,9 @@
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from api.kit.model import ApiModel
 from api.messages.service import MessageHit
 from api.search.index import Mode
 
@@ -35,7 +36,7 @@ Wait = Annotated[
 ]
 
 
-class MessageHitOut(BaseModel):
+class MessageHitOut(ApiModel):
     id: str
     conversation_id: str
     role: str
@@ -63,7 +64,7 @@ class MessageHitOut(BaseModel):
         )
 
 
-class MessageSearchOut(BaseModel):
+class MessageSearchOut(ApiModel):
     query: str
     total: int = Field(description="Every match, not only those returned.")
     mode: Mode

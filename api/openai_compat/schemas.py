@@ -5,14 +5,16 @@ as clients send fields of newer API versions."""
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from api.kit.model import ApiModel
 
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
 
 # Requests are read strictly, as OpenAI reads them: `"stream": 0` or `"n": "2"` is refused,
 # not taken for false and 2.
-class ContentPart(BaseModel):
+class ContentPart(ApiModel):
     """A part of a message's content: `{"type": "text", "text": ...}` is the one we read."""
 
     model_config = ConfigDict(extra="ignore", strict=True)
@@ -21,7 +23,7 @@ class ContentPart(BaseModel):
     text: str | None = None
 
 
-class MessageIn(BaseModel):
+class MessageIn(ApiModel):
     """One message of the conversation as the client keeps it (name, tool calls and the
     like are ignored: only the last user message is read)."""
 
@@ -31,19 +33,19 @@ class MessageIn(BaseModel):
     content: str | list[ContentPart] | None = None
 
 
-class StreamOptions(BaseModel):
+class StreamOptions(ApiModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
     include_usage: bool = False
 
 
-class ResponseFormat(BaseModel):
+class ResponseFormat(ApiModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
     type: str
 
 
-class ChatCompletionIn(BaseModel):
+class ChatCompletionIn(ApiModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
     model: str = Field(
@@ -79,26 +81,26 @@ class ChatCompletionIn(BaseModel):
     top_logprobs: int | None = None
 
 
-class AssistantMessage(BaseModel):
+class AssistantMessage(ApiModel):
     role: Literal["assistant"] = "assistant"
     content: str
     refusal: None = None
 
 
-class Choice(BaseModel):
+class Choice(ApiModel):
     index: int = 0
     message: AssistantMessage
     finish_reason: Literal["stop"] = "stop"
     logprobs: None = None
 
 
-class CompletionUsage(BaseModel):
+class CompletionUsage(ApiModel):
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
 
 
-class ChatCompletion(BaseModel):
+class ChatCompletion(ApiModel):
     id: str = Field(description="`chatcmpl-` and the run's id (GET /runs/{run_id}).")
     object: Literal["chat.completion"] = "chat.completion"
     created: int
@@ -108,7 +110,7 @@ class ChatCompletion(BaseModel):
     system_fingerprint: None = None
 
 
-class ModelOut(BaseModel):
+class ModelOut(ApiModel):
     """An agent as an OpenAI model object, with a few fields of ours."""
 
     id: str = Field(description="The agent's name: what `model` takes (its id works too).")
@@ -120,12 +122,12 @@ class ModelOut(BaseModel):
     provider_model: str
 
 
-class ModelList(BaseModel):
+class ModelList(ApiModel):
     object: Literal["list"] = "list"
     data: list[ModelOut]
 
 
-class ErrorDetail(BaseModel):
+class ErrorDetail(ApiModel):
     message: str
     type: str
     param: str | None = None
@@ -135,7 +137,7 @@ class ErrorDetail(BaseModel):
     )
 
 
-class ErrorOut(BaseModel):
+class ErrorOut(ApiModel):
     """OpenAI's error body, which the OpenAI SDKs read."""
 
     error: ErrorDetail

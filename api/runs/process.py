@@ -5,6 +5,7 @@ known dead at once, without waiting for its conversation's lease to lapse."""
 import os
 import socket
 from dataclasses import dataclass
+from pathlib import Path
 
 from api.kit.secrets import new_id
 
@@ -31,7 +32,18 @@ def _exists(pid: int) -> bool:
         return False
     except PermissionError:  # someone else's process: it exists
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Killed but not yet reaped: a worker killed with its supervisor waits for init to
+    collect it, and a server restarted at once (faster than that) would otherwise take it
+    for alive and leave its runs to the lease's lapse. It runs nothing any more."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):  # gone meanwhile, or no /proc here: the signal's answer
+        return False
+    return state in ("Z", "X")
 
 
 _current: ProcessId | None = None

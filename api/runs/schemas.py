@@ -1,11 +1,10 @@
 from datetime import datetime
 
-from pydantic import BaseModel
-
+from api.kit.model import ApiModel
 from api.runs.models import Run, RunState
 
 
-class RunOut(BaseModel):
+class RunOut(ApiModel):
     run_id: str
     agent_id: str
     conversation_id: str

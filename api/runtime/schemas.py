@@ -2,22 +2,22 @@
 
 from typing import Any
 
-from pydantic import BaseModel
+from api.kit.model import ApiModel
 
 
-class ToolUse(BaseModel):
+class ToolUse(ApiModel):
     call_id: str
     name: str
     arguments: dict[str, Any]
     result: str | None
 
 
-class TurnUsage(BaseModel):
+class TurnUsage(ApiModel):
     input_tokens: int
     output_tokens: int
 
 
-class TurnOut(BaseModel):
+class TurnOut(ApiModel):
     output: str
     run_id: str
     agent_id: str

@@ -5,11 +5,12 @@ import uuid
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
+from pydantic import AfterValidator, ConfigDict, Field, JsonValue
 
 from api.agents.models import Agent
 from api.chat.schemas import MAX_SESSION_ID_BYTES
 from api.kit.json_data import NamedKeys, storable
+from api.kit.model import ApiModel
 from api.kit.text import BlockName, MetadataKey, PlainName, Visible
 from api.memory.blocks import MAX_BLOCK_NAME
 from api.memory.service import BlockView
@@ -48,7 +49,7 @@ OptionalMetadata = (
 )
 
 
-class MessageIn(BaseModel):
+class MessageIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_name: AgentName
@@ -58,7 +59,7 @@ class MessageIn(BaseModel):
     session_id: SessionId = None
 
 
-class SaidIn(BaseModel):
+class SaidIn(ApiModel):
     """One message of a batch: POST /messages's fields less the agent and the session."""
 
     model_config = ConfigDict(extra="forbid")
@@ -68,7 +69,7 @@ class SaidIn(BaseModel):
     metadata: OptionalMetadata = None
 
 
-class MessagesIn(BaseModel):
+class MessagesIn(ApiModel):
     """Ours, not the seed's: POST /messages/batch."""
 
     model_config = ConfigDict(extra="forbid")
@@ -78,7 +79,7 @@ class MessagesIn(BaseModel):
     session_id: SessionId = None
 
 
-class SearchIn(BaseModel):
+class SearchIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_name: AgentName
@@ -94,7 +95,7 @@ class SearchIn(BaseModel):
     ] = None
 
 
-class MemoryBlockIn(BaseModel):
+class MemoryBlockIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_name: AgentName
@@ -102,13 +103,13 @@ class MemoryBlockIn(BaseModel):
     value: str = Field(description="The block's lines, one per line.")
 
 
-class MemoryBlockUpdate(BaseModel):
+class MemoryBlockUpdate(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     value: str = Field(description="Replaces every line of the block.")
 
 
-class ContextIn(BaseModel):
+class ContextIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_name: AgentName | None = Field(
@@ -119,7 +120,7 @@ class ContextIn(BaseModel):
     )
 
 
-class MessageOut(BaseModel):
+class MessageOut(ApiModel):
     """Seed 002's Message object, and the conversation it is in."""
 
     id: str
@@ -174,7 +175,7 @@ class MessageOut(BaseModel):
         )
 
 
-class MemoryBlockOut(BaseModel):
+class MemoryBlockOut(ApiModel):
     """Seed 002's MemoryBlock object, and the version to send back in If-Match."""
 
     id: str
@@ -200,6 +201,6 @@ class MemoryBlockOut(BaseModel):
         )
 
 
-class ContextOut(BaseModel):
+class ContextOut(ApiModel):
     memory_blocks: list[MemoryBlockOut]
     relevant_messages: list[MessageOut]

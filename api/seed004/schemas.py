@@ -4,8 +4,9 @@ their descriptions). Requests refuse fields neither names."""
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from api.kit.model import ApiModel
 from api.kit.text import BlockName, PlainName, Visible
 from api.memory.archival import Match
 from api.memory.blocks import MAX_BLOCK_CHARS, MAX_BLOCK_NAME
@@ -52,7 +53,7 @@ Model = Annotated[
 ]
 
 
-class InitializeUserRequest(BaseModel):
+class InitializeUserRequest(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: UserId
@@ -68,7 +69,7 @@ class InitializeUserRequest(BaseModel):
     model: Model = None
 
 
-class BlockIn(BaseModel):
+class BlockIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     label: Annotated[BlockName, Field(min_length=1, max_length=MAX_BLOCK_NAME)]
@@ -84,7 +85,7 @@ class BlockIn(BaseModel):
     )
 
 
-class InitializeWithBlocksRequest(BaseModel):
+class InitializeWithBlocksRequest(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: UserId
@@ -94,7 +95,7 @@ class InitializeWithBlocksRequest(BaseModel):
     model: Model = None
 
 
-class InitializeResponse(BaseModel):
+class InitializeResponse(ApiModel):
     success: bool = True
     message: str
     agent_id: str
@@ -103,14 +104,14 @@ class InitializeResponse(BaseModel):
     )
 
 
-class MessageIn(BaseModel):
+class MessageIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     role: SaidRole
     content: Annotated[Visible, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
 
 
-class AddConversationRequest(BaseModel):
+class AddConversationRequest(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: UserId
@@ -137,7 +138,7 @@ class AddConversationRequest(BaseModel):
         return self
 
 
-class AddConversationResponse(BaseModel):
+class AddConversationResponse(ApiModel):
     success: bool = True
     run_id: str
     message: str
@@ -145,7 +146,7 @@ class AddConversationResponse(BaseModel):
     status: RunState = Field(description="Ours: the memory run's state when this answered.")
 
 
-class MemoryOut(BaseModel):
+class MemoryOut(ApiModel):
     """Ours: where a relevant memory came from, and how it ranked."""
 
     id: str
@@ -171,7 +172,7 @@ class MemoryOut(BaseModel):
         )
 
 
-class FullContextResponse(BaseModel):
+class FullContextResponse(ApiModel):
     success: bool = True
     user_context: str
     summary: str = Field(description="The summary block; empty with include_summary=false.")
@@ -189,17 +190,17 @@ class FullContextResponse(BaseModel):
     estimated_tokens: int = Field(description="Ours: combined_context's size, at 4 chars/token.")
 
 
-class ContextResponse(BaseModel):
+class ContextResponse(ApiModel):
     success: bool = True
     context: str
 
 
-class SummaryResponse(BaseModel):
+class SummaryResponse(ApiModel):
     success: bool = True
     summary: str
 
 
-class SearchResult(BaseModel):
+class SearchResult(ApiModel):
     success: bool = True
     results: list[str]
     count: int
@@ -207,18 +208,18 @@ class SearchResult(BaseModel):
     memories: list[MemoryOut] = Field(description="Ours: the results with provenance.")
 
 
-class DeleteResponse(BaseModel):
+class DeleteResponse(ApiModel):
     success: bool = True
     message: str
 
 
-class AgentIdResponse(BaseModel):
+class AgentIdResponse(ApiModel):
     success: bool = True
     agent_id: str
     dashboard_url: str
 
 
-class MemoryRunOut(BaseModel):
+class MemoryRunOut(ApiModel):
     """Ours: a memory run as it stands."""
 
     success: bool = True

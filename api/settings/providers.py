@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     HttpUrl,
@@ -17,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from api.kit.model import ApiModel
 from api.llm.offline import OfflineProvider
 from api.llm.types import LLMProvider
 
@@ -39,7 +39,7 @@ def header_safe(value: str, what: str) -> str:
     return value
 
 
-class Credentials(BaseModel):
+class Credentials(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     @field_validator(

@@ -2,15 +2,16 @@
 
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from api.kit.model import ApiModel
 from api.store.keys import ENTITY
 from api.store.table import PK, SK, InvalidItem, Item, Key
 
 INDEX_ATTRIBUTES = ("gsi1pk", "gsi1sk")
 
 
-class Entity(BaseModel):
+class Entity(ApiModel):
     """A model stored as one item. Subclasses name their ENTITY and build their key."""
 
     model_config = ConfigDict(extra="ignore")

@@ -24,9 +24,10 @@ import hashlib
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+from pydantic import AfterValidator, ConfigDict, Field, JsonValue, TypeAdapter
 
 from api.kit.json_data import Metadata, check_storable
+from api.kit.model import ApiModel
 from api.memory.models import Category
 from api.messages.models import Role
 
@@ -45,7 +46,7 @@ def _storable_calls(calls: list[dict[str, JsonValue]]) -> list[dict[str, JsonVal
 ToolCalls = Annotated[list[dict[str, JsonValue]], AfterValidator(_storable_calls)]
 
 
-class _Record(BaseModel):
+class _Record(ApiModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 

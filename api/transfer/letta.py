@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
+from api.kit.model import ApiModel
 from api.memory import blocks
 from api.memory.service import MAX_DESCRIPTION_CHARS
 from api.messages.models import Role
@@ -45,7 +46,7 @@ ROLE_OF: dict[str, Role] = {
 }
 
 
-class _Loose(BaseModel):
+class _Loose(ApiModel):
     model_config = ConfigDict(extra="ignore")
 
 

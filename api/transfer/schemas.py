@@ -1,14 +1,16 @@
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from api.kit.model import ApiModel
 
 
-class SkippedOut(BaseModel):
+class SkippedOut(ApiModel):
     kind: str
     reason: str
     count: int
     examples: list[str] = Field(default_factory=list)
 
 
-class ImportedAgent(BaseModel):
+class ImportedAgent(ApiModel):
     agent_id: str
     agent_name: str
     created: bool = Field(description="False: the file was imported before; nothing changed")
@@ -17,5 +19,5 @@ class ImportedAgent(BaseModel):
     notes: list[str] = Field(description="What was changed to fit here (a name, a provider)")
 
 
-class ImportOut(BaseModel):
+class ImportOut(ApiModel):
     agents: list[ImportedAgent]

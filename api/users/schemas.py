@@ -1,9 +1,8 @@
-from pydantic import BaseModel
-
+from api.kit.model import ApiModel
 from api.users.models import User
 
 
-class UserOut(BaseModel):
+class UserOut(ApiModel):
     email: str
     name: str
     picture: str | None

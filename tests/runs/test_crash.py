@@ -126,6 +126,26 @@ def dead_pid() -> int:
     return child.pid
 
 
+def test_a_process_killed_but_not_yet_reaped_is_known_dead() -> None:
+    """A worker killed with its supervisor is a zombie until init reaps it: a server
+    restarted meanwhile must not take it for alive."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    here = this_process()
+    try:
+        assert not here.knows_dead(here.host, child.pid, "t")  # running
+        child.kill()
+        deadline = time.monotonic() + 10
+        stat = Path(f"/proc/{child.pid}/stat")
+        while stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":  # killed, not reaped
+            assert time.monotonic() < deadline, "the child never became a zombie"
+            time.sleep(0.01)
+        assert here.knows_dead(here.host, child.pid, "t")
+    finally:
+        child.kill()
+        child.wait()
+    assert here.knows_dead(here.host, child.pid, "t")  # reaped: gone
+
+
 async def test_the_sweep_ends_only_runs_whose_process_is_gone(
     store: Store, clock: FrozenClock
 ) -> None:
