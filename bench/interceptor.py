@@ -17,8 +17,11 @@ through AsyncOpenAI; and create to a model that takes 50 ms. Columns, at p50 and
 `outside`, the plain SDK call; `added`, inside minus outside; `/context`, the
 interceptor's POST /context requests during the row (timed by wrapping the client's
 request method); `own`, what is added besides them (each call's time less its fetch, minus
-outside): reading, formatting, injecting, and handing the capture over. The last line is
-POST /context alone, on a quiet server.
+outside): reading, formatting, injecting, and handing the capture over; `met a capture`,
+how many of the row's fetches were under way while a capture request of the interceptor
+was (the server then takes both in turns). The last lines are
+POST /context alone, on a quiet server: back to back, and each after 50 ms idle (what the
+50 ms model's rows compare with: a request that wakes a sleeping server costs more).
 
 Target: at most 3 ms added at p50 on loopback. Capture is off the call's path, so
 capture_only adds next to nothing; with memory the server's POST /context is added too.
@@ -75,8 +78,9 @@ COLUMNS = [
     "p95",
     "own p50",
     "p95",
+    "met a capture",
 ]
-WIDTHS = [30, 11, 6, 9, 6, 12, 6, 7, 6]
+WIDTHS = [30, 11, 6, 9, 6, 12, 6, 7, 6, 13]
 
 
 @dataclass(frozen=True)
@@ -85,27 +89,57 @@ class Row:
     outside: list[float]
     inside: list[float]
     fetches: list[float]  # the interceptor's POST /context requests during `inside`
+    met: int  # of those, how many were under way while a capture request was
+
+
+@dataclass
+class Requests:
+    """The interceptor's requests while a row runs, from its client's methods."""
+
+    fetches: list[tuple[float, float]]  # (start, end) of each POST /context
+    captures: list[tuple[float, float]]  # of each POST /messages/batch or /messages
+
+    def met(self, fetches: list[tuple[float, float]]) -> int:
+        """The fetches that overlapped a capture: the server had both at once."""
+        return sum(
+            any(start < c_end and c_start < end for c_start, c_end in self.captures)
+            for start, end in fetches
+        )
 
 
 @contextmanager
-def fetches_timed() -> Iterator[list[float]]:
-    """The duration of every POST /context the interceptor makes meanwhile (the client's
-    request method wrapped for the benchmark: it shows what the server's part is)."""
-    durations: list[float] = []
-    original = MemoryServerClient.context
+def requests_timed() -> Iterator[Requests]:
+    """Every POST /context and capture request the interceptor makes meanwhile (its
+    client's request methods wrapped for the benchmark: they show the server's part)."""
+    seen = Requests([], [])
+    originals = {
+        name: getattr(MemoryServerClient, name)
+        for name in ("context", "add_messages", "add_message")
+    }
 
-    def context(self: MemoryServerClient, agent: str, query: str) -> dict[str, object]:
-        start = time.perf_counter()
-        try:
-            return original(self, agent, query)
-        finally:
-            durations.append(time.perf_counter() - start)
+    def timing(name: str, into: list[tuple[float, float]]) -> Callable[..., object]:
+        original = originals[name]
 
-    MemoryServerClient.context = context  # type: ignore[method-assign]
+        def timed_call(self: MemoryServerClient, *args: object) -> object:
+            start = time.perf_counter()
+            try:
+                return original(self, *args)
+            finally:
+                into.append((start, time.perf_counter()))
+
+        return timed_call
+
+    for name, into in (
+        ("context", seen.fetches),
+        ("add_messages", seen.captures),
+        ("add_message", seen.captures),
+    ):
+        setattr(MemoryServerClient, name, timing(name, into))
     try:
-        yield durations
+        yield seen
     finally:
-        MemoryServerClient.context = original  # type: ignore[method-assign]
+        for name, original in originals.items():
+            setattr(MemoryServerClient, name, original)
 
 
 def row(
@@ -115,9 +149,10 @@ def row(
     other's memory."""
     agent = "bench-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
     seed(server, agent)
-    with fetches_timed() as fetches:
+    with requests_timed() as seen:
         outside, inside = measure(agent)
-    return Row(name, outside, inside, fetches[-len(inside) :] if fetches else [])
+    fetches = seen.fetches[-len(inside) :] if seen.fetches else []
+    return Row(name, outside, inside, [end - start for start, end in fetches], seen.met(fetches))
 
 
 @contextmanager
@@ -214,24 +249,30 @@ def alternate_async(
     return asyncio.run(run())
 
 
-def context_alone(server: MemoryServer, n: int) -> list[float]:
-    """POST /context on a new agent seeded as the others, with no write in between."""
-    agent = "bench-context"
+def context_alone(server: MemoryServer, n: int, pause: float = 0.0) -> list[float]:
+    """POST /context on a new agent seeded as the others, with no write in between; with
+    `pause`, that long idle before each (as between the calls of a model that takes it:
+    both processes asleep, the request wakes them)."""
+    agent = f"bench-context-{pause * 1000:.0f}ms"
     seed(server, agent)
+
+    def fetch(http: httpx2.Client, i: int) -> float:
+        if pause:
+            time.sleep(pause)
+        return timed(
+            lambda i: http.post(
+                f"/context/{agent}", json={"query": QUESTIONS[i % len(QUESTIONS)]}
+            ).raise_for_status(),
+            i,
+        )
+
     with httpx2.Client(base_url=server.url) as http:
-        return [
-            timed(
-                lambda i: http.post(
-                    f"/context/{agent}", json={"query": QUESTIONS[i % len(QUESTIONS)]}
-                ).raise_for_status(),
-                i,
-            )
-            for i in range(n)
-        ]
+        return [fetch(http, i) for i in range(n)]
 
 
-def bench(n: int, w: int) -> tuple[list[Row], list[float]]:
-    """The rows (n timed calls each side, after w untimed) and POST /context alone."""
+def bench(n: int, w: int) -> tuple[list[Row], list[float], list[float]]:
+    """The rows (n timed calls each side, after w untimed) and POST /context alone, back
+    to back and after a pause as long as the slow model's answer."""
     with (
         tempfile.TemporaryDirectory() as tmp,
         memory_server(Path(tmp) / "bench.db") as server,
@@ -287,7 +328,7 @@ def bench(n: int, w: int) -> tuple[list[Row], list[float]]:
                 lambda a: alternate(server, a, create_slow, n, w, capture_only=True),
             ),
         ]
-        return rows, context_alone(server, n)
+        return rows, context_alone(server, n), context_alone(server, n, SLOW_MODEL_SECONDS)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -303,7 +344,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     print(f"{args.n} calls per row outside and inside learning(), after {args.warmup}; ms\n")
-    rows, context = bench(args.n, args.warmup)
+    rows, context, after_pause = bench(args.n, args.warmup)
     report = Report(COLUMNS, WIDTHS)
     for measured in rows:
         out50, out95 = p50_p95_ms(measured.outside)
@@ -317,13 +358,19 @@ def main(argv: list[str] | None = None) -> int:
             cells += [f"{v:.2f}" for v in p50_p95_ms(measured.fetches)]
             own50, own95 = p50_p95_ms(own)
             cells += [f"{own50 - out50:.2f}", f"{own95 - out95:.2f}"]
+            cells.append(f"{measured.met}/{len(measured.fetches)}")
         else:
-            cells += ["-", "-", f"{in50 - out50:.2f}", f"{in95 - out95:.2f}"]
+            cells += ["-", "-", f"{in50 - out50:.2f}", f"{in95 - out95:.2f}", "-"]
         report.print([measured.name, *cells])
     c50, c95 = p50_p95_ms(context)
     print(
         f"\nPOST /context alone, no write in between (httpx2, a new agent seeded alike): "
         f"p50 {c50:.2f} ms, p95 {c95:.2f} ms"
+    )
+    p50, p95 = p50_p95_ms(after_pause)
+    print(
+        f"POST /context alone, each after {SLOW_MODEL_SECONDS * 1000:.0f} ms idle: "
+        f"p50 {p50:.2f} ms, p95 {p95:.2f} ms"
     )
     return 0
 

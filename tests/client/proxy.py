@@ -1,6 +1,8 @@
 """A proxy on 127.0.0.1 in front of the memory server that records every request, can hold
-POST /context unanswered, and can play seed 002's own server, which has no POST
-/messages/batch: its FastAPI app answers 405 there (the path matches GET
+POST /context unanswered, can make POST /messages/batch slow (a capture that takes longer
+than the calls leave between two fetches) or refuse one holding a given text with a 422,
+and can play seed 002's own server, which has
+no POST /messages/batch: its FastAPI app answers 405 there (the path matches GET
 /messages/{agent_name})."""
 
 import asyncio
@@ -25,6 +27,8 @@ class Proxy:
     url: str
     upstream: str
     batches: bool = True  # False: POST /messages/batch is refused as seed 002's server does
+    batch_delay: float = 0.0  # seconds added to each POST /messages/batch
+    refuse_text: str | None = None  # a batch holding it is refused as invalid (422)
     seen: list[str] = field(default_factory=list)  # "POST /messages", in order
     # While set, POST /context waits (unanswered) until it is cleared.
     hold_context: threading.Event = field(default_factory=threading.Event)
@@ -36,9 +40,11 @@ class Proxy:
 
 
 @contextmanager
-def recording_proxy(upstream: str, *, batches: bool = True) -> Iterator[Proxy]:
+def recording_proxy(
+    upstream: str, *, batches: bool = True, batch_delay: float = 0.0
+) -> Iterator[Proxy]:
     def build(root: str) -> tuple[Proxy, Starlette]:
-        proxy = Proxy(url=root, upstream=upstream, batches=batches)
+        proxy = Proxy(url=root, upstream=upstream, batches=batches, batch_delay=batch_delay)
         http = httpx2.AsyncClient(base_url=upstream, timeout=30)
 
         async def forward(request: Request) -> Response:
@@ -49,11 +55,18 @@ def recording_proxy(upstream: str, *, batches: bool = True) -> Iterator[Proxy]:
                 await asyncio.to_thread(proxy._released.wait, 30)
             if path == "/messages/batch" and not proxy.batches:
                 return JSONResponse({"detail": "Method Not Allowed"}, status_code=405)
+            if path == "/messages/batch" and proxy.batch_delay:
+                await asyncio.sleep(proxy.batch_delay)
+            body = await request.body()
+            refuse = proxy.refuse_text
+            if path == "/messages/batch" and refuse and refuse.encode() in body:
+                detail = {"code": "validation_error", "message": "refused by the proxy"}
+                return JSONResponse(detail, status_code=422)
             answer = await http.request(
                 request.method,
                 path,
                 params=request.url.query,
-                content=await request.body(),
+                content=body,
                 headers={"content-type": request.headers.get("content-type", "")},
             )
             return Response(

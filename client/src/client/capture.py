@@ -1,11 +1,18 @@
 """Storing what was said, off the call's path: each call hands its exchange (the user's
 message, then the reply) to one worker thread per learning() context, which posts the
 messages in order. A failure is logged, counted and kept for the caller to read; it never
-reaches the model call. The context's exit waits for the queue to drain (flush)."""
+reaches the model call. The context's exit waits for the queue to drain (flush).
+
+The worker never competes with the context's memory fetches: it lets a fetch under way
+(or about to start) go first, and when the calls leave less time between one fetch and the
+next than a capture takes (a tool loop on a fast model), it holds the exchanges and sends
+them together in a later gap, at most HOLD_SECONDS later, at a flush, or at the exit."""
 
 import logging
 import queue
+import statistics
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -13,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client.apis import Reply
+from client.errors import MemoryServerError, MemoryServerUnavailable
 from client.server import MAX_CONTENT_CHARS, MemoryServer
 
 log = logging.getLogger(__name__)
@@ -22,6 +30,20 @@ MAX_TOOL_CALLS_IN_METADATA = 10
 MAX_ARGUMENT_CHARS = 2_000
 # How long a capture waits for the next call's memory fetch to start, so as to go after it.
 FETCH_GRACE = 0.005
+# Messages in one POST /messages/batch (the server's limit, docs/local-server.md).
+BATCH_MESSAGES = 10
+# Exchanges held for a gap between calls wait this long at most, and this many messages.
+HOLD_SECONDS = 1.0
+MAX_HELD_MESSAGES = 40
+# What a capture request is taken to last before one was timed (a server on loopback
+# answers in 2-5 ms), and how much longer than it a gap must be to send in it: the server
+# must be done with the capture before the next fetch arrives.
+ASSUMED_CAPTURE_SECONDS = 0.01
+GAP_MARGIN = 1.5
+# How long a capture sent in a gap waits after the fetch: the caller's model request
+# goes out first.
+SETTLE_SECONDS = 0.005
+GAPS_KEPT = 5
 
 
 @dataclass(frozen=True)
@@ -170,39 +192,62 @@ class Recorder:
 
 
 class Foreground:
-    """The context's memory fetches under way. The capture worker lets them go first: a
-    server takes a capture's write and a fetch arriving with it in turns, and the fetch
-    is what a caller waits for (a loop of calls fetches right after each capture)."""
+    """The context's memory fetches under way, and the time its calls leave between one
+    fetch's end and the next one's start (the model's answer, the caller's own work). The
+    capture worker lets fetches go first: a server takes a capture's write and a fetch
+    arriving with it in turns, and the fetch is what a caller waits for."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._fetching = 0
         self._started = 0
+        self._ended_at: float | None = None
+        self._gaps: deque[float] = deque(maxlen=GAPS_KEPT)
 
     @contextmanager
     def fetching(self) -> Iterator[None]:
         with self._changed:
+            if self._fetching == 0 and self._ended_at is not None:
+                self._gaps.append(time.monotonic() - self._ended_at)
             self._fetching += 1
             self._started += 1
-            self._changed.notify_all()
+            # No one is woken here: the worker waits for the fetch to end, and each
+            # wake-up of its thread takes the interpreter from the caller's for a while.
         try:
             yield
         finally:
             with self._changed:
                 self._fetching -= 1
-                self._changed.notify_all()
+                if self._fetching == 0:
+                    self._ended_at = time.monotonic()
+                    self._changed.notify_all()
 
-    def let_go_first(self, grace: float, limit: float) -> None:
+    def let_go_first(self, grace: float, limit: float) -> bool:
         """Wait `grace` seconds at most for a fetch to start (the call after the one just
         captured is about to make one), then while any runs (`limit` seconds at most: a
-        fetch is bounded by the request timeout anyway)."""
+        fetch is bounded by the request timeout anyway). True when a fetch ran meanwhile:
+        the calls go on, and the next fetch comes about one gap later."""
         with self._changed:
             started = self._started
-            self._changed.wait_for(lambda: self._fetching > 0 or self._started != started, grace)
+            busy = self._fetching > 0
+            # One wake-up when a fetch ends within the grace; a longer one is waited
+            # for below.
+            self._changed.wait_for(
+                lambda: (busy or self._started != started) and self._fetching == 0, grace
+            )
+            ran = busy or self._started != started
             self._changed.wait_for(lambda: self._fetching == 0, limit)
+            return ran
+
+    def gap(self) -> float | None:
+        """The usual time between a fetch's end and the next one's start (the median of
+        the latest few); None before two fetches."""
+        with self._changed:
+            return statistics.median(self._gaps) if self._gaps else None
 
 
 _STOP = object()
+_FLUSH = object()  # Learning.flush(): send what is held now
 
 
 class CaptureWorker:
@@ -222,6 +267,8 @@ class CaptureWorker:
         self._recorder = recorder
         self._foreground = foreground or Foreground()
         self._yield_for = yield_for
+        # How long the latest capture request took: the gap a capture needs.
+        self._capture_seconds = ASSUMED_CAPTURE_SECONDS
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._intake = threading.Lock()
         self._thread = threading.Thread(
@@ -245,7 +292,9 @@ class CaptureWorker:
             )
 
     def flush(self, timeout: float) -> bool:
-        """Wait until everything handed over so far is stored or failed."""
+        """Send what is held at once, and wait until everything handed over so far is
+        stored or failed."""
+        self._queue.put(_FLUSH)
         return self._recorder.wait_drained(timeout)
 
     def close(self, timeout: float) -> None:
@@ -259,38 +308,114 @@ class CaptureWorker:
             self._recorder.give_up(timeout)
 
     def _run(self) -> None:
-        while (item := self._queue.get()) is not _STOP:
-            assert isinstance(item, Exchange)
-            self._store(item.notes)
+        held: list[Exchange] = []
+        since = 0.0  # when the oldest held exchange was taken
+        while True:
+            wait = max(0.0, since + HOLD_SECONDS - time.monotonic()) if held else None
+            try:
+                item = self._queue.get(timeout=wait)
+            except queue.Empty:
+                item = None  # held long enough: sent in spite of the calls
+            if isinstance(item, Exchange):
+                if not held:
+                    since = time.monotonic()
+                held.append(item)
+                full = (
+                    time.monotonic() - since >= HOLD_SECONDS
+                    or sum(len(e.notes) for e in held) >= MAX_HELD_MESSAGES
+                )
+                # What is queued joins them first (an exchange; a flush or the end sends).
+                if not full and (not self._queue.empty() or self._hold()):
+                    continue
+            if held:
+                self._send(held)
+                held = []
+            if item is _STOP:
+                return
 
-    def _store(self, notes: Sequence[Note]) -> None:
-        """The exchange's messages: in one request where the server takes a batch (all or
-        none), else one request each."""
-        # The grace only for the latest exchange of a context still taking calls: with
-        # more queued, or the context ended, no fetch is about to follow this one.
-        grace = FETCH_GRACE if self._queue.empty() and not self._recorder.closed() else 0.0
-        self._foreground.let_go_first(grace, self._yield_for)
+    def _hold(self) -> bool:
+        """Let the next fetch go first; then whether to keep what is held for a later gap:
+        the calls leave too little time between fetches for a capture to be done before
+        the next one arrives."""
+        closing = self._recorder.closed()
+        # The grace only while the context takes calls: after its end no fetch follows.
+        ran = self._foreground.let_go_first(0.0 if closing else FETCH_GRACE, self._yield_for)
+        if not self._queue.empty():
+            return True  # taken next: an exchange joins them, a flush or the end sends them
+        if closing or not ran:
+            return False
+        gap = self._foreground.gap()
+        if gap is not None and gap < SETTLE_SECONDS + GAP_MARGIN * self._capture_seconds:
+            return True
+        # The fetch just ended: the caller's SDK is building and sending its request. A
+        # capture sent at once would take the interpreter (and a core) from it.
+        time.sleep(SETTLE_SECONDS)
+        return not self._queue.empty()
+
+    def _send(self, held: Sequence[Exchange]) -> None:
+        """The exchanges in order, as few requests as the server's batch limit allows; an
+        exchange is never split between two. Each request lets a fetch under way go first."""
+        chunk: list[Exchange] = []
+        for item in held:
+            if chunk and sum(len(e.notes) for e in chunk) + len(item.notes) > BATCH_MESSAGES:
+                self._store_together(chunk)
+                chunk = []
+            chunk.append(item)
+        if chunk:
+            self._store_together(chunk)
+
+    def _store_together(self, chunk: Sequence[Exchange]) -> None:
+        """Several exchanges in one request; refused (a 4xx), each is sent again on its
+        own, so that one the server will not take does not take the others with it."""
+        notes = [note for item in chunk for note in item.notes]
+        if self._store(notes, whole=len(chunk) == 1):
+            for item in chunk:
+                self._store(item.notes)
+
+    def _store(self, notes: Sequence[Note], *, whole: bool = True) -> bool:
+        """The messages: in one request where the server takes a batch (all or none), else
+        one request each. With `whole` False, a refusal of the batch is not counted but
+        answered True: the caller sends its exchanges one by one."""
+        self._foreground.let_go_first(0.0, self._yield_for)
         if self._recorder.abandoned():
-            return  # counted when the flush gave up
+            return False  # counted when the flush gave up
         if len(notes) > 1 and self._server.batches:
+            start = time.monotonic()
             try:
                 batched = self._server.add_messages(
                     self._agent, [(note.role, note.content, note.metadata) for note in notes]
                 )
             except Exception as e:  # any failure is counted; none reaches the caller
+                if not whole and _refused(e):
+                    return True
                 for note in notes:
                     self._recorder.settled(f"the {note.role} message was not stored: {e}")
-                return
+                return False
             if batched:
+                self._capture_seconds = time.monotonic() - start
                 for _ in notes:
                     self._recorder.settled(None)
-                return
+                return False
         for note in notes:
             if self._recorder.abandoned():
-                return
+                return False
+            start = time.monotonic()
             try:
                 self._server.add_message(self._agent, note.role, note.content, note.metadata)
             except Exception as e:
                 self._recorder.settled(f"the {note.role} message was not stored: {e}")
             else:
+                self._capture_seconds = time.monotonic() - start
                 self._recorder.settled(None)
+        return False
+
+
+def _refused(error: Exception) -> bool:
+    """The server answered and would not take the request (not a server out of reach, nor
+    one failing: those would fail each exchange alike)."""
+    return (
+        isinstance(error, MemoryServerError)
+        and not isinstance(error, MemoryServerUnavailable)
+        and error.status is not None
+        and 400 <= error.status < 500
+    )

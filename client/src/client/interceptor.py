@@ -133,7 +133,8 @@ class Learning:
             return tuple(self._recorder.counts.errors)
 
     def flush(self, timeout: float | None = None) -> bool:
-        """Wait until every capture so far is stored or failed; False on timeout."""
+        """Send the captures held for a gap between calls, and wait until every capture so
+        far is stored or failed; False on timeout."""
         worker = self._worker
         return worker.flush(self._flush_timeout if timeout is None else timeout) if worker else True
 

@@ -1,0 +1,131 @@
+"""When the capture worker sends: never while the context's memory fetch is under way, and,
+when the calls follow one another faster than a capture is stored, not between them at
+all: the exchanges are held, then sent together (in order, within the server's batch
+limit) at a flush, at the exit or once held long enough. A proxy in front of the real
+server makes each capture slow (`batch_delay`) and records every request."""
+
+import pytest
+from openai import OpenAI
+
+from client import capture, learning
+from tests.client.conftest import ask
+from tests.client.proxy import recording_proxy
+from tests.client.server_process import MemoryServer
+from tests.fakes.llm_servers import FakeLLM
+
+BATCH = "POST /messages/batch"
+SLOW_CAPTURE = 0.5  # seconds the proxy adds to each capture: far more than a call's gap
+
+
+@pytest.fixture(autouse=True)
+def patient_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker waits up to 0.3 s (not 5 ms) for the next call's fetch to start, so that
+    a loaded machine, slow between two calls, does not change what is tested. Not longer:
+    the gap before the first held call includes a flush, which waits out this grace and
+    a capture, and the median of that gap and the next must stay below 1.5 captures."""
+    monkeypatch.setattr(capture, "FETCH_GRACE", 0.3)
+
+
+def test_captures_of_quick_calls_are_held_and_sent_at_a_flush_and_at_the_exit(
+    server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
+) -> None:
+    with (
+        recording_proxy(server.url, batch_delay=SLOW_CAPTURE) as proxy,
+        learning(agent, server_url=proxy.url) as memory,
+    ):
+        oai.chat.completions.create(model="m", messages=ask("First."))
+        assert memory.flush(10)  # the worker now knows what a capture takes
+        assert proxy.seen.count(BATCH) == 1
+        for text in ("Second.", "Third.", "Fourth."):
+            oai.chat.completions.create(model="m", messages=ask(text))
+        # Sent between two calls, a capture would still be on the server at the next
+        # fetch: none was, and all three wait, counted as pending.
+        assert proxy.seen.count(BATCH) == 1
+        assert memory.pending == 6
+        assert memory.flush(10)
+        assert proxy.seen.count(BATCH) == 2  # the three together, in one request
+        assert (memory.stored, memory.pending) == (8, 0)
+        oai.chat.completions.create(model="m", messages=ask("Fifth."))
+        oai.chat.completions.create(model="m", messages=ask("Sixth."))
+
+    assert (memory.stored, memory.capture_failures, memory.pending) == (12, 0, 0)
+    said = ("First.", "Second.", "Third.", "Fourth.", "Fifth.", "Sixth.")
+    assert server.said(agent) == [
+        pair for text in said for pair in (("user", text), ("assistant", "ok"))
+    ]
+    fetches = [call for call in proxy.seen if call.startswith("POST /context/")]
+    assert len(fetches) == 6
+
+
+def test_held_captures_go_out_in_requests_of_the_servers_batch_limit_whole_exchanges(
+    server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
+) -> None:
+    with (
+        recording_proxy(server.url, batch_delay=SLOW_CAPTURE) as proxy,
+        learning(agent, server_url=proxy.url) as memory,
+    ):
+        oai.chat.completions.create(model="m", messages=ask("Question 0."))
+        assert memory.flush(10)
+        for n in range(1, 8):
+            oai.chat.completions.create(model="m", messages=ask(f"Question {n}."))
+        assert memory.pending == 14
+
+    # 14 held messages in whole exchanges of two, at most 10 a request: 10, then 4.
+    assert proxy.seen.count(BATCH) == 3
+    assert (memory.stored, memory.capture_failures) == (16, 0)
+    assert [text for role, text in server.said(agent) if role == "user"] == [
+        f"Question {n}." for n in range(8)
+    ]
+
+
+def test_captures_held_too_long_are_sent_while_the_calls_go_on(
+    server: MemoryServer,
+    agent: str,
+    oai: OpenAI,
+    fake_openai: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(capture, "HOLD_SECONDS", 0.2)
+    with (
+        recording_proxy(server.url, batch_delay=SLOW_CAPTURE) as proxy,
+        learning(agent, server_url=proxy.url) as memory,
+    ):
+        oai.chat.completions.create(model="m", messages=ask("Timing the capture."))
+        assert memory.flush(10)
+        calls = 0
+        # The calls never leave a gap long enough; the held ones still go, within a
+        # few seconds at most (the loop is bounded).
+        while proxy.seen.count(BATCH) < 2 and calls < 500:
+            oai.chat.completions.create(model="m", messages=ask(f"Call {calls}."))
+            calls += 1
+        assert proxy.seen.count(BATCH) >= 2, "nothing held was sent while the calls went on"
+
+    assert memory.capture_failures == 0
+    assert memory.stored == 2 + 2 * calls
+
+
+def test_an_exchange_the_server_refuses_among_held_ones_loses_only_itself(
+    server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
+) -> None:
+    with (
+        recording_proxy(server.url, batch_delay=SLOW_CAPTURE) as proxy,
+        learning(agent, server_url=proxy.url) as memory,
+    ):
+        oai.chat.completions.create(model="m", messages=ask("Before."))
+        assert memory.flush(10)
+        proxy.refuse_text = "Refused."
+        for text in ("Kept.", "Refused.", "Also kept."):
+            oai.chat.completions.create(model="m", messages=ask(text))
+        assert memory.pending == 6
+        assert memory.flush(10)
+
+    # Refused together, then sent one exchange at a time: only the refused one is lost,
+    # counted and told.
+    assert proxy.seen.count(BATCH) == 1 + 1 + 3
+    assert (memory.stored, memory.capture_failures) == (6, 2)
+    assert "422" in memory.errors[-1]
+    assert [text for role, text in server.said(agent) if role == "user"] == [
+        "Before.",
+        "Kept.",
+        "Also kept.",
+    ]
