@@ -4,7 +4,6 @@ both in one transaction; `store`, for a turn, writes the message and then its co
 `store_answer`, for a turn's answer, both in one transaction when its vector comes at once."""
 
 import asyncio
-import dataclasses
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -15,7 +14,6 @@ from api.errors import AppError
 from api.kit.json_data import plain
 from api.messages import repository
 from api.messages.models import SAID_ROLES, Message, MessageRecall
-from api.search import repository as search_repository
 from api.search import vectors
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
@@ -167,7 +165,7 @@ class MessageSearch:
     hits: list[MessageHit]
 
 
-def _hit(hit: Hit) -> MessageHit:
+def _hit(hit: Hit, with_metadata: bool) -> MessageHit:
     doc = hit.doc
     return MessageHit(
         conversation_id=doc.conversation_id or "",
@@ -179,6 +177,8 @@ def _hit(hit: Hit) -> MessageHit:
         created_at=datetime.fromtimestamp(doc.created_at, UTC),
         score=hit.score,
         similarity=hit.similarity,
+        # The index keeps it with the text: no read of the hits again (0.3 ms of /context).
+        metadata=plain(doc.metadata) if with_metadata else None,
     )
 
 
@@ -215,7 +215,7 @@ async def search(
     """An agent of `owner`'s messages across all its conversations (or one, named by its
     id or by a session id as `POST /chat` names it), best first. A session that does not
     exist finds nothing. `with_metadata`: each hit also carries the metadata its client
-    stored with it (one more read, of the hits only)."""
+    stored with it (kept in the index with the text)."""
     chosen = search.mode_for(mode)
     after, before = _utc(after), _utc(before)
     if after is not None and before is not None and after >= before:
@@ -240,15 +240,7 @@ async def search(
         offset=offset,
         limit=limit,
     )
-    hits = [_hit(h) for h in result.hits]
-    if with_metadata and hits:
-        sort_keys = [h.doc.sk for h in result.hits]
-        # The searchable copies (those still there), read as the engine reads its items.
-        stored = await search_repository.items(search.table, agent_id, sort_keys)
-        hits = [
-            dataclasses.replace(hit, metadata=plain(stored.get(sk, {}).get("metadata")))
-            for hit, sk in zip(hits, sort_keys, strict=True)
-        ]
+    hits = [_hit(h, with_metadata) for h in result.hits]
     return MessageSearch(result.total, result.mode, hits)
 
 

@@ -6,6 +6,7 @@ has text: `api.messages.models.MessageRecall`). Items are parsed by hand, not
 validated as models: an index load reads every one of them.
 """
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -37,6 +38,11 @@ class Doc:
     actor_id: str | None = None
     interrupted: bool = False
     ttl: float | None = None
+    # message: what its client stored with it, kept so that a search asking for it
+    # (seed 002's /context) need not read the hits again; and its size as JSON, for the
+    # index's memory budget
+    metadata: Any = None
+    metadata_bytes: int = 0
 
     def live(self, now: float) -> bool:
         return self.ttl is None or self.ttl > now
@@ -69,6 +75,7 @@ def of_item(item: Item, model_id: str | None) -> Doc | None:
         )
     if entity == keys.MESSAGE_RECALL:
         ttl = item.get("ttl")
+        metadata = item.get("metadata")
         return Doc(
             sk=item[SK],
             kind="message",
@@ -81,5 +88,7 @@ def of_item(item: Item, model_id: str | None) -> Doc | None:
             actor_id=item.get("actor_id"),
             interrupted=bool(item.get("interrupted", False)),
             ttl=float(ttl) if ttl is not None else None,
+            metadata=metadata,
+            metadata_bytes=len(json.dumps(metadata, default=str)) if metadata else 0,
         )
     return None

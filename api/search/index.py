@@ -218,7 +218,7 @@ class _Main:
         if self.retriever is not None:
             postings = sum(a.nbytes for a in self.retriever.scores.values() if hasattr(a, "nbytes"))
         listing = self.rank.nbytes + 8 * len(self.sks)
-        texts = sum(DOC_OVERHEAD_BYTES + 2 * len(d.text) for d in self.docs)
+        texts = sum(DOC_OVERHEAD_BYTES + 2 * len(d.text) + d.metadata_bytes for d in self.docs)
         return matrix + postings + listing + texts
 
 
