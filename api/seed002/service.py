@@ -180,8 +180,9 @@ async def context(
 ) -> tuple[Agent, list[BlockView], list[MessageHit]]:
     """What a prompt needs: the agent's blocks that hold something, and the messages most
     relevant to the query (none for a blank query). Called before every model call, so
-    its reads are few and together: the name's guard, then the agent, its blocks and the
-    search's reads at once, then the hits' metadata."""
+    its reads are few and together: the agent (by the id last found for its name, else
+    its name's guard first), its blocks and the search's reads at once; the hits'
+    metadata comes from the index."""
     table = search.table
     if body.agent_name is not None and agents.normalize_name(
         body.agent_name
