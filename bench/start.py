@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import httpx2
@@ -76,13 +77,23 @@ def one_start(workers: int, idle_seconds: float) -> tuple[float, list[float], fl
             time.sleep(idle_seconds)
             resident = {pid: mib(pid) for pid in server.pids()}
         finally:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
+            stop(process)
     if workers == 1:
         return ready, [resident[process.pid]], None
     supervisor = resident.pop(process.pid)
     # The supervisor's helper (multiprocessing's resource tracker) holds a few MiB.
     return ready, sorted(resident.values(), reverse=True)[:workers], supervisor
+
+
+def stop(process: "subprocess.Popen[bytes]") -> None:
+    """The server's whole process group: asked to stop, then killed if it will not."""
+    with suppress(ProcessLookupError):  # it may have exited already
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def mib(pid: int) -> float:

@@ -79,6 +79,10 @@ class TokenIssuer:
 
 
 def issuer_for(secret: str, lifetime_minutes: int) -> TokenIssuer:
+    """The issuer of a server that signs users in (google mode): PyJWT is loaded now, as
+    the app is built, rather than by the first request that carries a token."""
+    import jwt  # noqa: F401
+
     return TokenIssuer(
         secret, issuer=ISSUER, audience=AUDIENCE, lifetime_seconds=lifetime_minutes * 60
     )

@@ -79,8 +79,11 @@ def plain(value: Any) -> Any:
     """Stored JSON as JSON again: a number read from the store (a Decimal) becomes an int
     when it is whole and within the integers a request may send, a float otherwise (1e39,
     sent as a float, is stored whole: as an int it would be refused when sent again, as an
-    export is on import)."""
-    if isinstance(value, Decimal | int) and not isinstance(value, bool):
+    export is on import). A float not stored yet comes out as it would once stored (2.0
+    is stored as 2)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return value
+    if isinstance(value, Decimal | int | float) and not isinstance(value, bool):
         whole = value == int(value) and abs(value) < 10**MAX_DIGITS
         return int(value) if whole else float(value)
     if isinstance(value, list):

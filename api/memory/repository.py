@@ -74,11 +74,6 @@ async def get_block(
     return definition, core
 
 
-async def list_definitions(table: Table, agent_id: str) -> list[MemoryBlockDef]:
-    items = await _query_all(table, keys.memory_block_defs_of(agent_id))
-    return [MemoryBlockDef.from_dynamo_item(item) for item in items]
-
-
 async def list_blocks(
     table: Table, agent_id: str
 ) -> list[tuple[MemoryBlockDef, CoreMemory | None]]:

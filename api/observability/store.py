@@ -27,6 +27,7 @@ OPERATIONS = (
     "batch_get",
     "batch_write",
     "transact_write",
+    "put_each",
 )
 Started = tuple[float, Any]  # when, and the span (None unless tracing)
 

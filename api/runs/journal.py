@@ -14,7 +14,7 @@ from api.runs import repository
 from api.runs.bus import RunBus
 from api.runs.models import Run, RunEvents, RunState
 from api.runs.process import this_process
-from api.store.table import Put, StoreError, Table, TxOp
+from api.store.table import InvalidItem, ItemTooLarge, Put, StoreError, Table, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +120,21 @@ class RunJournal:
                 # it; on DynamoDB a transaction would also cost twice the write units.
                 try:
                     await self.table.put_each(puts)
+                except (InvalidItem, ItemTooLarge) as refused:
+                    # Written alone, the events tell which one cannot be stored. A draft
+                    # that cannot (an answer past the item size limit) must not hold the
+                    # events back, and no later draft could be stored either.
+                    written = draft is not None and await self._events_alone(puts[:-1])
+                    if written:
+                        log.warning(
+                            "the draft of run %s cannot be stored (%s); no more drafts",
+                            self.run.run_id,
+                            refused,
+                        )
+                        self.draft = no_draft
+                    else:
+                        log.warning("writing events of run %s failed", self.run.run_id)
+                    failed = bool(batch) and not written
                 except Exception:
                     what = "writing events" if batch else "saving the draft"
                     log.warning("%s of run %s failed", what, self.run.run_id, exc_info=True)
@@ -135,6 +150,17 @@ class RunJournal:
                 if self._pending:
                     self._flush_soon()
                 return
+
+    async def _events_alone(self, puts: list[Put]) -> bool:
+        """Whether the events (`puts`, none or one) were written, without the draft."""
+        if not puts:
+            return True
+        try:
+            await self.table.put_each(puts)
+        except Exception:
+            log.warning("writing events of run %s failed", self.run.run_id, exc_info=True)
+            return False
+        return True
 
     async def close(self, state: RunState) -> None:
         """Everything written, and the run ended as `state`. Runs to its end through a

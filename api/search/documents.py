@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from api.kit.json_data import plain
 from api.search import vectors
 from api.search.vectors import Vector
 from api.store import keys
@@ -38,9 +39,10 @@ class Doc:
     actor_id: str | None = None
     interrupted: bool = False
     ttl: float | None = None
-    # message: what its client stored with it, kept so that a search asking for it
-    # (seed 002's /context) need not read the hits again; and its size as JSON, for the
-    # index's memory budget
+    # message: what its client stored with it, as the store gives it back (whether the
+    # doc came from the table or from a write just made), kept so that a search asking
+    # for it (seed 002's /context) need not read the hits again; and an estimate of what
+    # it holds in memory, for the index's budget
     metadata: Any = None
     metadata_bytes: int = 0
 
@@ -53,6 +55,12 @@ def _epoch(value: Any) -> float:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
+
+
+def _metadata_bytes(metadata: Any) -> int:
+    """Python objects take several times their JSON's length (a small object of three
+    short strings: about 7 times; one long string: about once): counted high."""
+    return 200 + 6 * len(json.dumps(metadata, default=str))
 
 
 def of_item(item: Item, model_id: str | None) -> Doc | None:
@@ -88,7 +96,7 @@ def of_item(item: Item, model_id: str | None) -> Doc | None:
             actor_id=item.get("actor_id"),
             interrupted=bool(item.get("interrupted", False)),
             ttl=float(ttl) if ttl is not None else None,
-            metadata=metadata,
-            metadata_bytes=len(json.dumps(metadata, default=str)) if metadata else 0,
+            metadata=plain(metadata) if metadata else None,
+            metadata_bytes=_metadata_bytes(metadata) if metadata else 0,
         )
     return None

@@ -573,20 +573,24 @@ class DynamoTable:
 
     async def put_each(self, puts: Sequence[Put]) -> list[bool]:
         # Separate PutItems, not one TransactWriteItems: the latter costs twice the write
-        # units, and the puts need not be all or nothing.
+        # units, and the puts need not be all or nothing. An item that cannot be stored
+        # is refused before any is sent, as SQLite refuses the call.
         rules.check_put_each(self._definition, puts)
+        for put in puts:
+            codec.check_size(codec.to_wire(put.item))
         results = await asyncio.gather(
             *(self.put(put.item, condition=put.condition) for put in puts), return_exceptions=True
         )
-        made: list[bool] = []
-        for result in results:
-            if isinstance(result, ConditionFailed):
-                made.append(False)
-            elif isinstance(result, BaseException):
-                raise result
-            else:
-                made.append(True)
-        return made
+        failures = [
+            result
+            for result in results
+            if isinstance(result, BaseException) and not isinstance(result, ConditionFailed)
+        ]
+        for other in failures[1:]:
+            log.warning("another put of the same call failed too", exc_info=other)
+        if failures:
+            raise failures[0]
+        return [not isinstance(result, ConditionFailed) for result in results]
 
     def _transact_item(self, op: TxOp) -> dict[str, Any]:
         if isinstance(op, Put):

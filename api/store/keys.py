@@ -257,16 +257,8 @@ def memory_block_def(agent_id: str, block: str) -> Key:
     return Key(agent_partition(agent_id), f"MemoryBlockDef#{_part('block name', block)}")
 
 
-def memory_block_defs_of(agent_id: str) -> Query:
-    return agent_partition(agent_id), Sk.begins_with("MemoryBlockDef#")
-
-
 def core_memory(agent_id: str, block: str) -> Key:
     return Key(agent_partition(agent_id), f"CoreMemory#{_part('block name', block)}")
-
-
-def core_memories_of(agent_id: str) -> Query:
-    return agent_partition(agent_id), Sk.begins_with("CoreMemory#")
 
 
 def archival(agent_id: str, ts: str, memory_id: str) -> Key:

@@ -323,8 +323,10 @@ class Table(Protocol):
 
     async def put_each(self, puts: Sequence[Put]) -> list[bool]:
         """Each put made unless its own condition refuses it (False in its place), the
-        others regardless: not all or nothing. In one transaction on SQLite (one commit,
-        one hop to its thread); on DynamoDB as PutItems sent together, since a transaction
-        there costs twice the write units. Any other failure is raised, and then on
-        DynamoDB some of the puts may have been made."""
+        others regardless: a refused condition is not all or nothing. In one transaction
+        on SQLite (one commit, one hop to its thread); on DynamoDB as PutItems sent
+        together, since a transaction there costs twice the write units. An item that
+        cannot be stored (InvalidItem, ItemTooLarge) is refused before any is written, on
+        both engines. Any other failure is raised: then none of the puts is made on SQLite,
+        and some may have been on DynamoDB."""
         ...

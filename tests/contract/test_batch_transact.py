@@ -10,6 +10,7 @@ from api.store.table import (
     InvalidItem,
     ItemAbsent,
     ItemExists,
+    ItemTooLarge,
     Key,
     Put,
     Table,
@@ -132,4 +133,12 @@ async def test_put_each_makes_every_put_its_condition_allows(table: Table) -> No
 async def test_put_each_refuses_an_item_twice_and_writes_nothing(table: Table) -> None:
     with pytest.raises(InvalidItem, match="only once"):
         await table.put_each([Put({**key(1).as_item(), "v": 1}), Put({**key(1).as_item()})])
+    assert await table.get(key(1)) is None
+
+
+async def test_put_each_refuses_an_item_too_large_before_writing_any(table: Table) -> None:
+    with pytest.raises(ItemTooLarge):
+        await table.put_each(
+            [Put({**key(1).as_item(), "v": "small"}), Put({**key(2).as_item(), "v": "x" * 500_000})]
+        )
     assert await table.get(key(1)) is None

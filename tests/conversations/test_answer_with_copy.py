@@ -92,9 +92,12 @@ class GatedEmbedder:
 
 
 @pytest.fixture
-def embedder() -> GatedEmbedder:
+async def embedder() -> GatedEmbedder:
     static = get_embedding_backend("static")
     assert static is not None
+    # Loaded now: the shipped model loads on the first text embedded, which could take
+    # longer than the answer's wait for its vector on a busy machine.
+    await static.embed_async(["warm"])
     return GatedEmbedder(static)
 
 

@@ -133,6 +133,34 @@ async def test_events_and_the_draft_go_in_one_call_and_a_refused_draft_keeps_the
     await journal.close("completed")
 
 
+async def test_a_draft_too_large_to_store_never_holds_the_events_back(
+    table: SqliteTable,
+    clock: FrozenClock,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An answer past the item size limit: its draft cannot be stored, now or later; the
+    events of every flush are written all the same, and no more drafts are tried."""
+    monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
+    counter = RoundCounter(table)
+    taken: list[int] = []
+
+    def huge_draft() -> Message:
+        taken.append(1)
+        return answer(clock, "x" * 500_000)
+
+    journal = RunJournal(counter, clock, new_run(clock), RunBus(), huge_draft)
+    await journal.open("run.started", "{}")
+    for _ in range(3):
+        journal.add("text.delta", "{}")
+        await asyncio.sleep(0.1)
+    assert await stored_numbers(table) == [1, 2, 3, 4]  # each flush's event, at once
+    assert taken == [1]  # refused once, never taken again
+    assert "cannot be stored" in caplog.text
+    assert await table.get(answer(clock, "").key()) is None
+    await journal.close("completed")
+
+
 async def test_a_reader_ends_a_run_whose_process_is_gone(
     table: SqliteTable, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

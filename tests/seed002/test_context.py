@@ -1,5 +1,6 @@
 """POST /context/{agent_name}: the memory blocks and the relevant messages a prompt needs."""
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,6 +39,18 @@ def test_context_has_blocks_and_relevant_messages(api: TestClient, clock: Frozen
     # The path names the agent; the body's agent_name may be left out.
     same = api.post("/context/my_agent", json={"query": "Where do I live?"}).json()
     assert same == context
+
+    # Metadata with numbers reads back as the listing (read from the table) gives it,
+    # whether the search found the message in an index loaded from the table or in one
+    # that took the message as it was written (the index is loaded by now).
+    post_message(api, clock, "I moved to Lisbon", metadata={"x": 2.0, "y": [0.5, 3]})
+    found = api.post("/context/my_agent", json={"query": "Where did I move?"}).json()
+    hit = next(m for m in found["relevant_messages"] if m["content"] == "I moved to Lisbon")
+    listed = api.get("/messages/my_agent").json()
+    stored = next(m for m in listed if m["content"] == "I moved to Lisbon")
+    assert (
+        json.dumps(hit["metadata"]) == json.dumps(stored["metadata"]) == '{"x": 2, "y": [0.5, 3]}'
+    )
 
 
 def test_a_blank_query_gives_blocks_only(api: TestClient, clock: FrozenClock) -> None:

@@ -412,10 +412,12 @@ class CaptureWorker:
 
 def _refused(error: Exception) -> bool:
     """The server answered and would not take the request (not a server out of reach, nor
-    one failing: those would fail each exchange alike)."""
+    one failing or asking for fewer requests, 429: those would fail each exchange alike,
+    and sending them one by one would only add requests)."""
     return (
         isinstance(error, MemoryServerError)
         and not isinstance(error, MemoryServerUnavailable)
         and error.status is not None
         and 400 <= error.status < 500
+        and error.status != 429
     )
