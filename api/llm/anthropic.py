@@ -16,7 +16,7 @@ from api.llm.errors import (
     ProviderUnavailable,
     brief,
 )
-from api.llm.http import provider_transport
+from api.llm.http import shared_ssl_context
 from api.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -109,8 +109,8 @@ class AnthropicProvider:
             timeout=timeout,
             max_retries=max_retries,
             # A redirect could lead past the URL guard to an internal address.
-            http_client=anthropic.DefaultAsyncHttpxClient(
-                follow_redirects=False, transport=provider_transport()
+            http_client=anthropic.DefaultAioHttpClient(
+                follow_redirects=False, verify=shared_ssl_context()
             ),
         )
 

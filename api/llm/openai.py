@@ -22,7 +22,7 @@ from api.llm.errors import (
     ProviderUnavailable,
     brief,
 )
-from api.llm.http import provider_transport
+from api.llm.http import shared_ssl_context
 from api.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -211,8 +211,8 @@ class OpenAIProvider:
             timeout=timeout,
             max_retries=max_retries,
             # A redirect could lead past the URL guard to an internal address.
-            http_client=openai.DefaultAsyncHttpxClient(
-                follow_redirects=False, transport=provider_transport()
+            http_client=openai.DefaultAioHttpClient(
+                follow_redirects=False, verify=shared_ssl_context()
             ),
         )
 

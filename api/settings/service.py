@@ -214,13 +214,23 @@ class ProviderCache:
             self._built.move_to_end(key)
         return found
 
-    def put(self, key: tuple[str, str, str], built: tuple[LLMProvider, str | None]) -> None:
+    def put(
+        self, key: tuple[str, str, str], built: tuple[LLMProvider, str | None]
+    ) -> tuple[LLMProvider, str | None]:
+        """`built`, kept; or the adapter another turn built for the same key meanwhile,
+        `built` then closed (no turn has it yet), so that one client serves them all."""
+        existing = self._built.get(key)
+        if existing is not None:
+            self._close(built[0])
+            self._built.move_to_end(key)
+            return existing
         self._built[key] = built
         self._built.move_to_end(key)
         while len(self._built) > self.size:
             _, (dropped, _) = self._built.popitem(last=False)
             # Closed once the turns still using it have had time to end.
             asyncio.get_running_loop().call_later(CLOSE_AFTER_SECONDS, self._close, dropped)
+        return built
 
     def _close(self, adapter: LLMProvider) -> None:
         task = asyncio.ensure_future(adapter.aclose())
@@ -285,7 +295,7 @@ async def provider_from(
         # SDK clients read files and environment as they are made: off the loop.
         built = (await asyncio.to_thread(spec.build, credentials), credentials.url())
         if cache is not None:
-            cache.put(key, built)
+            built = cache.put(key, built)
     adapter, url = built
     if url:  # checked at every use: the name may resolve elsewhere now
         await netguard.check_url(url, allow_private=allow_private_urls)

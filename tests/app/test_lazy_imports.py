@@ -18,6 +18,7 @@ LAZY = [
     "torch",
     "cryptography",
     "jwt",
+    "aiohttp",
     "boto3",  # DynamoDB mode's SDK (about 0.1 s); the store's codec writes items without it
     "botocore",
 ]

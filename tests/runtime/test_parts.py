@@ -7,6 +7,7 @@ import logging
 import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -193,3 +194,22 @@ async def test_provider_clients_are_reused_until_the_credentials_change(
     assert other._client.is_closed()
     with pytest.raises(ProviderNotConfigured):
         await build(None)
+
+    # Turns that start together with the same credentials share one client: the second
+    # built meanwhile is closed, never handed out.
+    built: list[OpenAIProvider] = []
+    real_build = OpenAIProvider.__init__
+
+    def counted(self: OpenAIProvider, **options: Any) -> None:
+        real_build(self, **options)
+        built.append(self)
+
+    monkeypatch.setattr(OpenAIProvider, "__init__", counted)
+    together = stored("sk-together-0000000000000000")
+    one, two = await asyncio.gather(build(together), build(together))
+    assert one is two
+    assert len(built) == 2  # both missed the cache...
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert [p._client.is_closed() for p in built if p is not one] == [True]  # ...one closed
+    await cache.aclose()
