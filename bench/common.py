@@ -2,18 +2,19 @@
 serve` on a SQLite file, waited for, stopped), a fake provider's process, `--sizes`."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import httpx2
 
 from api.store.dynamodb_local import free_port
 
-__all__ = ["free_port", "printing_process", "serve", "sizes"]
+__all__ = ["free_port", "printing_process", "serve", "sizes", "stop_group"]
 
 
 @contextmanager
@@ -71,3 +72,15 @@ def printing_process(command: Sequence[str], cwd: Path, what: str) -> Iterator[s
 def sizes(text: str) -> Sequence[int]:
     """`--sizes 1000,10000`."""
     return [int(part) for part in text.split(",")]
+
+
+def stop_group(process: "subprocess.Popen[bytes]") -> None:
+    """A server started in a process group of its own, workers and all: asked to stop,
+    then killed if it will not."""
+    with suppress(ProcessLookupError):  # it may have exited already
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()

@@ -35,14 +35,13 @@ import math
 import os
 import re
 import resource
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, suppress
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +49,7 @@ import httpx2
 import uvloop
 
 from api.store.dynamodb_local import free_port
+from bench.common import stop_group
 from bench.fake_model import MODEL_TIME_PREFIX, STALL, STREAM
 from bench.harness import (
     ENCRYPTION_KEY,
@@ -149,13 +149,7 @@ def server_process(db: Path, workers: int) -> Iterator[ServerProcess]:
             time.sleep(0.05)
         yield server
     finally:
-        with suppress(ProcessLookupError):  # it may have exited already
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop_group(process)
 
 
 @dataclass

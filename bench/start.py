@@ -20,18 +20,17 @@ Targets (issue 15): /health within 0.7 s of the start; at most 100 MiB idle per 
 import argparse
 import compileall
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import suppress
 from pathlib import Path
 
 import httpx2
 
 from api.store.dynamodb_local import free_port
+from bench.common import stop_group
 from bench.harness import ENCRYPTION_KEY, ROOT
 from bench.load import CORES, ServerProcess
 from bench.report import Report
@@ -77,23 +76,12 @@ def one_start(workers: int, idle_seconds: float) -> tuple[float, list[float], fl
             time.sleep(idle_seconds)
             resident = {pid: mib(pid) for pid in server.pids()}
         finally:
-            stop(process)
+            stop_group(process)
     if workers == 1:
         return ready, [resident[process.pid]], None
     supervisor = resident.pop(process.pid)
     # The supervisor's helper (multiprocessing's resource tracker) holds a few MiB.
     return ready, sorted(resident.values(), reverse=True)[:workers], supervisor
-
-
-def stop(process: "subprocess.Popen[bytes]") -> None:
-    """The server's whole process group: asked to stop, then killed if it will not."""
-    with suppress(ProcessLookupError):  # it may have exited already
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
 
 
 def mib(pid: int) -> float:
