@@ -118,7 +118,11 @@ class ServerProcess:
 
 
 @contextmanager
-def server_process(db: Path, workers: int) -> Iterator[ServerProcess]:
+def server_process(
+    db: Path, workers: int, *, poll_seconds: float = 0.05
+) -> Iterator[ServerProcess]:
+    """`agent-memory serve` on the SQLite file `db`, once its /health answers (asked
+    every `poll_seconds`); stopped, workers and all, when the block ends."""
     port = free_port()
     env = {
         **os.environ,
@@ -138,15 +142,16 @@ def server_process(db: Path, workers: int) -> Iterator[ServerProcess]:
     server = ServerProcess(f"http://127.0.0.1:{port}", process)
     try:
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx2.get(server.url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the server did not start; see its log above")
-            time.sleep(0.05)
+        with httpx2.Client(timeout=1) as client:
+            while True:
+                try:
+                    if client.get(server.url + "/health").status_code == 200:
+                        break
+                except httpx2.TransportError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the server did not start; see its log above")
+                time.sleep(poll_seconds)
         yield server
     finally:
         stop_group(process)

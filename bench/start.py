@@ -21,18 +21,13 @@ import argparse
 import compileall
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx2
-
-from api.store.dynamodb_local import free_port
-from bench.common import stop_group
-from bench.harness import ENCRYPTION_KEY, ROOT
-from bench.load import CORES, ServerProcess
+from bench.harness import ROOT
+from bench.load import CORES, server_process
 from bench.report import Report
 
 POLL_SECONDS = 0.005
@@ -42,44 +37,15 @@ def one_start(workers: int, idle_seconds: float) -> tuple[float, list[float], fl
     """Seconds to the first /health 200; then, idle, each worker's MiB and the
     supervisor's (None with one worker: it is the worker)."""
     with tempfile.TemporaryDirectory(prefix="bench-start-") as tmp:
-        port = free_port()
-        env = {
-            **os.environ,
-            "STORE": "sqlite",
-            "SQLITE_PATH": str(Path(tmp) / "start.db"),
-            "ENCRYPTION_KEY": ENCRYPTION_KEY,
-            "AUTH_MODE": "local",
-            "LOG_LEVEL": "warning",
-        }
-        command = [sys.executable, "-m", "api.cli", "serve", "--port", str(port)]
         started = time.perf_counter()
-        process = subprocess.Popen(  # noqa: S603 (our own command)
-            [*command, "--workers", str(workers)],
-            env=env,
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        server = ServerProcess(f"http://127.0.0.1:{port}", process)
-        try:
-            with httpx2.Client(timeout=1) as client:
-                while True:
-                    try:
-                        if client.get(server.url + "/health").status_code == 200:
-                            break
-                    except httpx2.TransportError:
-                        pass
-                    if process.poll() is not None or time.perf_counter() - started > 60:
-                        raise RuntimeError("the server did not start")
-                    time.sleep(POLL_SECONDS)
+        with server_process(Path(tmp) / "start.db", workers, poll_seconds=POLL_SECONDS) as server:
             ready = time.perf_counter() - started
             time.sleep(idle_seconds)
             resident = {pid: mib(pid) for pid in server.pids()}
-        finally:
-            stop_group(process)
+    supervisor_pid = server.process.pid
     if workers == 1:
-        return ready, [resident[process.pid]], None
-    supervisor = resident.pop(process.pid)
+        return ready, [resident[supervisor_pid]], None
+    supervisor = resident.pop(supervisor_pid)
     # The supervisor's helper (multiprocessing's resource tracker) holds a few MiB.
     return ready, sorted(resident.values(), reverse=True)[:workers], supervisor
 

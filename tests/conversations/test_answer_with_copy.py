@@ -26,6 +26,7 @@ from api.store.definition import load_definition
 from api.store.rounds import WRITES, Call, RoundCounter
 from api.store.sqlite import SqliteTable
 from api.store.table import ConditionFailed
+from tests.fakes.embedders import DelegatingEmbedder
 
 EMAIL = "ada@example.com"
 
@@ -63,32 +64,18 @@ class Setting:
         return [m.content for m in found]
 
 
-class GatedEmbedder:
+class GatedEmbedder(DelegatingEmbedder):
     """The shipped static model, answering only once `gate` is open: an embedder slower
     than the answer waits for."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.gate = asyncio.Event()
         self.gate.set()
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        return self.inner.embed(texts)
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:
         await self.gate.wait()
         return await self.inner.embed_async(texts)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 @pytest.fixture

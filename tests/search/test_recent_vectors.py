@@ -13,33 +13,20 @@ from api.memory import archival
 from api.search.engine import RECENT_BATCH, SearchEngine
 from api.search.recent_vectors import RecentVectors
 from api.store.table import Table
+from tests.fakes.embedders import DelegatingEmbedder
 from tests.search.conftest import AGENT
 
 
-class CountingEmbedder:
+class CountingEmbedder(DelegatingEmbedder):
     """The real static model, with the texts each call asked for written down."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.calls: list[list[str]] = []
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        return self.inner.embed(texts)
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:
         self.calls.append(list(texts))
         return await self.inner.embed_async(texts)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 @pytest.fixture
