@@ -105,16 +105,19 @@ class ServerProcess:
 
     def memory_kib(self, field_name: str) -> int:
         """`VmRSS` (now) or `VmHWM` (peak) summed over the server's processes."""
-        total = 0
-        for pid in self.pids():
-            try:
-                status = Path(f"/proc/{pid}/status").read_text()
-            except OSError:
-                continue
-            for line in status.splitlines():
-                if line.startswith(field_name + ":"):
-                    total += int(line.split()[1])
-        return total
+        return sum(status_kib(pid, field_name) for pid in self.pids())
+
+
+def status_kib(pid: int, field_name: str) -> int:
+    """A process's `VmRSS` or `VmHWM` in KiB; 0 once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    for line in status.splitlines():
+        if line.startswith(field_name + ":"):
+            return int(line.split()[1])
+    return 0
 
 
 @contextmanager

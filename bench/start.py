@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from bench.harness import ROOT
-from bench.load import CORES, server_process
+from bench.load import CORES, server_process, status_kib
 from bench.report import Report
 
 POLL_SECONDS = 0.005
@@ -41,22 +41,13 @@ def one_start(workers: int, idle_seconds: float) -> tuple[float, list[float], fl
         with server_process(Path(tmp) / "start.db", workers, poll_seconds=POLL_SECONDS) as server:
             ready = time.perf_counter() - started
             time.sleep(idle_seconds)
-            resident = {pid: mib(pid) for pid in server.pids()}
+            resident = {pid: status_kib(pid, "VmRSS") / 1024 for pid in server.pids()}
     supervisor_pid = server.process.pid
     if workers == 1:
         return ready, [resident[supervisor_pid]], None
     supervisor = resident.pop(supervisor_pid)
     # The supervisor's helper (multiprocessing's resource tracker) holds a few MiB.
     return ready, sorted(resident.values(), reverse=True)[:workers], supervisor
-
-
-def mib(pid: int) -> float:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0.0
-    line = next((x for x in status.splitlines() if x.startswith("VmRSS:")), "VmRSS: 0 kB")
-    return int(line.split()[1]) / 1024
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -120,21 +120,19 @@ class RunJournal:
                 # it; on DynamoDB a transaction would also cost twice the write units.
                 try:
                     await self.table.put_each(puts)
-                except (InvalidItem, ItemTooLarge) as refused:
-                    # Written alone, the events tell which one cannot be stored. A draft
+                except (InvalidItem, ItemTooLarge):
+                    # Written each on its own, they tell which cannot be stored. A draft
                     # that cannot (an answer past the item size limit) must not hold the
-                    # events back, and no later draft could be stored either.
-                    written = draft is not None and await self._events_alone(puts[:-1])
-                    if written:
-                        log.warning(
-                            "the draft of run %s cannot be stored (%s); no more drafts",
-                            self.run.run_id,
-                            refused,
-                        )
+                    # events back, nor events that cannot the draft; and no later draft
+                    # could be stored either.
+                    events = puts[:-1] if draft is not None else puts
+                    unwritten = await self._alone(events, "writing events")
+                    if draft is not None and isinstance(
+                        await self._alone(puts[-1:], "saving the draft"),
+                        InvalidItem | ItemTooLarge,
+                    ):
                         self.draft = no_draft
-                    else:
-                        log.warning("writing events of run %s failed", self.run.run_id)
-                    failed = bool(batch) and not written
+                    failed = unwritten is not None
                 except Exception:
                     what = "writing events" if batch else "saving the draft"
                     log.warning("%s of run %s failed", what, self.run.run_id, exc_info=True)
@@ -151,16 +149,16 @@ class RunJournal:
                     self._flush_soon()
                 return
 
-    async def _events_alone(self, puts: list[Put]) -> bool:
-        """Whether the events (`puts`, none or one) were written, without the draft."""
+    async def _alone(self, puts: list[Put], what: str) -> Exception | None:
+        """What writing `puts` (the events, or the draft, or nothing) failed with."""
         if not puts:
-            return True
+            return None
         try:
             await self.table.put_each(puts)
-        except Exception:
-            log.warning("writing events of run %s failed", self.run.run_id, exc_info=True)
-            return False
-        return True
+        except Exception as e:
+            log.warning("%s of run %s failed", what, self.run.run_id, exc_info=True)
+            return e
+        return None
 
     async def close(self, state: RunState) -> None:
         """Everything written, and the run ended as `state`. Runs to its end through a

@@ -156,8 +156,39 @@ async def test_a_draft_too_large_to_store_never_holds_the_events_back(
         await asyncio.sleep(0.1)
     assert await stored_numbers(table) == [1, 2, 3, 4]  # each flush's event, at once
     assert taken == [1]  # refused once, never taken again
-    assert "cannot be stored" in caplog.text
+    assert "saving the draft of run r1 failed" in caplog.text
     assert await table.get(answer(clock, "").key()) is None
+    await journal.close("completed")
+
+
+async def test_events_too_large_to_store_do_not_stop_the_drafts(
+    table: SqliteTable,
+    clock: FrozenClock,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The refusal came from the events, not the draft: written alone they fail again,
+    so the drafts go on (the answer stays saved) and the events wait, as any failed
+    write's do."""
+    monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
+    taken: list[int] = []
+
+    def small_draft() -> Message:
+        taken.append(1)
+        return answer(clock, f"Hel{'l' * len(taken)}")
+
+    journal = RunJournal(table, clock, new_run(clock), RunBus(), small_draft)
+    await journal.open("run.started", "{}")
+    journal.add("text.delta", '"' + "x" * 500_000 + '"')
+    for _ in range(3):
+        await asyncio.sleep(0.05)
+    assert len(taken) >= 2  # the draft is still taken at each flush...
+    stored = await table.get(answer(clock, "").key())
+    assert stored is not None  # ...and saved
+    assert stored["content"].startswith("Hell")
+    assert "saving the draft" not in caplog.text
+    assert "writing events of run r1 failed" in caplog.text
+    assert await stored_numbers(table) == [1]
     await journal.close("completed")
 
 
