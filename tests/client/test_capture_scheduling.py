@@ -4,12 +4,16 @@ all: the exchanges are held, then sent together (in order, within the server's b
 limit) at a flush, at the exit or once held long enough. A proxy in front of the real
 server makes each capture slow (`batch_delay`) and records every request."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 from openai import OpenAI
 
 from client import capture, learning
+from client.interceptor import Learning
 from tests.client.conftest import ask
-from tests.client.proxy import recording_proxy
+from tests.client.proxy import Proxy, recording_proxy
 from tests.client.server_process import MemoryServer
 from tests.fakes.llm_servers import FakeLLM
 
@@ -22,20 +26,33 @@ def patient_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     """The worker waits up to 0.3 s (not 5 ms) for the next call's fetch to start, so that
     a loaded machine, slow between two calls, does not change what is tested. Not longer:
     the gap before the first held call includes a flush, which waits out this grace and
-    a capture, and the median of that gap and the next must stay below 1.5 captures."""
+    a capture, and the median of that gap and the next must stay below 1.5 captures.
+    Held exchanges wait for a flush or the exit (a minute at most, not a second) unless a
+    test says otherwise, so that a slow machine's calls do not send them early."""
     monkeypatch.setattr(capture, "FETCH_GRACE", 0.3)
+    monkeypatch.setattr(capture, "HOLD_SECONDS", 60.0)
+
+
+@contextmanager
+def timed_capture(
+    server: MemoryServer, agent: str, oai: OpenAI, first: str
+) -> Iterator[tuple[Proxy, Learning]]:
+    """A learning() context behind a proxy that makes each capture slow, after one call
+    whose capture was flushed: the worker knows what a capture takes."""
+    with (
+        recording_proxy(server.url, batch_delay=SLOW_CAPTURE) as proxy,
+        learning(agent, server_url=proxy.url) as memory,
+    ):
+        oai.chat.completions.create(model="m", messages=ask(first))
+        assert memory.flush(10)
+        yield proxy, memory
 
 
 def test_captures_of_quick_calls_are_held_and_sent_at_a_flush_and_at_the_exit(
     server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
 ) -> None:
-    with (
-        recording_proxy(server.url, batch_delay=SLOW_CAPTURE) as proxy,
-        learning(agent, server_url=proxy.url) as memory,
-    ):
-        oai.chat.completions.create(model="m", messages=ask("First."))
-        assert memory.flush(10)  # the worker now knows what a capture takes
-        assert proxy.seen.count(BATCH) == 1
+    with timed_capture(server, agent, oai, "First.") as (proxy, memory):
+        assert proxy.seen.count(BATCH) == 1  # the first call's capture, flushed
         for text in ("Second.", "Third.", "Fourth."):
             oai.chat.completions.create(model="m", messages=ask(text))
         # Sent between two calls, a capture would still be on the server at the next
@@ -60,12 +77,7 @@ def test_captures_of_quick_calls_are_held_and_sent_at_a_flush_and_at_the_exit(
 def test_held_captures_go_out_in_requests_of_the_servers_batch_limit_whole_exchanges(
     server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
 ) -> None:
-    with (
-        recording_proxy(server.url, batch_delay=SLOW_CAPTURE) as proxy,
-        learning(agent, server_url=proxy.url) as memory,
-    ):
-        oai.chat.completions.create(model="m", messages=ask("Question 0."))
-        assert memory.flush(10)
+    with timed_capture(server, agent, oai, "Question 0.") as (proxy, memory):
         for n in range(1, 8):
             oai.chat.completions.create(model="m", messages=ask(f"Question {n}."))
         assert memory.pending == 14
@@ -86,12 +98,7 @@ def test_captures_held_too_long_are_sent_while_the_calls_go_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(capture, "HOLD_SECONDS", 0.2)
-    with (
-        recording_proxy(server.url, batch_delay=SLOW_CAPTURE) as proxy,
-        learning(agent, server_url=proxy.url) as memory,
-    ):
-        oai.chat.completions.create(model="m", messages=ask("Timing the capture."))
-        assert memory.flush(10)
+    with timed_capture(server, agent, oai, "Timing the capture.") as (proxy, memory):
         calls = 0
         # The calls never leave a gap long enough; the held ones still go, within a
         # few seconds at most (the loop is bounded).
@@ -107,12 +114,7 @@ def test_captures_held_too_long_are_sent_while_the_calls_go_on(
 def test_an_exchange_the_server_refuses_among_held_ones_loses_only_itself(
     server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
 ) -> None:
-    with (
-        recording_proxy(server.url, batch_delay=SLOW_CAPTURE) as proxy,
-        learning(agent, server_url=proxy.url) as memory,
-    ):
-        oai.chat.completions.create(model="m", messages=ask("Before."))
-        assert memory.flush(10)
+    with timed_capture(server, agent, oai, "Before.") as (proxy, memory):
         proxy.refuse_text = "Refused."
         for text in ("Kept.", "Refused.", "Also kept."):
             oai.chat.completions.create(model="m", messages=ask(text))
