@@ -59,7 +59,7 @@ class SearchBusy(AppError):
 
 @dataclass
 class _Pending:
-    """This process's own committed write, waiting for the next search to apply it."""
+    """This process's own committed write, waiting to be applied to the agent's index."""
 
     version: int
     upserts: list[Item]
@@ -89,6 +89,7 @@ class SearchEngine:
             weakref.WeakValueDictionary()
         )
         self._background: set[asyncio.Task[None]] = set()
+        self._applying: set[str] = set()  # agents whose own writes are about to be applied
         self._reported = metrics.SearchIndexSizes()  # what the process's gauges hold of ours
         self._recent = RecentVectors()
 
@@ -185,8 +186,36 @@ class SearchEngine:
                 # catches the index up when it is next searched.
                 if len(pending) < MAX_PENDING:
                     pending.append(_Pending(written, list(upserts), list(removed)))
+                    self._apply_soon(agent_id)
             return
         raise SearchBusy("Too many writers changed this agent's memory at once; try again.")
+
+    def _apply_soon(self, agent_id: str) -> None:
+        """Apply this process's own writes to the agent's index right after they land,
+        not when it is next searched: a search that follows a write (the learning()
+        client's capture, then its next call's POST /context) then finds the index ready."""
+        if agent_id not in self._applying:
+            self._applying.add(agent_id)
+            self.in_background(self._apply_own(agent_id))
+
+    async def _apply_own(self, agent_id: str) -> None:
+        self._applying.discard(agent_id)  # a write landing from now on schedules another
+        async with self._lock(agent_id):
+            index = self._indexes.get(agent_id)
+            pending = self._pending.get(agent_id)
+            if index is None or not pending:
+                return
+            self._apply_pending(agent_id, index)
+            # Those past a gap (another process's write between) wait for the next search,
+            # which reads the gap from the change log.
+            later = [p for p in pending if p.version > index.version]
+            if later:
+                self._pending[agent_id] = later
+            else:
+                self._pending.pop(agent_id, None)
+            if index.needs_rebuild():
+                await asyncio.to_thread(index.rebuild)
+            self._keep(agent_id, index)
 
     async def remove(self, agent_id: str, keys: Sequence[Key]) -> None:
         """Delete these searchable items of the agent, through the change log, as many

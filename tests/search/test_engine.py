@@ -86,6 +86,48 @@ async def test_another_engine_on_the_same_table_catches_up(
     assert await repository.version(store, AGENT) == 6
 
 
+async def background_done(engine: SearchEngine) -> None:
+    import asyncio
+
+    while engine._background:
+        await asyncio.wait(set(engine._background))
+
+
+async def test_own_writes_reach_a_loaded_index_before_the_next_search(
+    engine: SearchEngine, store: Table, clock: FrozenClock
+) -> None:
+    await remember(engine, FACTS[:1], clock)
+    assert await texts(engine, "pizza") == [FACTS[0]]  # loaded
+    await remember(engine, FACTS[1:3], clock)
+    await archival.delete_memory(
+        engine, AGENT, (await archival.search(engine, AGENT, "pizza")).memories[0].memory_id
+    )
+    await background_done(engine)
+    loaded = engine._indexes[AGENT]
+    # Applied when written, so the next search has nothing left to do first.
+    assert loaded.version == await repository.version(store, AGENT) == 4
+    assert AGENT not in engine._pending
+    assert sorted(d.text for d in loaded.docs()) == sorted(FACTS[1:3])
+    assert await texts(engine, "Maya in Porto", mode="lexical") == [FACTS[1]]
+
+
+async def test_own_writes_after_another_engines_wait_for_the_change_log(
+    engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
+) -> None:
+    other = SearchEngine(store, static, clock)
+    await remember(engine, FACTS[:1], clock)
+    assert await texts(engine, "pizza") == [FACTS[0]]  # loaded at version 1
+    await remember(other, FACTS[1:2], clock)  # version 2, unknown to `engine`
+    await remember(engine, FACTS[2:3], clock)  # version 3: a gap before it
+    await background_done(engine)
+    loaded = engine._indexes[AGENT]
+    assert loaded.version == 1  # not applied past the gap...
+    assert [p.version for p in engine._pending[AGENT]] == [3]  # ...but kept for the search
+    assert await texts(engine, "Maya in Porto", mode="lexical") == [FACTS[1]]
+    assert await texts(engine, "quarterly report", mode="lexical") == [FACTS[2]]
+    assert engine._indexes[AGENT].version == 3
+
+
 async def test_a_change_log_that_expired_means_a_full_reload(
     engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
@@ -123,8 +165,10 @@ async def test_the_index_rebuilds_past_its_delta(engine: SearchEngine, clock: Fr
     found = await archival.search(engine, AGENT, "gardening", mode="lexical")
     assert found.total == len(many)
     loaded = engine._indexes[AGENT]
-    assert len(loaded._delta) == 0  # folded into the main segment by the rebuild
-    assert len(loaded._main.docs) == len(many) + 1
+    # Folded into the main segment by a rebuild once the delta passed its limit.
+    assert len(loaded._main.docs) > index_module.DELTA_MIN
+    assert len(loaded._delta) <= index_module.DELTA_MIN
+    assert len(loaded._main.docs) + len(loaded._delta) == len(many) + 1
 
 
 async def test_an_engine_without_a_model_searches_by_words(
