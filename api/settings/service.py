@@ -5,6 +5,7 @@ import asyncio
 import hashlib
 import json
 from collections import OrderedDict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -194,38 +195,51 @@ async def delete(table: Table, email: str, provider: str) -> None:
 
 
 CLOSE_AFTER_SECONDS = 600.0  # longer than any turn's LLM calls
+ProviderKey = tuple[str, str, str]  # owner, provider, the credentials' ciphertext's hash
+Built = tuple[LLMProvider, str | None]  # the adapter, and the base URL the user chose
 
 
 class ProviderCache:
     """Adapters already built, by owner, provider and the ciphertext they came from: new
     credentials build a new client, and a turn does not pay for building one (an SDK client
-    reads files and makes a TLS context as it is made)."""
+    reads files and makes a TLS context as it is made). Turns that miss together share one
+    build: a cold worker's first burst of turns would otherwise build (and import the SDK
+    for) one client each, filling the default executor that searches and the embedder
+    need too."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
         self._tasks: set[asyncio.Task[None]] = set()
-        self._built: OrderedDict[tuple[str, str, str], tuple[LLMProvider, str | None]] = (
-            OrderedDict()
-        )
+        self._built: OrderedDict[ProviderKey, Built] = OrderedDict()
+        self._building: dict[ProviderKey, asyncio.Future[Built]] = {}
 
-    def get(self, key: tuple[str, str, str]) -> tuple[LLMProvider, str | None] | None:
+    def get(self, key: ProviderKey) -> Built | None:
         found = self._built.get(key)
         if found is not None:
             self._built.move_to_end(key)
         return found
 
-    def put(
-        self, key: tuple[str, str, str], built: tuple[LLMProvider, str | None]
-    ) -> tuple[LLMProvider, str | None]:
-        """`built`, kept; or the adapter another turn built for the same key meanwhile,
-        `built` then closed (no turn has it yet), so that one client serves them all."""
-        existing = self._built.get(key)
-        if existing is not None:
-            self._close(built[0])
-            self._built.move_to_end(key)
-            return existing
+    async def get_or_build(self, key: ProviderKey, build: Callable[[], Built]) -> Built:
+        """The adapter kept for `key`, or the one `build` makes (off the loop: SDK clients
+        read files and environment as they are made), shared with every caller that asks
+        for it meanwhile. A caller that gives up does not stop the build for the others."""
+        found = self.get(key)
+        if found is not None:
+            return found
+        building = self._building.get(key)
+        if building is None:
+            building = asyncio.ensure_future(self._build(key, build))
+            self._building[key] = building
+            # Read here in case every caller gave up before it ended.
+            building.add_done_callback(lambda f: f.cancelled() or f.exception())
+        return await asyncio.shield(building)
+
+    async def _build(self, key: ProviderKey, build: Callable[[], Built]) -> Built:
+        try:
+            built = await asyncio.to_thread(build)
+        finally:
+            del self._building[key]
         self._built[key] = built
-        self._built.move_to_end(key)
         while len(self._built) > self.size:
             _, (dropped, _) = self._built.popitem(last=False)
             # Closed once the turns still using it have had time to end.
@@ -238,7 +252,8 @@ class ProviderCache:
         task.add_done_callback(self._tasks.discard)
 
     async def aclose(self) -> None:
-        """Close every adapter still cached, at shutdown."""
+        """Close every adapter still cached, at shutdown (those being built, once built)."""
+        await asyncio.gather(*self._building.values(), return_exceptions=True)
         adapters = [adapter for adapter, _ in self._built.values()]
         self._built.clear()
         await asyncio.gather(*(a.aclose() for a in adapters), *self._tasks, return_exceptions=True)
@@ -292,10 +307,14 @@ async def provider_from(
         credentials = credentials_of(keys, stored)
         if credentials.uses_server_identity() and not allow_server_identity:
             raise ServerIdentityRefused("Give your own credentials; this server lends none.")
-        # SDK clients read files and environment as they are made: off the loop.
-        built = (await asyncio.to_thread(spec.build, credentials), credentials.url())
+
+        def build() -> Built:
+            return spec.build(credentials), credentials.url()
+
         if cache is not None:
-            built = cache.put(key, built)
+            built = await cache.get_or_build(key, build)
+        else:  # SDK clients read files and environment as they are made: off the loop
+            built = await asyncio.to_thread(build)
     adapter, url = built
     if url:  # checked at every use: the name may resolve elsewhere now
         await netguard.check_url(url, allow_private=allow_private_urls)

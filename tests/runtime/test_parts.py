@@ -195,12 +195,14 @@ async def test_provider_clients_are_reused_until_the_credentials_change(
     with pytest.raises(ProviderNotConfigured):
         await build(None)
 
-    # Turns that start together with the same credentials share one client: the second
-    # built meanwhile is closed, never handed out.
+    # Turns that start together with the same credentials share one client, built once.
     built: list[OpenAIProvider] = []
     real_build = OpenAIProvider.__init__
+    failing: list[str] = []
 
     def counted(self: OpenAIProvider, **options: Any) -> None:
+        if failing:
+            raise RuntimeError(failing.pop())
         real_build(self, **options)
         built.append(self)
 
@@ -208,8 +210,20 @@ async def test_provider_clients_are_reused_until_the_credentials_change(
     together = stored("sk-together-0000000000000000")
     one, two = await asyncio.gather(build(together), build(together))
     assert one is two
-    assert len(built) == 2  # both missed the cache...
-    for _ in range(5):
-        await asyncio.sleep(0)
-    assert [p._client.is_closed() for p in built if p is not one] == [True]  # ...one closed
+    assert built == [one]
+    # A turn that gives up while the client is built does not stop it for the others.
+    alone = stored("sk-alone-000000000000000000")
+    gives_up = asyncio.ensure_future(build(alone))
+    waits = asyncio.ensure_future(build(alone))
+    await asyncio.sleep(0)
+    gives_up.cancel()
+    assert isinstance(await waits, OpenAIProvider)
+    assert gives_up.cancelled()
+    assert await build(alone) is await waits
+    # A build that fails fails every turn that waited for it; the next turn tries again.
+    failing.append("no TLS context today")
+    broken = stored("sk-broken-00000000000000000")
+    outcomes = await asyncio.gather(build(broken), build(broken), return_exceptions=True)
+    assert [str(o) for o in outcomes] == ["no TLS context today"] * 2
+    assert isinstance(await build(broken), OpenAIProvider)
     await cache.aclose()
