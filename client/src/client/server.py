@@ -2,8 +2,12 @@
 POST /agents, POST /context/{agent_name}, POST /messages (and our POST /messages/batch,
 where the server has it). One synchronous httpx2 client,
 shared by the calls of every thread (httpx2 clients are thread-safe); async callers reach
-it through a worker thread, so it is never tied to one event loop."""
+it through a worker thread, so it is never tied to one event loop. POST /context, the one
+request on the path of every model call, goes through `fast_http`'s kept-alive
+`http.client` connections instead, when the URL is plain http:// and no proxy applies
+(why: fast_http's docstring); both ways give the same answers and the same errors."""
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -11,6 +15,7 @@ from urllib.parse import quote
 import httpx2
 
 from client.errors import START_HINT, MemoryServerError, MemoryServerUnavailable
+from client.fast_http import ConnectionPool, TransportError, direct_route
 
 DEFAULT_URL = "http://127.0.0.1:8283"
 # The server's limits (docs/local-server.md): longer values would be refused with a 422.
@@ -34,9 +39,21 @@ class MemoryServer:
             headers=headers,
             timeout=httpx2.Timeout(timeout, connect=min(timeout, 2.0)),
         )
+        # Read, like httpx2's proxies, once here: None sends POST /context through httpx2.
+        route = direct_route(self.url)
+        self.fast: ConnectionPool | None = None
+        if route is not None:
+            self.fast = ConnectionPool(
+                route,
+                headers={**headers, "content-type": "application/json"},
+                timeout=timeout,
+                connect_timeout=min(timeout, 2.0),
+            )
 
     def close(self) -> None:
         self._http.close()
+        if self.fast is not None:
+            self.fast.close()
 
     def health(self) -> JsonObject:
         """The server's /health; MemoryServerUnavailable when nothing healthy answers."""
@@ -46,7 +63,7 @@ class MemoryServer:
             raise MemoryServerUnavailable(
                 f"Cannot reach the memory server at {self.url} ({_reason(e)}). {START_HINT}"
             ) from e
-        body = _json(response)
+        body = _json(response.content)
         if response.status_code != 200 or body.get("status") != "ok":
             detail = body.get("message") or body.get("status") or response.reason_phrase
             raise MemoryServerUnavailable(
@@ -64,7 +81,20 @@ class MemoryServer:
     def context(self, agent: str, query: str) -> JsonObject:
         """The agent's memory blocks and the messages relevant to `query`."""
         body = {"agent_name": agent, "query": query[:MAX_QUERY_CHARS]}
-        return self._post(f"/context/{quote(agent, safe='')}", body, expect=(200,))
+        path = f"/context/{quote(agent, safe='')}"
+        if self.fast is None:
+            return self._post(path, body, expect=(200,))
+        # As httpx2 encodes a `json=` body; POST /context is read-only, so the pool may
+        # send it again on a new connection when a kept-alive one turns out closed.
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        try:
+            answer = self.fast.post(path, content)
+        except TransportError as e:
+            raise self._unreachable(e) from e
+        if answer.status != 200:
+            raise _refused(self.url, f"POST {path}", answer.status, answer.reason, answer.content)
+        parsed = _parse(answer.content)
+        return parsed if isinstance(parsed, dict) else {}
 
     def add_message(
         self, agent: str, role: str, content: str, metadata: Mapping[str, Any]
@@ -101,16 +131,21 @@ class MemoryServer:
         try:
             response = self._http.post(path, json=body)
         except httpx2.HTTPError as e:
-            raise MemoryServerUnavailable(
-                f"Cannot reach the memory server at {self.url} ({_reason(e)})."
-            ) from e
+            raise self._unreachable(e) from e
         if response.status_code not in expect:
-            raise _refused(self.url, f"POST {path}", response, _json(response))
-        try:
-            answer: object = response.json()
-        except ValueError:
-            return {}
-        return answer
+            raise _refused(
+                self.url,
+                f"POST {path}",
+                response.status_code,
+                response.reason_phrase,
+                response.content,
+            )
+        return _parse(response.content)
+
+    def _unreachable(self, error: Exception) -> MemoryServerUnavailable:
+        return MemoryServerUnavailable(
+            f"Cannot reach the memory server at {self.url} ({_reason(error)})."
+        )
 
 
 def _no_such_route(error: MemoryServerError) -> bool:
@@ -119,11 +154,17 @@ def _no_such_route(error: MemoryServerError) -> bool:
     return error.status == 405 or (error.status == 404 and error.code in (None, "not_found"))
 
 
-def _json(response: httpx2.Response) -> JsonObject:
+def _parse(content: bytes) -> object:
+    """A response's JSON (as httpx2's `Response.json()` reads it); {} when it is none."""
     try:
-        body = response.json()
+        answer: object = json.loads(content)
     except ValueError:
         return {}
+    return answer
+
+
+def _json(content: bytes) -> JsonObject:
+    body = _parse(content)
     return body if isinstance(body, dict) else {}
 
 
@@ -132,15 +173,16 @@ def _code(body: JsonObject) -> str | None:
     return code if isinstance(code, str) else None
 
 
-def _reason(error: httpx2.HTTPError) -> str:
+def _reason(error: Exception) -> str:
     text = str(error).strip()
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-def _refused(url: str, what: str, response: httpx2.Response, body: JsonObject) -> MemoryServerError:
-    status = response.status_code
+def _refused(url: str, what: str, status: int, reason: str, content: bytes) -> MemoryServerError:
+    """The error for an answer other than the expected one, from either transport."""
+    body = _json(content)
     code = _code(body)
-    message = body.get("message") or response.text[:200] or response.reason_phrase
+    message = body.get("message") or content.decode("utf-8", errors="replace")[:200] or reason
     text = f"The memory server at {url} refused {what}: {status}"
     text += f" {code}: {message}" if code else f": {message}"
     if status == 401:
