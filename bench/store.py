@@ -2,8 +2,10 @@
 
 For each engine, through the public `Table` API only: `get` of an existing item, `put` of a new
 item, `query` of a partition holding 50 items, and `transact_write` of two `Put`s; then `put`
-and `transact_write` of a message as a turn stores it (2 kB of text, metadata, and its
-searchable copy with a 256-dimension vector). Each operation is warmed up, then run N times
+of a message's searchable copy (2 kB of text, metadata and a 256-dimension vector), and
+`transact_write` of the writes a turn stores its answer with (the message under its
+condition, the check that its conversation is open, the copy; the search engine's change
+log aside). Each operation is warmed up, then run N times
 one after another; the table shows the median and 95th-percentile latency, the sequential
 throughput (1 / mean latency) and this process's CPU per call (the SQLite thread's included;
 on DynamoDB Local, the client's side only).
@@ -29,13 +31,16 @@ from pathlib import Path
 
 import numpy as np
 
-from api.messages.models import Message, MessageRecall
+from api.conversations.models import Conversation
+from api.messages import repository as messages
+from api.messages.models import Message
+from api.messages.service import copy_item
 from api.search import vectors
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
 from api.store.dynamodb_local import DynamoDBLocal
 from api.store.sqlite import SqliteTable
-from api.store.table import Item, Key, Put, Table
+from api.store.table import SK, Item, Key, Put, Table, TxOp
 from bench.report import Report, on_both_engines, p50_p95_ms
 
 TABLE_NAME = "bench"
@@ -61,6 +66,15 @@ def item(pk: str, sk: str) -> Item:
     return {"pk": pk, "sk": sk, "type": "bench", "text": PAYLOAD, "n": 1}
 
 
+OWNER = "bench@example.com"
+CREATED = datetime(2026, 1, 1, tzinfo=UTC)
+CONVERSATION = Conversation(
+    conversation_id="bench-conversation",
+    created_by=OWNER,
+    agent_id="bench-agent",
+    created_at=CREATED,
+    updated_at=CREATED,
+)
 MESSAGE = Message(
     conversation_id="bench-conversation",
     message_id="bench-message",
@@ -68,24 +82,29 @@ MESSAGE = Message(
     content=("A turn's answer, long enough to be typical: é ü ✓. " * 45)[:2048],
     actor_id="bench-agent",
     metadata={"source": "chat", "score": 0.75, "tags": ["a", "b"], "nested": {"n": 3}},
-    created_at=datetime(2026, 1, 1, tzinfo=UTC),
+    created_at=CREATED,
     ttl=1_790_000_000,
 )
 VECTOR = np.random.default_rng(1).standard_normal(256).astype(np.float32)
 
 
-def message_items() -> tuple[Item, Item]:
-    """A message and its searchable copy, as api/messages/service.py builds them."""
-    recall = MessageRecall(agent_id="bench-agent", **MESSAGE.model_dump(exclude={"tool_calls"}))
-    copy = {**recall.to_dynamo_item(), **vectors.attributes(VECTOR, "bench-model")}
-    return MESSAGE.to_dynamo_item(), copy
+COPY_ITEM = copy_item("bench-agent", MESSAGE, vectors.attributes(VECTOR, "bench-model"))
+MESSAGE_OPS = messages.recorded_ops(OWNER, [MESSAGE], [COPY_ITEM])
 
 
-MESSAGE_ITEM, COPY_ITEM = message_items()
+def fresh_keys(ops: list[TxOp], i: int) -> list[TxOp]:
+    """The same writes on items not written yet: each iteration puts new ones."""
+    return [
+        Put({**op.item, SK: f"{op.item[SK]}#{i:06d}"}, condition=op.condition)
+        if isinstance(op, Put)
+        else op
+        for op in ops
+    ]
 
 
 async def seed(table: Table) -> None:
     await table.put(item(GET_KEY.pk, GET_KEY.sk))
+    await table.put(CONVERSATION.to_dynamo_item())  # the open conversation a turn checks
     await table.batch_write(
         puts=[item(QUERY_PARTITION, f"item#{i:03d}") for i in range(QUERY_ITEMS)]
     )
@@ -114,12 +133,7 @@ def operations(table: Table) -> dict[str, Operation]:
         await table.put({**COPY_ITEM, "sk": f"Recall#put#{i:06d}"})
 
     async def transact_message(i: int) -> None:
-        await table.transact_write(
-            [
-                Put({**MESSAGE_ITEM, "sk": f"MESSAGE#tx#{i:06d}"}),
-                Put({**COPY_ITEM, "sk": f"Recall#tx#{i:06d}"}),
-            ]
-        )
+        await table.transact_write(fresh_keys(MESSAGE_OPS, i))
 
     return {
         "get": get,

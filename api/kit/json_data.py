@@ -15,6 +15,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from api.kit.text import MetadataKey, name_pattern
+from api.store.codec import float_decimal
 
 MAX_JSON_BYTES = 32_768  # encoded; an item holds 400 KB, and a message is stored twice
 MAX_JSON_DEPTH = 16
@@ -80,10 +81,13 @@ def plain(value: Any) -> Any:
     when it is whole and within the integers a request may send, a float otherwise (1e39,
     sent as a float, is stored whole: as an int it would be refused when sent again, as an
     export is on import). A float not stored yet comes out as it would once stored (2.0
-    is stored as 2)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return value
-    if isinstance(value, Decimal | int | float) and not isinstance(value, bool):
+    is stored as 2, 1e23 as the integer 10**23: the float as it prints, not its binary
+    value)."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return value
+        value = float_decimal(value)
+    if isinstance(value, Decimal | int) and not isinstance(value, bool):
         whole = value == int(value) and abs(value) < 10**MAX_DIGITS
         return int(value) if whole else float(value)
     if isinstance(value, list):

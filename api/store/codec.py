@@ -14,7 +14,7 @@ from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from typing import Any, cast
 
-from api.store.table import MAX_ITEM_BYTES, InvalidItem, Item, ItemTooLarge
+from api.store.table import MAX_ITEM_BYTES, InvalidItem, Item, ItemTooLarge, StoreError
 
 Wire = dict[str, Any]  # one attribute value: {"S": "..."}, {"N": "12"}, {"M": {...}}, ...
 
@@ -108,10 +108,10 @@ def _float_number(value: float) -> str:
             return str(int(value))
     elif 1e-4 <= abs(value) < 1e16:
         return repr(value)
-    return _dynamo_number(_float_decimal(value), value)
+    return _dynamo_number(float_decimal(value), value)
 
 
-def _float_decimal(value: float) -> Decimal:
+def float_decimal(value: float) -> Decimal:
     """The float as it prints (0.1, not its binary expansion), as boto3's users store it."""
     try:
         return Decimal(repr(value))
@@ -132,6 +132,12 @@ def _is_boto3_binary(value: Any) -> bool:
     return types is not None and isinstance(value, types.Binary)
 
 
+def _list(value: list[Any] | tuple[Any, ...], depth: int) -> list[Wire]:
+    if depth >= MAX_DEPTH and value:
+        raise _too_deep()
+    return [_wire(v, depth + 1) for v in value]
+
+
 def _wire(value: Any, depth: int) -> Wire:
     kind = type(value)
     if kind is str:
@@ -145,9 +151,7 @@ def _wire(value: Any, depth: int) -> Wire:
     if value is None:
         return {"NULL": True}
     if kind is list or kind is tuple:
-        if depth >= MAX_DEPTH and value:
-            raise _too_deep()
-        return {"L": [_wire(v, depth + 1) for v in value]}
+        return {"L": _list(value, depth)}
     if kind is float:
         return {"N": _float_number(value)}
     if kind is bytes:
@@ -164,7 +168,7 @@ def _other(value: Any, depth: int) -> Wire:
     if isinstance(value, bool):
         return {"BOOL": value}
     if isinstance(value, float):  # a subclass: as it prints, the exact route
-        return {"N": _dynamo_number(_float_decimal(value), value)}
+        return {"N": _dynamo_number(float_decimal(value), value)}
     if isinstance(value, int):
         return {"N": _int_number(value)}
     if isinstance(value, Decimal):
@@ -176,9 +180,7 @@ def _other(value: Any, depth: int) -> Wire:
     if isinstance(value, Mapping):
         return {"M": _map(value, depth)}
     if isinstance(value, list | tuple):
-        if depth >= MAX_DEPTH and value:
-            raise _too_deep()
-        return {"L": [_wire(v, depth + 1) for v in value]}
+        return {"L": _list(value, depth)}
     if _is_boto3_binary(value):
         return {"B": value.value}
     raise InvalidItem(
@@ -200,7 +202,7 @@ def _set_member(value: Any) -> Any:
     if isinstance(value, str):
         return _text(value)
     if isinstance(value, float):
-        return _float_decimal(value)
+        return float_decimal(value)
     if isinstance(value, Decimal) or (
         isinstance(value, int) and not isinstance(value, bool) and not -_BIG < value < _BIG
     ):
@@ -224,8 +226,8 @@ def _set(value: AbstractSet[Any], depth: int) -> Wire:
         return {"NS": [_set_number(v) for v in members]}
     if all(isinstance(v, str) for v in members):
         return {"SS": list(members)}
-    if all(isinstance(v, bytes | bytearray) or _is_boto3_binary(v) for v in members):
-        return {"BS": [v if isinstance(v, bytes | bytearray) else v.value for v in members]}
+    if all(isinstance(v, bytes) or _is_boto3_binary(v) for v in members):
+        return {"BS": [v if isinstance(v, bytes) else v.value for v in members]}
     kinds = sorted({type(v).__name__ for v in members})
     raise InvalidItem(
         "A set holds only numbers, only text or only bytes; this one holds "
@@ -246,38 +248,6 @@ def to_wire(item: Mapping[str, Any]) -> dict[str, Wire]:
 
 
 # --- the wire format to Python values -------------------------------------------------
-
-
-def _plain(value: Any, binary: type[Any]) -> Any:
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else value
-    if isinstance(value, binary):
-        return bytes(value)
-    if isinstance(value, dict):
-        return {k: _plain(v, binary) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v, binary) for v in value]
-    if isinstance(value, set):
-        return {_plain(v, binary) for v in value}
-    return value
-
-
-def _unknown_type(value: Wire) -> Any:
-    """A type DynamoDB may add one day, as boto3 reads it: boto3 is imported only here,
-    since its import costs local mode's start about 0.1 s."""
-    from boto3.dynamodb.types import Binary, TypeDeserializer
-
-    class Exact(TypeDeserializer):
-        """Numbers read exactly: DynamoDB can store values (1.8E+38) that its own 38-digit
-        context would refuse to re-create."""
-
-        def _deserialize_n(self, value: str) -> Decimal:
-            return Decimal(value)
-
-        def _deserialize_ns(self, value: list[str]) -> set[Decimal]:
-            return {Decimal(v) for v in value}
-
-    return _plain(Exact().deserialize(cast(Any, value)), Binary)
 
 
 def _number(text: str) -> int | Decimal:
@@ -319,7 +289,7 @@ def from_wire_value(value: Any) -> Any:
         return _bytes(v)
     if kind == "BS":
         return {_bytes(x) for x in v}
-    return _unknown_type(value)
+    raise StoreError(f"Unknown attribute type {kind}")
 
 
 def from_wire(item: Mapping[str, Any]) -> Item:

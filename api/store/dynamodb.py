@@ -530,14 +530,17 @@ class DynamoTable:
 
     async def batch_write(self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()) -> None:
         # Checked before the first request: chunks are separate requests on DynamoDB, so a
-        # bad item found late would leave the earlier chunks written.
+        # bad item found late would leave the earlier chunks written. Every put, a replaced
+        # one too: a bad item is refused whatever follows it.
+        wires: dict[Key, dict[str, codec.Wire]] = {}
         for item in puts:
-            rules.check_item(self._definition, item)
-            codec.check_size(codec.to_wire(item))
+            key = rules.check_item(self._definition, item)
+            wires[key] = codec.to_wire(item)
+            codec.check_size(wires[key])
         requests = [
             {"DeleteRequest": {"Key": _wire_key(w)}}
             if isinstance(w, Key)
-            else {"PutRequest": {"Item": codec.to_wire(w)}}
+            else {"PutRequest": {"Item": wires[rules.item_key(w)]}}
             for w in rules.last_write_wins(puts, deletes)
         ]
         chunks = [
@@ -576,10 +579,12 @@ class DynamoTable:
         # units, and the puts need not be all or nothing. An item that cannot be stored
         # is refused before any is sent, as SQLite refuses the call.
         rules.check_put_each(self._definition, puts)
-        for put in puts:
-            codec.check_size(codec.to_wire(put.item))
+        requests = [self._put_params(put.item, put.condition) for put in puts]
+        for request in requests:
+            codec.check_size(request["Item"])
         results = await asyncio.gather(
-            *(self.put(put.item, condition=put.condition) for put in puts), return_exceptions=True
+            *(self._run(self._client.put_item, **request) for request in requests),
+            return_exceptions=True,
         )
         failures = [
             result

@@ -239,11 +239,17 @@ class SqliteTable:
         ).fetchone()
         return live(codec.from_wire(codec.loads(row[0])), self._clock.now()) if row else None
 
-    def _store(self, conn: sqlite3.Connection, item: Mapping[str, Any]) -> dict[str, codec.Wire]:
-        """Writes `item`; returns its wire form (`codec.from_wire` of it is what is stored).
-        The columns come from the wire form's top level: no second walk of the item."""
+    @staticmethod
+    def _encode(item: Mapping[str, Any]) -> tuple[dict[str, codec.Wire], str]:
+        """`item`'s wire form (`codec.from_wire` of it is what is stored) and the text
+        stored, or InvalidItem / ItemTooLarge. Made before any condition is evaluated:
+        DynamoDB refuses an item it cannot store whatever the condition would say."""
         wire = codec.to_wire(item)
-        text = codec.dumps_checked(wire)
+        return wire, codec.dumps_checked(wire)
+
+    def _store(self, conn: sqlite3.Connection, wire: Mapping[str, codec.Wire], text: str) -> None:
+        """Writes an item `_encode` made. The columns come from the wire form's top level:
+        no second walk of the item."""
         ttl = wire.get(TTL, {}).get("N")  # a number's text: float() reads it as from_wire's
         index_values = [
             (wire.get(c) or {}).get("S")
@@ -251,9 +257,14 @@ class SqliteTable:
         ]
         conn.execute(
             self._insert,
-            (item[PK], item[SK], None if ttl is None else float(ttl), *index_values, text),
+            (
+                wire[PK]["S"],
+                wire[SK]["S"],
+                None if ttl is None else float(ttl),
+                *index_values,
+                text,
+            ),
         )
-        return wire
 
     def _delete_row(self, conn: sqlite3.Connection, key: Key) -> None:
         conn.execute(f"DELETE FROM {self._table} WHERE pk = ? AND sk = ?", (key.pk, key.sk))
@@ -273,13 +284,14 @@ class SqliteTable:
         key = rules.check_item(self._definition, item)
 
         def _put(conn: sqlite3.Connection) -> None:
+            encoded = self._encode(item)
             if condition is None:
-                self._store(conn, item)
+                self._store(conn, *encoded)
                 return
 
             def tx() -> None:
                 self._check(condition, self._load(conn, key))
-                self._store(conn, item)
+                self._store(conn, *encoded)
 
             self._write(conn, tx)
 
@@ -302,7 +314,9 @@ class SqliteTable:
             def tx() -> Item:
                 current = self._load(conn, key)
                 self._check(condition, current)
-                return codec.from_wire(self._store(conn, apply_update(update, current)))
+                wire, text = self._encode(apply_update(update, current))
+                self._store(conn, wire, text)
+                return codec.from_wire(wire)
 
             return self._write(conn, tx)
 
@@ -428,18 +442,19 @@ class SqliteTable:
         return await self._run(_batch_get)
 
     async def batch_write(self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()) -> None:
-        for item in puts:
-            rules.check_item(self._definition, item)
-            codec.check_size(codec.to_wire(item))
+        keys = [rules.check_item(self._definition, item) for item in puts]
         writes = rules.last_write_wins(puts, deletes)
 
         def _batch_write(conn: sqlite3.Connection) -> None:
+            # Every put, a replaced one too: a bad item is refused whatever follows it.
+            encoded = {key: self._encode(item) for key, item in zip(keys, puts, strict=True)}
+
             def tx() -> None:
                 for write in writes:
                     if isinstance(write, Key):
                         self._delete_row(conn, write)
                     else:
-                        self._store(conn, write)
+                        self._store(conn, *encoded[rules.item_key(write)])
 
             self._write(conn, tx)
 
@@ -449,6 +464,8 @@ class SqliteTable:
         keys = rules.check_transaction(self._definition, ops)
 
         def _transact(conn: sqlite3.Connection) -> None:
+            encoded = [self._encode(op.item) if isinstance(op, Put) else None for op in ops]
+
             def tx() -> None:
                 now = self._clock.now()
                 # Only a condition or an update needs the item as it is: a plain put or
@@ -469,11 +486,11 @@ class SqliteTable:
                     raise TransactionCancelled(
                         "The transaction was cancelled: a condition did not hold.", reasons
                     )
-                for op, key, cur in zip(ops, keys, current, strict=True):
-                    if isinstance(op, Put):
-                        self._store(conn, op.item)
+                for op, key, cur, put in zip(ops, keys, current, encoded, strict=True):
+                    if put is not None:
+                        self._store(conn, *put)
                     elif isinstance(op, Update):
-                        self._store(conn, apply_update(op, cur))
+                        self._store(conn, *self._encode(apply_update(op, cur)))
                     elif isinstance(op, Delete):
                         self._delete_row(conn, key)
                     else:
@@ -487,13 +504,15 @@ class SqliteTable:
         keys = rules.check_put_each(self._definition, puts)
 
         def _put_each(conn: sqlite3.Connection) -> list[bool]:
+            encoded = [self._encode(put.item) for put in puts]
+
             def tx() -> list[bool]:
                 now = self._clock.now()
                 made: list[bool] = []
-                for put, key in zip(puts, keys, strict=True):
+                for put, key, item in zip(puts, keys, encoded, strict=True):
                     ok = put.condition is None or holds(put.condition, self._load(conn, key), now)
                     if ok:
-                        self._store(conn, put.item)
+                        self._store(conn, *item)
                     made.append(ok)
                 return made
 

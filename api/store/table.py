@@ -326,7 +326,7 @@ class Table(Protocol):
         others regardless: a refused condition is not all or nothing. In one transaction
         on SQLite (one commit, one hop to its thread); on DynamoDB as PutItems sent
         together, since a transaction there costs twice the write units. An item that
-        cannot be stored (InvalidItem, ItemTooLarge) is refused before any is written, on
-        both engines. Any other failure is raised: then none of the puts is made on SQLite,
-        and some may have been on DynamoDB."""
+        cannot be stored (InvalidItem, ItemTooLarge) is refused before any is written,
+        whatever the conditions, on both engines. Any other failure is raised: then none
+        of the puts is made on SQLite, and some may have been on DynamoDB."""
         ...

@@ -17,6 +17,7 @@ from api.store.table import (
     TransactionCancelled,
     Update,
 )
+from tests.contract.conftest import skip_on_moto
 
 PK = "Agent#a1"
 
@@ -142,3 +143,45 @@ async def test_put_each_refuses_an_item_too_large_before_writing_any(table: Tabl
             [Put({**key(1).as_item(), "v": "small"}), Put({**key(2).as_item(), "v": "x" * 500_000})]
         )
     assert await table.get(key(1)) is None
+
+
+UNSTORABLE = [
+    pytest.param({"v": float("nan")}, InvalidItem, id="nan"),
+    pytest.param({"v": "x" * 500_000}, ItemTooLarge, id="too-large"),
+]
+
+
+@pytest.mark.parametrize(("extra", "error"), UNSTORABLE)
+async def test_an_unstorable_put_is_refused_whatever_its_condition(
+    table: Table, extra: dict[str, object], error: type[Exception]
+) -> None:
+    """As DynamoDB does: the item is checked before the condition is evaluated."""
+    await table.put({**key(1).as_item(), "v": "kept"})
+    with pytest.raises(error):
+        await table.put({**key(1).as_item(), **extra}, condition=ItemAbsent())
+    with pytest.raises(error):
+        await table.put_each(
+            [
+                Put({**key(2).as_item(), "v": "new"}),
+                Put({**key(1).as_item(), **extra}, condition=ItemAbsent()),
+            ]
+        )
+    assert (await table.get(key(1)) or {})["v"] == "kept"
+    assert await table.get(key(2)) is None
+
+
+@pytest.mark.parametrize(("extra", "error"), UNSTORABLE)
+async def test_an_unstorable_put_fails_a_transaction_whatever_the_conditions(
+    table: Table, engine: str, extra: dict[str, object], error: type[Exception]
+) -> None:
+    if error is ItemTooLarge:
+        skip_on_moto(engine, "it evaluates a transaction's conditions before its items' size")
+    await table.put({**key(1).as_item(), "v": "kept"})
+    with pytest.raises(error):
+        await table.transact_write(
+            [
+                Put({**key(1).as_item(), **extra}, condition=ItemAbsent()),
+                Check(key(2), ItemExists()),
+            ]
+        )
+    assert (await table.get(key(1)) or {})["v"] == "kept"

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from api.store import codec
 from api.store.codec import MAX_DEPTH, MAX_DIGITS, Wire
-from api.store.table import InvalidItem
+from api.store.table import InvalidItem, StoreError
 
 # --- the reference: the route before the hand-written codec ----------------------------
 
@@ -294,7 +294,7 @@ def test_the_codec_imports_no_boto3() -> None:
     assert ran.stdout.strip() == "[]"
 
 
-def test_a_type_the_codec_does_not_know_is_read_as_boto3_reads_it() -> None:
-    """The fallback for a type DynamoDB may add one day: boto3's reading, imported then."""
-    with pytest.raises(TypeError, match="not supported"):
+def test_a_type_the_codec_does_not_know_is_a_store_error() -> None:
+    """A type DynamoDB may add one day is refused by name, not guessed at."""
+    with pytest.raises(StoreError, match="Unknown attribute type VECTOR"):
         codec.from_wire_value({"VECTOR": [1, 2]})

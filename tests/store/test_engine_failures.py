@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -14,7 +15,7 @@ from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable, StoreUnavailable
 from api.store.dynamodb_local import free_port
 from api.store.sqlite import SqliteTable
-from api.store.table import Key, Throttled
+from api.store.table import ItemAbsent, Key, Put, Throttled
 
 
 class ThrottlingDynamo(BaseHTTPRequestHandler):
@@ -57,6 +58,60 @@ async def test_dynamodb_throttling_is_retried_then_typed(throttling_endpoint: st
         await table.get(Key("a", "b"))
     assert ThrottlingDynamo.requests == 3  # retried before giving up
     await table.close()
+
+
+class PutItemDynamo(BaseHTTPRequestHandler):
+    """PutItem as DynamoDB answers it: refused by its condition when it has one, throttled
+    for the item whose sort key is "throttled", made otherwise."""
+
+    made: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        sk = request["Item"]["sk"]["S"]
+        if "ConditionExpression" in request:
+            self._answer(400, "ConditionalCheckFailedException", "The conditional request failed")
+        elif sk == "throttled":
+            self._answer(400, "ProvisionedThroughputExceededException", "Throughput exceeded")
+        else:
+            type(self).made.append(sk)
+            self._answer(200)
+
+    def _answer(self, status: int, error: str | None = None, message: str = "") -> None:
+        answer = {} if error is None else {"__type": f"com.amazonaws.dynamodb.v20120810#{error}"}
+        if message:
+            answer["message"] = message
+        body = json.dumps(answer).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+async def test_put_each_raises_a_failure_other_than_a_refused_condition() -> None:
+    PutItemDynamo.made = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), PutItemDynamo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    table = DynamoTable("t", load_definition(), endpoint_url=endpoint, max_attempts=1)
+    try:
+        with pytest.raises(Throttled):
+            await table.put_each(
+                [
+                    Put({"pk": "a", "sk": "refused"}, condition=ItemAbsent()),
+                    Put({"pk": "a", "sk": "throttled"}),
+                    Put({"pk": "a", "sk": "made"}),
+                ]
+            )
+        assert PutItemDynamo.made == ["made"]  # the others are sent regardless
+    finally:
+        await table.close()
+        server.shutdown()
 
 
 async def test_an_unreachable_dynamodb_is_a_typed_error() -> None:
