@@ -1,11 +1,12 @@
 """A proxy on 127.0.0.1 in front of the memory server that records every request, can hold
-POST /context unanswered, can make POST /messages/batch slow (a capture that takes longer
-than the calls leave between two fetches) or refuse one holding a given text with a 422,
-and can play seed 002's own server, which has
+POST /context unanswered, can make POST /messages/batch or /messages slow (a capture that
+takes longer than the calls leave between two fetches) or refuse a batch holding a given
+text (with a 422 unless told otherwise), and can play seed 002's own server, which has
 no POST /messages/batch: its FastAPI app answers 405 there (the path matches GET
 /messages/{agent_name})."""
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,8 +29,11 @@ class Proxy:
     upstream: str
     batches: bool = True  # False: POST /messages/batch is refused as seed 002's server does
     batch_delay: float = 0.0  # seconds added to each POST /messages/batch
-    refuse_text: str | None = None  # a batch holding it is refused as invalid (422)
+    message_delay: float = 0.0  # seconds added to each POST /messages
+    refuse_text: str | None = None  # a batch holding it is refused with `refuse_status`
+    refuse_status: int = 422
     seen: list[str] = field(default_factory=list)  # "POST /messages", in order
+    batch_sizes: list[int] = field(default_factory=list)  # messages in each batch, in order
     # While set, POST /context waits (unanswered) until it is cleared.
     hold_context: threading.Event = field(default_factory=threading.Event)
     _released: threading.Event = field(default_factory=threading.Event)
@@ -55,13 +59,17 @@ def recording_proxy(
                 await asyncio.to_thread(proxy._released.wait, 30)
             if path == "/messages/batch" and not proxy.batches:
                 return JSONResponse({"detail": "Method Not Allowed"}, status_code=405)
+            body = await request.body()
+            if path == "/messages/batch":
+                proxy.batch_sizes.append(len(json.loads(body)["messages"]))
             if path == "/messages/batch" and proxy.batch_delay:
                 await asyncio.sleep(proxy.batch_delay)
-            body = await request.body()
+            if path == "/messages" and proxy.message_delay:
+                await asyncio.sleep(proxy.message_delay)
             refuse = proxy.refuse_text
             if path == "/messages/batch" and refuse and refuse.encode() in body:
-                detail = {"code": "validation_error", "message": "refused by the proxy"}
-                return JSONResponse(detail, status_code=422)
+                detail = {"code": "refused", "message": "refused by the proxy"}
+                return JSONResponse(detail, status_code=proxy.refuse_status)
             answer = await http.request(
                 request.method,
                 path,

@@ -2,7 +2,8 @@
 demand: close a kept-alive connection right after an answer (without `Connection: close`),
 drop a request unanswered, answer nothing for a while, or play a forward proxy (it records
 the request line as sent, absolute URL included). `respond` decides each answer from the
-request; None drops the connection without a byte."""
+request; None drops the connection without a byte, and a status of 0 sends the bytes
+given as they are (an answer that is not HTTP)."""
 
 import json
 import socketserver
@@ -32,7 +33,7 @@ class Seen:
         return json.loads(self.body)
 
 
-Reply = tuple[int, Any]  # status, and a JSON value (bytes are sent as they are)
+Reply = tuple[int, Any]  # status, and a JSON value (bytes are sent as the body)
 Respond = Callable[[Seen], Reply | None]
 
 
@@ -114,6 +115,9 @@ def raw_server(
             return Seen(method, target, headers, body, number, nth)
 
         def _write(self, status: int, value: Any) -> None:
+            if status == 0:
+                self.wfile.write(value)
+                return
             body = value if isinstance(value, bytes) else json.dumps(value).encode()
             kind = "text/plain" if isinstance(value, bytes) else "application/json"
             head = (

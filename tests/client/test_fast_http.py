@@ -6,7 +6,7 @@ on demand."""
 
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx2
 import pytest
@@ -94,6 +94,7 @@ def test_the_fetch_sends_the_clients_headers_and_a_json_body(client_of: list[Cli
     assert seen.headers["authorization"] == "Bearer amk_secret"
     assert seen.headers["user-agent"].startswith("agent-memory-client/")
     assert seen.headers["content-type"] == "application/json"
+    assert seen.headers["content-length"] == str(len(seen.body))
     assert seen.json() == {"agent_name": "my agent/1", "query": "Hello é"}
 
 
@@ -103,6 +104,21 @@ def test_a_base_url_with_a_path_keeps_it(client_of: list[Client]) -> None:
         client.context("a", "q")
         (seen,) = raw.requests_to("/memory/context/")
     assert seen.target == "/memory/context/a"
+
+
+@pytest.mark.parametrize(
+    ("base", "target"),
+    [("/mémoire/", "/m%C3%A9moire/context/a"), ("/my memory", "/my%20memory/context/a")],
+)
+def test_a_base_path_to_escape_is_sent_escaped_as_through_httpx2(
+    base: str, target: str, client_of: list[Client]
+) -> None:
+    with raw_server() as raw:
+        fast = connect(raw.url + base, client_of)
+        slow = through_httpx2(connect(raw.url + base, client_of))
+        assert fast.context("a", "q") == slow.context("a", "q")
+        seen = raw.requests_to("/")
+    assert [s.target for s in seen] == [target, target]
 
 
 @pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
@@ -224,9 +240,6 @@ def test_a_kept_alive_connection_dropped_on_the_next_request_is_retried_once(
 
 
 def test_a_new_connection_dropped_mid_request_is_not_retried(client_of: list[Client]) -> None:
-    def drop_context(seen: Seen) -> Reply | None:
-        return None if seen.path.startswith("/context/") else memory_like(seen)
-
     with raw_server(drop_context) as raw:
         client = connect(raw.url, client_of)
         with pytest.raises(MemoryServerUnavailable) as dropped:
@@ -236,13 +249,33 @@ def test_a_new_connection_dropped_mid_request_is_not_retried(client_of: list[Cli
     assert dropped.value.status is None
 
 
-def test_a_fetch_dropped_during_a_call_is_a_counted_context_failure(
-    agent: str, oai: OpenAI, fake_openai: FakeLLM
-) -> None:
-    def drop_context(seen: Seen) -> Reply | None:
-        return None if seen.path.startswith("/context/") else memory_like(seen)
+def test_an_answer_that_is_not_http_is_unavailable(client_of: list[Client]) -> None:
+    def garbage(seen: Seen) -> Reply | None:
+        return (0, b"SSH-2.0-OpenSSH_9.6\r\n") if seen.path.startswith("/context/") else None
 
-    with raw_server(drop_context) as raw, learning(agent, server_url=raw.url) as memory:
+    with raw_server(garbage) as raw:
+        client = connect(raw.url, client_of)
+        with pytest.raises(MemoryServerUnavailable) as garbled:
+            client.context("a", "Anyone?")
+        assert len(raw.requests_to("/context/")) == 1
+    assert str(garbled.value).startswith(f"Cannot reach the memory server at {raw.url} (")
+    assert "BadStatusLine" in str(garbled.value)
+    assert garbled.value.status is None
+
+
+def drop_context(seen: Seen) -> Reply | None:
+    return None if seen.path.startswith("/context/") else memory_like(seen)
+
+
+def garble_context(seen: Seen) -> Reply | None:
+    return (0, b"garbage\r\n\r\n") if seen.path.startswith("/context/") else memory_like(seen)
+
+
+@pytest.mark.parametrize("respond", [drop_context, garble_context])
+def test_a_fetch_dropped_or_garbled_during_a_call_is_a_counted_context_failure(
+    respond: Callable[[Seen], Reply | None], agent: str, oai: OpenAI, fake_openai: FakeLLM
+) -> None:
+    with raw_server(respond) as raw, learning(agent, server_url=raw.url) as memory:
         answer = oai.chat.completions.create(model="m", messages=ask("Still answered?"))
         memory.flush()
 

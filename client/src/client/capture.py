@@ -10,7 +10,6 @@ them together in a later gap, at most HOLD_SECONDS later, at a flush, or at the 
 
 import logging
 import queue
-import statistics
 import threading
 import time
 from collections import deque
@@ -20,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client.apis import Reply
-from client.errors import MemoryServerError, MemoryServerUnavailable
-from client.server import MAX_CONTENT_CHARS, MemoryServer
+from client.errors import MemoryServerError
+from client.server import MAX_BATCH_MESSAGES, MAX_CONTENT_CHARS, MemoryServer
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +29,6 @@ MAX_TOOL_CALLS_IN_METADATA = 10
 MAX_ARGUMENT_CHARS = 2_000
 # How long a capture waits for the next call's memory fetch to start, so as to go after it.
 FETCH_GRACE = 0.005
-# Messages in one POST /messages/batch (the server's limit, docs/local-server.md).
-BATCH_MESSAGES = 10
 # Exchanges held for a gap between calls wait this long at most, and this many messages.
 HOLD_SECONDS = 1.0
 MAX_HELD_MESSAGES = 40
@@ -243,7 +240,11 @@ class Foreground:
         """The usual time between a fetch's end and the next one's start (the median of
         the latest few); None before two fetches."""
         with self._changed:
-            return statistics.median(self._gaps) if self._gaps else None
+            gaps = sorted(self._gaps)
+        if not gaps:
+            return None
+        middle = len(gaps) // 2
+        return gaps[middle] if len(gaps) % 2 else (gaps[middle - 1] + gaps[middle]) / 2
 
 
 _STOP = object()
@@ -357,7 +358,7 @@ class CaptureWorker:
         exchange is never split between two. Each request lets a fetch under way go first."""
         chunk: list[Exchange] = []
         for item in held:
-            if chunk and sum(len(e.notes) for e in chunk) + len(item.notes) > BATCH_MESSAGES:
+            if chunk and sum(len(e.notes) for e in chunk) + len(item.notes) > MAX_BATCH_MESSAGES:
                 self._store_together(chunk)
                 chunk = []
             chunk.append(item)
@@ -365,59 +366,77 @@ class CaptureWorker:
             self._store_together(chunk)
 
     def _store_together(self, chunk: Sequence[Exchange]) -> None:
-        """Several exchanges in one request; refused (a 4xx), each is sent again on its
-        own, so that one the server will not take does not take the others with it."""
+        """Several exchanges in one request where the server takes batches; refused for
+        what one exchange can cause (`_refused`), each is sent again on its own, so that
+        one the server will not take does not take the others with it. Timed as a whole,
+        whatever the outcome: how long the server is kept busy, the gap a send needs
+        (two POST /messages an exchange on a server without batches)."""
         notes = [note for item in chunk for note in item.notes]
-        if self._store(notes, whole=len(chunk) == 1):
-            for item in chunk:
-                self._store(item.notes)
-
-    def _store(self, notes: Sequence[Note], *, whole: bool = True) -> bool:
-        """The messages: in one request where the server takes a batch (all or none), else
-        one request each. With `whole` False, a refusal of the batch is not counted but
-        answered True: the caller sends its exchanges one by one."""
         self._foreground.let_go_first(0.0, self._yield_for)
         if self._recorder.abandoned():
-            return False  # counted when the flush gave up
-        if len(notes) > 1 and self._server.batches:
-            start = time.monotonic()
+            return  # counted when the flush gave up
+        start = time.monotonic()
+        try:
+            if len(chunk) == 1 or not self._server.batches:
+                self._store(notes)
+                return
             try:
-                batched = self._server.add_messages(
-                    self._agent, [(note.role, note.content, note.metadata) for note in notes]
-                )
+                batched = self._server.add_messages(self._agent, _said(notes))
             except Exception as e:  # any failure is counted; none reaches the caller
-                if not whole and _refused(e):
-                    return True
-                for note in notes:
-                    self._recorder.settled(f"the {note.role} message was not stored: {e}")
-                return False
+                if _refused(e):
+                    for item in chunk:
+                        self._store(item.notes)
+                else:
+                    self._failed(notes, e)
+                return
             if batched:
-                self._capture_seconds = time.monotonic() - start
-                for _ in notes:
-                    self._recorder.settled(None)
-                return False
+                self._stored(notes)
+            else:
+                self._store(notes)  # the server has no batches: one request a message
+        finally:
+            self._capture_seconds = time.monotonic() - start
+
+    def _store(self, notes: Sequence[Note]) -> None:
+        """The messages: in one request where the server takes a batch (all or none), else
+        one request each. A fetch under way goes first."""
+        self._foreground.let_go_first(0.0, self._yield_for)
+        if self._recorder.abandoned():
+            return  # counted when the flush gave up
+        if len(notes) > 1 and self._server.batches:
+            try:
+                batched = self._server.add_messages(self._agent, _said(notes))
+            except Exception as e:
+                self._failed(notes, e)
+                return
+            if batched:
+                self._stored(notes)
+                return
         for note in notes:
             if self._recorder.abandoned():
-                return False
-            start = time.monotonic()
+                return
             try:
                 self._server.add_message(self._agent, note.role, note.content, note.metadata)
             except Exception as e:
-                self._recorder.settled(f"the {note.role} message was not stored: {e}")
+                self._failed([note], e)
             else:
-                self._capture_seconds = time.monotonic() - start
-                self._recorder.settled(None)
-        return False
+                self._stored([note])
+
+    def _stored(self, notes: Sequence[Note]) -> None:
+        for _ in notes:
+            self._recorder.settled(None)
+
+    def _failed(self, notes: Sequence[Note], error: Exception) -> None:
+        for note in notes:
+            self._recorder.settled(f"the {note.role} message was not stored: {error}")
+
+
+def _said(notes: Sequence[Note]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(note.role, note.content, note.metadata) for note in notes]
 
 
 def _refused(error: Exception) -> bool:
-    """The server answered and would not take the request (not a server out of reach, nor
-    one failing or asking for fewer requests, 429: those would fail each exchange alike,
-    and sending them one by one would only add requests)."""
-    return (
-        isinstance(error, MemoryServerError)
-        and not isinstance(error, MemoryServerUnavailable)
-        and error.status is not None
-        and 400 <= error.status < 500
-        and error.status != 429
-    )
+    """A refusal one exchange of a batch can cause: invalid (400, 422) or too large (413).
+    Not an unreachable server (no status), a missing key or agent (401, 403, 404), a
+    server failing (5xx) or asking for fewer requests (429): those would fail each
+    exchange alike, and sending them one by one would only add requests."""
+    return isinstance(error, MemoryServerError) and error.status in (400, 413, 422)

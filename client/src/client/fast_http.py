@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from ipaddress import ip_address
 from urllib.parse import urlsplit
 
+import httpx2
+
 MAX_IDLE = 8  # idle connections kept; more threads at once open more, closed on return
 
 # What a request through this pool can raise: the server unreachable, a timeout, a
@@ -54,7 +56,7 @@ class Answer:
 class Route:
     host: str
     port: int
-    prefix: str  # the base URL's path, without its trailing slash
+    prefix: str  # the base URL's path as sent (percent-escaped), without its trailing slash
 
 
 def direct_route(url: str) -> Route | None:
@@ -79,7 +81,13 @@ def direct_route(url: str) -> Route | None:
     proxies = urllib.request.getproxies()
     if (proxies.get("http") or proxies.get("all")) and not _excluded(host, proxies.get("no", "")):
         return None
-    return Route(host, port, parts.path.rstrip("/"))
+    # http.client sends the target as given (and refuses a space or a non-ASCII
+    # character): the path goes escaped exactly as httpx2 escapes it.
+    try:
+        path = httpx2.URL(url).raw_path.decode("ascii")
+    except httpx2.InvalidURL:
+        return None
+    return Route(host, port, path.rstrip("/"))
 
 
 def _excluded(host: str, no_proxy: str) -> bool:
@@ -113,21 +121,21 @@ class ConnectionPool:
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
         self._closed = False
-        self.opened = 0  # connections opened so far (tests and the benchmark read it)
+        self.opened = 0  # connections opened so far (the tests read it)
 
     def post(self, path: str, body: bytes) -> Answer:
         """POST `body` (JSON) to the route's prefix + `path`. Raises a `TransportError`
         when no whole answer came. Sent twice at most, and only when a reused connection
         failed before answering: only for requests that are safe to repeat."""
+        # http.client adds the content-length of a bytes body itself.
         target = self.route.prefix + path
-        headers = {**self._headers, "content-length": str(len(body))}
         connection, reused = self._take()
         try:
-            return self._exchange(connection, target, body, headers)
+            return self._exchange(connection, target, body, self._headers)
         except _STALE:
             if not reused:
                 raise
-        return self._exchange(self._open(), target, body, headers)
+        return self._exchange(self._open(), target, body, self._headers)
 
     def close(self) -> None:
         with self._lock:

@@ -21,6 +21,7 @@ DEFAULT_URL = "http://127.0.0.1:8283"
 # The server's limits (docs/local-server.md): longer values would be refused with a 422.
 MAX_QUERY_CHARS = 32_000
 MAX_CONTENT_CHARS = 50_000
+MAX_BATCH_MESSAGES = 10  # in one POST /messages/batch
 USER_AGENT = "agent-memory-client/0.1.0"
 
 JsonObject = dict[str, Any]
@@ -82,19 +83,8 @@ class MemoryServer:
         """The agent's memory blocks and the messages relevant to `query`."""
         body = {"agent_name": agent, "query": query[:MAX_QUERY_CHARS]}
         path = f"/context/{quote(agent, safe='')}"
-        if self.fast is None:
-            return self._post(path, body, expect=(200,))
-        # As httpx2 encodes a `json=` body; POST /context is read-only, so the pool may
-        # send it again on a new connection when a kept-alive one turns out closed.
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        try:
-            answer = self.fast.post(path, content)
-        except TransportError as e:
-            raise self._unreachable(e) from e
-        if answer.status != 200:
-            raise _refused(self.url, f"POST {path}", answer.status, answer.reason, answer.content)
-        parsed = _parse(answer.content)
-        return parsed if isinstance(parsed, dict) else {}
+        # Read-only: the pool may send it again when a kept-alive connection turns out closed.
+        return _json(self._send(path, body, expect=(200,), repeatable=True))
 
     def add_message(
         self, agent: str, role: str, content: str, metadata: Mapping[str, Any]
@@ -115,7 +105,7 @@ class MemoryServer:
             ],
         }
         try:
-            self._post_json("/messages/batch", body, expect=(200, 201))
+            self._send("/messages/batch", body, expect=(200, 201))
         except MemoryServerError as e:
             if not _no_such_route(e):
                 raise
@@ -124,23 +114,28 @@ class MemoryServer:
         return True
 
     def _post(self, path: str, body: JsonObject, *, expect: tuple[int, ...]) -> JsonObject:
-        answer = self._post_json(path, body, expect=expect)
-        return answer if isinstance(answer, dict) else {}
+        return _json(self._send(path, body, expect=expect))
 
-    def _post_json(self, path: str, body: JsonObject, *, expect: tuple[int, ...]) -> object:
+    def _send(
+        self, path: str, body: JsonObject, *, expect: tuple[int, ...], repeatable: bool = False
+    ) -> bytes:
+        """POST `body` as JSON; the answer's content when its status is expected. A request
+        safe to send twice (`repeatable`) goes through the kept-alive pool when there is one."""
         try:
-            response = self._http.post(path, json=body)
-        except httpx2.HTTPError as e:
+            if repeatable and self.fast is not None:
+                # As httpx2 encodes a `json=` body.
+                content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+                answer = self.fast.post(path, content)
+                status, reason, content = answer.status, answer.reason, answer.content
+            else:
+                response = self._http.post(path, json=body)
+                status, reason = response.status_code, response.reason_phrase
+                content = response.content
+        except (httpx2.HTTPError, *TransportError) as e:
             raise self._unreachable(e) from e
-        if response.status_code not in expect:
-            raise _refused(
-                self.url,
-                f"POST {path}",
-                response.status_code,
-                response.reason_phrase,
-                response.content,
-            )
-        return _parse(response.content)
+        if status not in expect:
+            raise _refused(self.url, f"POST {path}", status, reason, content)
+        return content
 
     def _unreachable(self, error: Exception) -> MemoryServerUnavailable:
         return MemoryServerUnavailable(
@@ -154,17 +149,13 @@ def _no_such_route(error: MemoryServerError) -> bool:
     return error.status == 405 or (error.status == 404 and error.code in (None, "not_found"))
 
 
-def _parse(content: bytes) -> object:
-    """A response's JSON (as httpx2's `Response.json()` reads it); {} when it is none."""
+def _json(content: bytes) -> JsonObject:
+    """A response's JSON object (read as httpx2's `Response.json()` reads it); {} when it
+    is none."""
     try:
-        answer: object = json.loads(content)
+        body: object = json.loads(content)
     except ValueError:
         return {}
-    return answer
-
-
-def _json(content: bytes) -> JsonObject:
-    body = _parse(content)
     return body if isinstance(body, dict) else {}
 
 
