@@ -75,7 +75,7 @@ def serve(args: argparse.Namespace) -> int:
     from api.observability import logs
 
     settings = _settings(host=args.host, port=args.port)
-    logs.configure(settings.log_level, settings.log_format)
+    logs.configure_logging(settings)
     _check_tracing(settings)
     _check_embedder(settings)
     workers = args.workers or os.cpu_count() or 1

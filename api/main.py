@@ -274,10 +274,6 @@ def create_app(
     return app
 
 
-def configure_logging(settings: Settings) -> None:
-    logs.configure(settings.log_level, settings.log_format)
-
-
 def _jwt_secret(settings: Settings) -> str:
     assert settings.jwt_secret is not None  # check_settings requires it in google mode
     return settings.jwt_secret.get_secret_value()
@@ -290,7 +286,7 @@ def __getattr__(name: str) -> FastAPI:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     settings = load_settings()
     if not logging.getLogger().handlers:  # a worker of `serve --workers N`, or bare uvicorn
-        configure_logging(settings)
+        logs.configure_logging(settings)
     app = create_app(settings)
     globals()["app"] = app
     return app

@@ -1,5 +1,6 @@
 """What the benchmark scripts share: our server as a process of its own (`agent-memory
-serve` on a SQLite file, waited for, stopped), a fake provider's process, `--sizes`."""
+serve` on a SQLite file, waited for, measured, stopped), a fake provider's process,
+`--sizes`."""
 
 import os
 import signal
@@ -8,47 +9,135 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2
 
 from api.store.dynamodb_local import free_port
 
-__all__ = ["free_port", "printing_process", "serve", "sizes", "stop_group"]
+__all__ = [
+    "CORES",
+    "ROOT",
+    "ServerProcess",
+    "free_port",
+    "printing_process",
+    "serve",
+    "server_process",
+    "sizes",
+    "status_kib",
+    "stop_group",
+]
+
+ROOT = Path(__file__).resolve().parent.parent
+CORES = os.cpu_count() or 1
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+# The workers of one server would otherwise race to make the local key file (and one
+# could read it empty): every server here gets this key instead.
+ENCRYPTION_KEY = "bench-server-" + "k" * 40
+
+
+@dataclass
+class ServerProcess:
+    """`agent-memory serve` in a process group of its own: its workers are in it too."""
+
+    url: str
+    process: "subprocess.Popen[bytes]"
+
+    def pids(self) -> list[int]:
+        group = self.process.pid
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone meanwhile
+            if int(fields[2]) == group:  # the process group
+                found.append(int(entry.name))
+        return found
+
+    def cpu_seconds(self) -> float:
+        """User and system time of every process of the server so far."""
+        ticks = 0
+        for pid in self.pids():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        return ticks / CLOCK_TICKS
+
+    def memory_kib(self, field_name: str) -> int:
+        """`VmRSS` (now) or `VmHWM` (peak) summed over the server's processes."""
+        return sum(status_kib(pid, field_name) for pid in self.pids())
+
+
+def status_kib(pid: int, field_name: str) -> int:
+    """A process's `VmRSS` or `VmHWM` in KiB; 0 once it is gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    for line in status.splitlines():
+        if line.startswith(field_name + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+@contextmanager
+def server_process(
+    db: Path,
+    args: Sequence[str] = (),
+    *,
+    poll_seconds: float = 0.05,
+    start_seconds: float = 120,
+) -> Iterator[ServerProcess]:
+    """`agent-memory serve` (with `args`) on the SQLite file `db` in local mode, once its
+    /health answers (asked every `poll_seconds`); stopped, workers and all, when the block
+    ends. Its stderr is this process's."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "STORE": "sqlite",
+        "SQLITE_PATH": str(db),
+        "ENCRYPTION_KEY": ENCRYPTION_KEY,
+        "AUTH_MODE": "local",
+        "LOG_LEVEL": "warning",
+    }
+    process = subprocess.Popen(  # noqa: S603 (our own command)
+        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), *args],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    server = ServerProcess(f"http://127.0.0.1:{port}", process)
+    try:
+        deadline = time.monotonic() + start_seconds
+        with httpx2.Client(timeout=1) as client:
+            while True:
+                try:
+                    if client.get(server.url + "/health").status_code == 200:
+                        break
+                except httpx2.TransportError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the server did not start; see its log above")
+                time.sleep(poll_seconds)
+        yield server
+    finally:
+        stop_group(process)
 
 
 @contextmanager
 def serve(
     path: Path, args: Sequence[str] = (), start_seconds: float = 120
 ) -> Iterator[tuple[str, "subprocess.Popen[bytes]"]]:
-    """`agent-memory serve` (with `args`) on the SQLite file `path`, once it answers
-    /health: its base URL and the process. Its stderr goes to `path` + `.log`, quoted when
-    it does not start."""
-    port = free_port()
-    env = {**os.environ, "STORE": "sqlite", "SQLITE_PATH": str(path), "LOG_LEVEL": "warning"}
-    log = path.with_name(path.name + ".log")
-    command = [sys.executable, "-m", "api.cli", "serve", "--port", str(port), *args]
-    with log.open("wb") as stderr:
-        process = subprocess.Popen(  # noqa: S603 (our own command)
-            command, env=env, stdout=subprocess.DEVNULL, stderr=stderr
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + start_seconds
-        while True:
-            try:
-                if httpx2.get(url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx2.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                said = log.read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"the server did not start:\n{said}")
-            time.sleep(0.05)
-        yield url, process
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    """`server_process`, as its base URL and the process."""
+    with server_process(path, args, start_seconds=start_seconds) as server:
+        yield server.url, server.process
 
 
 @contextmanager

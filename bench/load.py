@@ -36,12 +36,11 @@ import os
 import re
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,12 +48,9 @@ import aiohttp
 import httpx2
 import uvloop
 
-from api.store.dynamodb_local import free_port
-from bench.common import stop_group
+from bench.common import CORES, ServerProcess, server_process
 from bench.fake_model import MODEL_TIME_PREFIX, STALL, STREAM
 from bench.harness import (
-    ENCRYPTION_KEY,
-    ROOT,
     agent_on,
     conversation_of,
     fake_in_a_process,
@@ -62,103 +58,12 @@ from bench.harness import (
 )
 from bench.report import Report
 
-CORES = os.cpu_count() or 1
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
 MODEL_TIME = re.compile(re.escape(MODEL_TIME_PREFIX) + r"([0-9.]+)")
 PROMPT = "Hello, how are you?"  # then the fake's tag: the reply it asks for
 TURN_TIMEOUT = 120.0
 WARM_TURNS_PER_WORKER = 20
 SAMPLE_SECONDS = 0.25  # how often an open-streams run samples the server's memory
-
-
-@dataclass
-class ServerProcess:
-    """`agent-memory serve` in a process group of its own: its workers are in it too."""
-
-    url: str
-    process: "subprocess.Popen[bytes]"
-
-    def pids(self) -> list[int]:
-        group = self.process.pid
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue  # gone meanwhile
-            if int(fields[2]) == group:  # the process group
-                found.append(int(entry.name))
-        return found
-
-    def cpu_seconds(self) -> float:
-        """User and system time of every process of the server so far."""
-        ticks = 0
-        for pid in self.pids():
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            ticks += int(fields[11]) + int(fields[12])  # utime, stime
-        return ticks / CLOCK_TICKS
-
-    def memory_kib(self, field_name: str) -> int:
-        """`VmRSS` (now) or `VmHWM` (peak) summed over the server's processes."""
-        return sum(status_kib(pid, field_name) for pid in self.pids())
-
-
-def status_kib(pid: int, field_name: str) -> int:
-    """A process's `VmRSS` or `VmHWM` in KiB; 0 once it is gone."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0
-    for line in status.splitlines():
-        if line.startswith(field_name + ":"):
-            return int(line.split()[1])
-    return 0
-
-
-@contextmanager
-def server_process(
-    db: Path, workers: int, *, poll_seconds: float = 0.05
-) -> Iterator[ServerProcess]:
-    """`agent-memory serve` on the SQLite file `db`, once its /health answers (asked
-    every `poll_seconds`); stopped, workers and all, when the block ends."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "STORE": "sqlite",
-        "SQLITE_PATH": str(db),
-        "ENCRYPTION_KEY": ENCRYPTION_KEY,
-        "AUTH_MODE": "local",
-        "LOG_LEVEL": "warning",
-    }
-    process = subprocess.Popen(  # noqa: S603 (our own command)
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--workers", str(workers)],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    server = ServerProcess(f"http://127.0.0.1:{port}", process)
-    try:
-        deadline = time.monotonic() + 60
-        with httpx2.Client(timeout=1) as client:
-            while True:
-                try:
-                    if client.get(server.url + "/health").status_code == 200:
-                        break
-                except httpx2.TransportError:
-                    pass
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the server did not start; see its log above")
-                time.sleep(poll_seconds)
-        yield server
-    finally:
-        stop_group(process)
 
 
 @dataclass
@@ -344,7 +249,7 @@ async def run_workers(workers: int, fake: str, args: argparse.Namespace, report:
     failed = 0
     with (
         tempfile.TemporaryDirectory(prefix="bench-load-") as tmp,
-        server_process(Path(tmp) / "load.db", workers) as server,
+        server_process(Path(tmp) / "load.db", ["--workers", str(workers)]) as server,
     ):
         with httpx2.Client(base_url=server.url, timeout=30) as setup:
             agent_id = agent_on(setup, fake)

@@ -26,8 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness import ROOT
-from bench.load import CORES, server_process, status_kib
+from bench.common import CORES, ROOT, server_process, status_kib
 from bench.report import Report
 
 POLL_SECONDS = 0.005
@@ -38,7 +37,8 @@ def one_start(workers: int, idle_seconds: float) -> tuple[float, list[float], fl
     supervisor's (None with one worker: it is the worker)."""
     with tempfile.TemporaryDirectory(prefix="bench-start-") as tmp:
         started = time.perf_counter()
-        with server_process(Path(tmp) / "start.db", workers, poll_seconds=POLL_SECONDS) as server:
+        command = ["--workers", str(workers)]
+        with server_process(Path(tmp) / "start.db", command, poll_seconds=POLL_SECONDS) as server:
             ready = time.perf_counter() - started
             time.sleep(idle_seconds)
             resident = {pid: status_kib(pid, "VmRSS") / 1024 for pid in server.pids()}

@@ -116,9 +116,11 @@ _loading = threading.Lock()
 @functools.cache
 def _shipped() -> StaticModel:
     """The shipped model, loaded once per process: it never changes, and every app (and
-    every test) shares it. Its files were checked at start, so this can only fail if they
-    changed since."""
-    return load_static_model(MODEL_DIR, SHIPPED_SHA256)
+    every test) shares it."""
+    # Unpinned: every embedder of it was made after `_shipped_config`, which checked these
+    # files against their pins, and hashing them again (8 MB) would only slow the first
+    # embed.
+    return load_static_model(MODEL_DIR, None)
 
 
 def _load_shipped() -> StaticModel:
@@ -130,10 +132,10 @@ class StaticEmbedder(ThreadedEmbedder):
     """Token vectors averaged and normalised: the shipped model, or a directory of the same
     files (`path`, unpinned) written by tools/build_static_model.py.
 
-    The shipped model's files are checked when the server starts (`start`), and the model
-    (its tokenizer and 7.5 MB of vectors: about 50 ms and 25 MiB) is loaded on the first
-    text embedded, off the event loop: a server that has embedded nothing yet, such as one
-    just started, has not paid for it. A directory of one's own is loaded at once."""
+    The shipped model's files are checked when this is made (at the server's start), and
+    the model (its tokenizer and 7.5 MB of vectors: about 50 ms and 25 MiB) is loaded on the
+    first text embedded, off the event loop: a server that has embedded nothing yet, such
+    as one just started, has not paid for it. A directory of one's own is loaded at once."""
 
     inline_texts = 16  # a short query costs well under a tenth of a millisecond
 

@@ -62,13 +62,13 @@ class KeyRing:
 
     @functools.cached_property
     def _keys(self) -> dict[str, bytes]:
-        """Derived on first use: key ids, ciphers and all."""
+        """Derived on first use, by key id, the current key's first."""
         keys = [derive_key(secret) for secret in self._secrets]
-        return {key_id(key): key for key in reversed(keys)}
+        return {key_id(key): key for key in keys}
 
-    @functools.cached_property
+    @property
     def current_id(self) -> str:
-        return key_id(derive_key(self._secrets[0]))
+        return next(iter(self._keys))
 
     @property
     def key_ids(self) -> list[str]:

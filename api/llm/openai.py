@@ -22,7 +22,7 @@ from api.llm.errors import (
     ProviderUnavailable,
     brief,
 )
-from api.llm.http import shared_ssl_context
+from api.llm.http import ConnectErrorsKept, shared_ssl_context
 from api.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -37,6 +37,11 @@ from api.llm.types import (
 from api.llm.wire import tool_call
 
 log = logging.getLogger(__name__)
+
+
+class _AioHttpClient(ConnectErrorsKept, openai.DefaultAioHttpClient):
+    """The SDK's aiohttp client, telling a refused connection from a slow one."""
+
 
 FINISH: dict[str, FinishReason] = {
     "stop": "stop",
@@ -211,9 +216,7 @@ class OpenAIProvider:
             timeout=timeout,
             max_retries=max_retries,
             # A redirect could lead past the URL guard to an internal address.
-            http_client=openai.DefaultAioHttpClient(
-                follow_redirects=False, verify=shared_ssl_context()
-            ),
+            http_client=_AioHttpClient(follow_redirects=False, verify=shared_ssl_context()),
         )
 
     @property

@@ -9,6 +9,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 
+from api.config import Settings
 from api.observability import request_id
 from api.observability.request_id import RequestIdFilter
 
@@ -65,3 +66,8 @@ def configure(level: str, log_format: LogFormat, stream: TextIO | None = None) -
     root.addHandler(handler)
     root.setLevel(level.upper())
     return handler
+
+
+def configure_logging(settings: Settings) -> logging.Handler:
+    """`configure` as the settings say (LOG_LEVEL, LOG_FORMAT)."""
+    return configure(settings.log_level, settings.log_format)

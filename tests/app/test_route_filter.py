@@ -109,3 +109,23 @@ def test_a_request_under_a_root_path_is_never_skipped() -> None:
     (included,) = [r for r in app.router.routes if "matches" in vars(r)]
     under_root = {**scope("GET", "/api/words/hi"), "root_path": "/api"}
     assert included.matches(under_root)[0] is Match.FULL
+
+
+def test_routers_included_in_included_routers_are_read_through() -> None:
+    inner = APIRouter(prefix="/b")
+
+    @inner.get("/x")
+    async def x() -> str:
+        return "deep"
+
+    outer = APIRouter(prefix="/a")
+    outer.include_router(inner, prefix="/p")
+    app = FastAPI()
+    app.include_router(outer, prefix="/v1")
+    skip_unrelated_routers(app)
+    (included,) = [r for r in app.router.routes if hasattr(r, "original_router")]
+    assert first_segments(included) == frozenset({"v1"})
+    assert "matches" in vars(included)  # checked, not left to try everything
+    client = TestClient(app)
+    assert client.get("/v1/a/p/b/x").json() == "deep"
+    assert client.get("/a/p/b/x").status_code == 404

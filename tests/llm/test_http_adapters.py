@@ -3,6 +3,7 @@ providers that speak the real streaming wire formats."""
 
 import asyncio
 import json
+import socket
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
@@ -203,6 +204,38 @@ async def test_a_slow_provider_times_out(served: tuple[FakeLLM, Build]) -> None:
     fake.replies.append(Reply(text="late", delay_seconds=3))
     with pytest.raises(ProviderTimeout):
         await collect(build(fake, max_retries=0, timeout=0.5), request_with())
+
+
+@pytest.mark.parametrize("make", [OpenAIProvider, AnthropicProvider])
+async def test_a_provider_with_nothing_listening_is_unavailable_not_slow(
+    make: type[OpenAIProvider] | type[AnthropicProvider],
+) -> None:
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        port = bound.getsockname()[1]
+    # The port is free again: connecting to it is refused.
+    provider = make(api_key="k", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
+    with pytest.raises(ProviderUnavailable, match="cannot be reached"):
+        await collect(provider, request_with())
+    await provider.aclose()
+
+
+@pytest.mark.parametrize("make", [OpenAIProvider, AnthropicProvider])
+async def test_a_provider_that_hangs_up_unanswered_is_unavailable_not_slow(
+    make: type[OpenAIProvider] | type[AnthropicProvider],
+) -> None:
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1024)
+        writer.close()
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    provider = make(api_key="k", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
+    with pytest.raises(ProviderUnavailable):
+        await collect(provider, request_with())
+    await provider.aclose()
+    server.close()
+    await server.wait_closed()
 
 
 async def test_models_are_listed(served: tuple[FakeLLM, Build]) -> None:

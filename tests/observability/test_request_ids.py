@@ -13,7 +13,6 @@ from fastapi.testclient import TestClient
 from pydantic import ValidationError
 
 from api.config import Settings
-from api.main import configure_logging
 from api.observability import logs
 from tests.observability.conftest import loopback_client
 
@@ -168,7 +167,7 @@ def test_log_format_is_a_setting(
         Settings(log_format="yaml")
     # What a served app does with it (uvicorn's `api.main:app`, `api.cli serve`): its one
     # handler now writes JSON to stderr, in place of the text one.
-    configure_logging(from_env)
+    logs.configure_logging(from_env)
     logging.getLogger("test.format").warning("written as %s", "json")
     [line] = [json.loads(text) for text in capsys.readouterr().err.splitlines()]
     assert (line["level"], line["logger"], line["message"]) == (

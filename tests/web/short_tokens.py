@@ -8,7 +8,8 @@ import sys
 import uvicorn
 
 from api.config import load_settings
-from api.main import configure_logging, create_app
+from api.main import create_app
+from api.observability.logs import configure_logging
 
 
 def main(port: int, seconds: int) -> None:
