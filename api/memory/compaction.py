@@ -9,7 +9,7 @@ archived, as inserts are idempotent.
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -59,21 +59,22 @@ async def note_turn(
     agent_id: str,
     summarizer: Summarizer,
     *,
-    blocks_read: Sequence[service.BlockView] | None = None,
+    as_read: tuple[Sequence[service.BlockView], Mapping[str, int]] | None = None,
 ) -> TurnReport:
     """Call once at the end of every turn of the agent. Counts a warned turn for each block
     at or above 80%, clears the count of blocks below it, and compacts the blocks whose
-    warning has now been ignored for COMPACT_AFTER_TURNS turns. `blocks_read`: the blocks
-    as the turn read them, when it cannot have changed them since (no tool of the turn wrote
-    core memory): the prompt showed them, so they are what the count is about; read again
-    otherwise. A compaction reads its block afresh either way."""
+    warning has now been ignored for COMPACT_AFTER_TURNS turns. `as_read`: the blocks and
+    their warned turns as the turn read them at its start, when it cannot have changed them
+    since (no tool of the turn wrote core memory): the prompt showed them, so they are what
+    the count is about, and nothing is read; both are read again (one query) otherwise. A
+    compaction reads its block afresh either way."""
     table = search.table
-    # One read: the blocks with their counts, or the counts alone beside the blocks given.
     views: Sequence[service.BlockView]
-    if blocks_read is None:
+    counted: Mapping[str, int]
+    if as_read is None:
         views, counted = await service.blocks_and_warnings(table, agent_id)
     else:
-        views, counted = blocks_read, await repository.warning_turns(table, agent_id)
+        views, counted = as_read
     relieved = [b.name for b in views if not b.needs_warning and b.name in counted]
     full = [b for b in views if b.needs_warning]
     _, turns_of = await asyncio.gather(

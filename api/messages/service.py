@@ -18,7 +18,7 @@ from api.search import vectors
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
 from api.search.vectors import Vector
-from api.store.table import Item, Table, TransactionCancelled, TxOp
+from api.store.table import ConditionFailed, Item, Table, TransactionCancelled, TxOp
 
 
 def searchable(message: Message) -> bool:
@@ -108,22 +108,31 @@ async def store_answer(
     vector = asyncio.ensure_future(_vector_of(search, message))
     try:
         await asyncio.wait({vector}, timeout=ANSWER_WAITS_FOR_VECTOR_SECONDS)
+        if not vector.done() or vector.exception() is not None:
+            await repository.add(search.table, message)
+            return search.in_background(_copy(search, owner, agent_id, message, vector))
     except BaseException:
-        vector.cancel()
+        _drop(vector)  # nothing will ever await it
         raise
-    if not vector.done() or vector.exception() is not None:
-        await repository.add(search.table, message)
-        return search.in_background(_copy(search, owner, agent_id, message, vector))
     recall = copy_item(agent_id, message, vector.result())
     try:
         await repository.add_searchable(search, owner, agent_id, message, recall)
     except TransactionCancelled as e:
-        if not (e.refused(0) or e.refused(1)):
+        if e.refused(0):  # stored already (a replay): refused, as `store` refuses it
+            raise ConditionFailed("The item is not in the state the write expected.") from e
+        if not e.refused(1):
             raise
-        # Stored already (a replay: refused again, as `store` refuses it), or its
-        # conversation is closing: the answer is kept as `store` keeps it, without a copy.
+        # Its conversation is closing: the answer is kept as `store` keeps it, without a
+        # copy.
         await repository.add(search.table, message)
     return None
+
+
+def _drop(future: "asyncio.Future[Any]") -> None:
+    """Cancelled, and what it ends with retrieved (it may have failed already, or fail
+    before the cancellation reaches it): not reported as an error nobody saw."""
+    future.cancel()
+    future.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 async def _copy(

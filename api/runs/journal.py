@@ -121,20 +121,22 @@ class RunJournal:
                 try:
                     await self.table.put_each(puts)
                 except (InvalidItem, ItemTooLarge):
-                    # Written each on its own, they tell which cannot be stored. A draft
-                    # that cannot (an answer past the item size limit) must not hold the
-                    # events back, nor events that cannot the draft; and no later draft
+                    # Written apart, they tell which cannot be stored. A draft that cannot
+                    # (an answer past the item size limit) must not hold the events back,
+                    # nor an event that cannot the others or the draft; and no later draft
                     # could be stored either.
-                    events = puts[:-1] if draft is not None else puts
-                    unwritten = await self._alone(events, "writing events")
+                    batch, first = await self._apart(batch, first)
                     if draft is not None and isinstance(
                         await self._alone(puts[-1:], "saving the draft"),
                         InvalidItem | ItemTooLarge,
                     ):
                         self.draft = no_draft
-                    failed = unwritten is not None
+                    failed = bool(batch)
                 except Exception:
-                    what = "writing events" if batch else "saving the draft"
+                    what = " and ".join(
+                        (["writing events"] if batch else [])
+                        + (["saving the draft"] if draft is not None else [])
+                    )
                     log.warning("%s of run %s failed", what, self.run.run_id, exc_info=True)
                     # The events are kept for the next write: a reader sees them late rather
                     # than never. A draft is not: the next one (the answer grew) or the
@@ -149,8 +151,32 @@ class RunJournal:
                     self._flush_soon()
                 return
 
+    async def _apart(self, batch: list[list[str]], first: int) -> tuple[list[list[str]], int]:
+        """The events written one to an item, in order, each under the number its client
+        saw: one that can never be stored is dropped (its number stays a gap), so that the
+        others and all later events still reach readers. What a failure of another kind
+        left unwritten is given back with its first number, for the next write."""
+        run_id, ttl = self.run.run_id, self.run.ttl
+        for i, event in enumerate(batch):
+            number = first + i
+            one = RunEvents(run_id=run_id, first=number, events=[event], ttl=ttl)
+            try:
+                await self.table.put_each([repository.append_put(one)])
+            except (InvalidItem, ItemTooLarge):
+                log.error(
+                    "event %d (%s) of run %s cannot be stored: dropped",
+                    number,
+                    event[0],
+                    run_id,
+                    exc_info=True,
+                )
+            except Exception:
+                log.warning("writing events of run %s failed", run_id, exc_info=True)
+                return batch[i:], number
+        return [], first + len(batch)
+
     async def _alone(self, puts: list[Put], what: str) -> Exception | None:
-        """What writing `puts` (the events, or the draft, or nothing) failed with."""
+        """What writing `puts` (the draft, or nothing) failed with."""
         if not puts:
             return None
         try:
@@ -192,12 +218,19 @@ class RunJournal:
         run_id = self.run.run_id
         ended: bool | None = None
         # The last events go in the transaction that ends the run: one store call, not two.
+        split = False
         for attempt in range(CLOSING_ATTEMPTS):
-            if attempt:
+            if attempt and not split:
                 await asyncio.sleep(FLUSH_SECONDS)
             last = self._last_batch()
+            split = False
             try:
                 ended = await repository.end(self.table, run_id, state, self.clock.now(), last=last)
+            except (InvalidItem, ItemTooLarge):
+                # One of them can never be stored: the others go apart, the end after them.
+                self._pending, self._next = await self._apart(self._pending, self._next)
+                split = True
+                continue
             except StoreError:
                 log.warning("ending run %s with its last events failed", run_id, exc_info=True)
                 continue

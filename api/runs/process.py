@@ -30,8 +30,8 @@ def _exists(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:  # someone else's process: it exists
-        return True
+    except PermissionError:  # someone else's process: it exists, maybe only as a zombie
+        pass
     return not _zombie(pid)
 
 

@@ -138,7 +138,7 @@ class Runtime:
         results = await asyncio.gather(
             ready(None) if wait else lease.take(),
             agent_read,
-            memory.list_blocks(self.table, request.agent_id),
+            memory.blocks_and_warnings(self.table, request.agent_id),
             self._provider_settings(request.user_email, agent),
             hooks.agent_initialized(load_agent),
             return_exceptions=True,
@@ -159,7 +159,7 @@ class Runtime:
         results: list[Any],
     ) -> "PreparedTurn":
         agent: Agent = _ok(results[0])
-        views, stored, sections = _ok(results[1]), _ok(results[2]), _ok(results[3])
+        (views, warnings), stored, sections = _ok(results[1]), _ok(results[2]), _ok(results[3])
         architecture = ARCHITECTURES.get(agent.agent_architecture)
         if architecture is None:
             raise ArchitectureUnavailable(
@@ -199,6 +199,7 @@ class Runtime:
             context=sections,
             messages=MessageFactory(self.message_clock, state, agent.event_expiry_days),
             max_steps=self.settings.max_turn_steps,
+            core_memory_warnings=warnings,
         )
         journal = RunJournal(self.table, self.clock, run, self.runs, turn.draft.take)
         return PreparedTurn(self, architecture(), turn, context, lease, journal)
@@ -394,7 +395,9 @@ class PreparedTurn:
                 turn.agent.agent_id,
                 self.tool_context.summarizer,
                 # What the turn read at its start, unless one of its tools may have written.
-                blocks_read=None if turn.tools.changed_core_memory else turn.core_memory,
+                as_read=None
+                if turn.tools.changed_core_memory or turn.core_memory_warnings is None
+                else (turn.core_memory, turn.core_memory_warnings),
             )
         except Exception:
             if not quiet:

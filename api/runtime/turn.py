@@ -2,7 +2,7 @@
 injected hooks and state, and what was read for it. An architecture uses these; it never
 builds storage, memory or hooks of its own."""
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -154,6 +154,8 @@ class Turn:
     messages: MessageFactory
     max_steps: int
     draft: Draft = field(default_factory=Draft)
+    # warned turns per block, read with core_memory (None: not read), for the upkeep
+    core_memory_warnings: Mapping[str, int] | None = None
 
     def system_prompt(self, own: str) -> str:
         """The architecture's own prompt followed by what the hooks added."""

@@ -96,7 +96,7 @@ def of_item(item: Item, model_id: str | None) -> Doc | None:
             actor_id=item.get("actor_id"),
             interrupted=bool(item.get("interrupted", False)),
             ttl=float(ttl) if ttl is not None else None,
-            metadata=plain(metadata) if metadata else None,
-            metadata_bytes=_metadata_bytes(metadata) if metadata else 0,
+            metadata=plain(metadata) if metadata is not None else None,
+            metadata_bytes=_metadata_bytes(metadata) if metadata is not None else 0,
         )
     return None

@@ -202,20 +202,9 @@ class SearchEngine:
         self._applying.discard(agent_id)  # a write landing from now on schedules another
         async with self._lock(agent_id):
             index = self._indexes.get(agent_id)
-            pending = self._pending.get(agent_id)
-            if index is None or not pending:
+            if index is None or not self._pending.get(agent_id):
                 return
-            self._apply_pending(agent_id, index)
-            # Those past a gap (another process's write between) wait for the next search,
-            # which reads the gap from the change log.
-            later = [p for p in pending if p.version > index.version]
-            if later:
-                self._pending[agent_id] = later
-            else:
-                self._pending.pop(agent_id, None)
-            if index.needs_rebuild():
-                await asyncio.to_thread(index.rebuild)
-            self._keep(agent_id, index)
+            await self._settle(agent_id, index, held=index)
 
     async def remove(self, agent_id: str, keys: Sequence[Key]) -> None:
         """Delete these searchable items of the agent, through the change log, as many
@@ -343,7 +332,7 @@ class SearchEngine:
     async def _fresh(self, agent_id: str, current: int) -> AgentIndex:
         """The agent's index with every change up to version `current`, read after the
         search began (the caller holds the agent's lock)."""
-        index = self._indexes.get(agent_id)
+        index = held = self._indexes.get(agent_id)
         if index is not None and current < index.version:
             # Read before this call waited for the lock, while another caught the index up
             # further? Or the agent's partition was deleted (its version starts again)?
@@ -354,12 +343,29 @@ class SearchEngine:
             self._apply_pending(agent_id, index)
             if index.version < current and not await self._catch_up(agent_id, index, current):
                 index = await self._load(agent_id, current)
-        self._pending.pop(agent_id, None)
+        if await self._settle(agent_id, index, held=held):
+            self._versions[agent_id] = max(self._versions.get(agent_id, 0), index.version)
+        return index
+
+    async def _settle(self, agent_id: str, index: AgentIndex, *, held: AgentIndex | None) -> bool:
+        """The agent's own writes waiting for `index` applied, the index rebuilt if they
+        call for it, and kept; unless the agent was forgotten (deleted) meanwhile, which
+        the index the engine held when the caller began (`held`) being gone tells: a
+        deleted agent's index is not put back. Whether it was kept."""
+        self._apply_pending(agent_id, index)
+        # Those past a gap (another process's write between) wait for the next search,
+        # which reads the gap from the change log.
+        later = [p for p in self._pending.get(agent_id, []) if p.version > index.version]
+        if later:
+            self._pending[agent_id] = later
+        else:
+            self._pending.pop(agent_id, None)
         if index.needs_rebuild():
             await asyncio.to_thread(index.rebuild)
-        self._versions[agent_id] = max(self._versions.get(agent_id, 0), index.version)
+        if self._indexes.get(agent_id) is not held:
+            return False
         self._keep(agent_id, index)
-        return index
+        return True
 
     async def _load(self, agent_id: str, version: int) -> AgentIndex:
         model_id = self.model_id

@@ -228,6 +228,7 @@ class AgentIndex:
         self.dimension = dimension
         self._main = _Main(list(docs), dimension)
         self._delta = Delta(dimension)
+        self._delta_metadata_bytes = 0  # of the documents put in the delta, as the main's
         # Each conversation's messages in time order, to find the one before a new message.
         self._threads: dict[str, list[tuple[float, str]]] = {}
         for doc in self._main.docs:
@@ -249,6 +250,7 @@ class AgentIndex:
     def upsert(self, doc: Doc) -> None:
         self.remove(doc.sk)
         slot = self._delta.add(doc, tokens.tokenize(doc.text))
+        self._delta_metadata_bytes += doc.metadata_bytes
         if doc.conversation_id is not None:
             thread = self._threads.setdefault(doc.conversation_id, [])
             at = bisect.bisect_left(thread, (doc.created_at, doc.sk))
@@ -301,10 +303,11 @@ class AgentIndex:
     def rebuild(self) -> None:
         self._main = _Main(self.docs(), self.dimension)
         self._delta = Delta(self.dimension)  # the threads hold the same documents as before
+        self._delta_metadata_bytes = 0
 
     def nbytes(self) -> int:
         per_fresh = 2 * DOC_OVERHEAD_BYTES + 4 * (self.dimension or 0)
-        return self._main.nbytes + per_fresh * self._delta.used
+        return self._main.nbytes + per_fresh * self._delta.used + self._delta_metadata_bytes
 
     # --- search ----------------------------------------------------------------------
 

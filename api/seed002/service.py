@@ -195,8 +195,7 @@ async def context(
     wanted = bool(body.query.strip()) and max_messages > 0
 
     async def reads(agent_id: str) -> tuple[list[BlockView], list[MessageHit]]:
-        # The blocks first: their reads start a step later (a gather of their own), and
-        # so go to the store right behind the agent's and the search's.
+        # The blocks (one query) and the search, both sent with the agent's read.
         return await asyncio.gather(
             memory.list_blocks(table, agent_id),
             _relevant(search, email, agent_id, body.query, max_messages) if wanted else _no_hits(),

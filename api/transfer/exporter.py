@@ -167,9 +167,7 @@ async def export_agent(
         subject = await subjects.get(table, agent.created_by, subject_id)
         if subject is not None and subject.agent_id == agent_id:
             head.append(SubjectRecord(user_id=subject.user_id, created_at=subject.created_at))
-    blocks, warnings = await asyncio.gather(
-        memory.list_blocks(table, agent_id), memory.warning_turns(table, agent_id)
-    )
+    blocks, warnings = await memory.blocks_and_warnings(table, agent_id)
     for definition, core in blocks:
         head.append(
             BlockRecord(

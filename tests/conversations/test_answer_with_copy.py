@@ -3,10 +3,12 @@ comes at once; otherwise (a slow embedder), or in a conversation being deleted, 
 other message is: the answer first, its copy after it or not at all."""
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +27,7 @@ from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.rounds import WRITES, Call, RoundCounter
 from api.store.sqlite import SqliteTable
-from api.store.table import ConditionFailed
+from api.store.table import Condition, ConditionFailed, Item, Throttled
 from tests.fakes.embedders import DelegatingEmbedder
 
 EMAIL = "ada@example.com"
@@ -66,15 +68,24 @@ class Setting:
 
 class GatedEmbedder(DelegatingEmbedder):
     """The shipped static model, answering only once `gate` is open: an embedder slower
-    than the answer waits for."""
+    than the answer waits for. Counts the calls cancelled while they waited; fails once
+    the gate opens if told to."""
 
     def __init__(self, inner: Embedder) -> None:
         super().__init__(inner)
         self.gate = asyncio.Event()
         self.gate.set()
+        self.cancelled = 0
+        self.fail = False
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:
-        await self.gate.wait()
+        try:
+            await self.gate.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        if self.fail:
+            raise RuntimeError("the embedder failed")
         return await self.inner.embed_async(texts)
 
 
@@ -101,10 +112,18 @@ async def setting(
     await table.close()
 
 
+@pytest.fixture
+def patient(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer waits for its vector long enough that a busy machine's embedder still
+    answers in time: the one transaction does not hang on how fast the test runs."""
+    monkeypatch.setattr(message_service, "ANSWER_WAITS_FOR_VECTOR_SECONDS", 10.0)
+
+
 def writes(calls: list[Call]) -> list[str]:
     return [c.operation for c in calls if c.operation in WRITES]
 
 
+@pytest.mark.usefixtures("patient")
 async def test_the_answer_and_its_copy_are_one_transaction(setting: Setting) -> None:
     mark = setting.counter.mark()
     await setting.store(setting.answer())
@@ -144,9 +163,45 @@ async def test_in_a_conversation_being_deleted_the_answer_is_kept_without_a_copy
     assert await setting.copies() == []
 
 
+@pytest.mark.usefixtures("patient")
 async def test_an_answer_stored_already_is_refused_as_any_message_is(setting: Setting) -> None:
     await setting.store(setting.answer())
+    mark = setting.counter.mark()
     with pytest.raises(ConditionFailed):
         await setting.store(setting.answer("Another answer"))
+    assert writes(setting.counter.since(mark)) == ["transact_write"]  # refused, once
     assert await setting.stored() == [("The answer is 42.", False)]
     assert await setting.copies() == ["The answer is 42."]
+
+
+class ThrottledPuts(RoundCounter):
+    """The store, throttling every single put as DynamoDB may."""
+
+    async def put(self, item: Item, *, condition: Condition | None = None) -> None:
+        raise Throttled("throttled")
+
+
+async def test_an_answer_that_cannot_be_written_leaves_no_vector_unawaited(
+    setting: Setting, embedder: GatedEmbedder, clock: FrozenClock
+) -> None:
+    """The vector was still coming when the answer was written alone, and that write
+    failed: the vector's task is cancelled, not left to fail with nobody to see it."""
+    unseen: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _, context: unseen.append(context))
+    try:
+        embedder.gate.clear()
+        search = SearchEngine(ThrottledPuts(setting.counter.table), embedder, clock)
+        with pytest.raises(Throttled):
+            await message_service.store_answer(
+                search, EMAIL, setting.conversation.agent_id, setting.answer()
+            )
+        embedder.fail = True  # had it gone on, it would have failed now
+        embedder.gate.set()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        gc.collect()
+        assert embedder.cancelled == 1
+        assert unseen == []
+    finally:
+        loop.set_exception_handler(None)

@@ -3,6 +3,7 @@ and the next start marks the turn interrupted. And the sweep that does it, on bo
 engines, for runs of processes dead, alive, elsewhere and here."""
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from api.conversations import repository as conversations
 from api.kit.clock import FrozenClock
@@ -144,6 +146,35 @@ def test_a_process_killed_but_not_yet_reaped_is_known_dead() -> None:
         child.kill()
         child.wait()
     assert here.knows_dead(here.host, child.pid, "t")  # reaped: gone
+
+
+def test_someone_elses_process_killed_but_not_yet_reaped_is_known_dead(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Signalling another user's process is refused (PermissionError): whether it is a
+    zombie is still read from /proc, which anyone may read."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    here = this_process()
+
+    def refused(pid: int, signal: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "kill", refused)  # as for a process of another user
+            assert not here.knows_dead(here.host, child.pid, "t")  # running
+        child.kill()
+        deadline = time.monotonic() + 10
+        stat = Path(f"/proc/{child.pid}/stat")
+        while stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":  # killed, not reaped
+            assert time.monotonic() < deadline, "the child never became a zombie"
+            time.sleep(0.01)
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "kill", refused)
+            assert here.knows_dead(here.host, child.pid, "t")
+    finally:
+        child.kill()
+        child.wait()
 
 
 async def test_the_sweep_ends_only_runs_whose_process_is_gone(

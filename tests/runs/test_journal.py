@@ -4,7 +4,7 @@ process gone ends the run as interrupted."""
 
 import asyncio
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -161,15 +161,27 @@ async def test_a_draft_too_large_to_store_never_holds_the_events_back(
     await journal.close("completed")
 
 
-async def test_events_too_large_to_store_do_not_stop_the_drafts(
+async def until(done: Callable[[], Awaitable[bool]]) -> None:
+    """Waits (a few seconds at most) for what the journal writes in the background."""
+    for _ in range(500):
+        if await done():
+            return
+        await asyncio.sleep(0.01)
+
+
+HUGE_EVENT = '"' + "x" * 500_000 + '"'  # past the item size limit
+
+
+async def test_an_event_too_large_to_store_is_dropped_and_holds_nothing_back(
     table: SqliteTable,
     clock: FrozenClock,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """The refusal came from the events, not the draft: written alone they fail again,
-    so the drafts go on (the answer stays saved) and the events wait, as any failed
-    write's do."""
+    """The refusal came from one event of the batch, not the draft: written apart, the
+    others are stored under the numbers their client saw, the one that never can be is
+    dropped (and logged) rather than retried forever with every later event behind it;
+    the drafts go on (the answer stays saved)."""
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
     taken: list[int] = []
 
@@ -179,17 +191,70 @@ async def test_events_too_large_to_store_do_not_stop_the_drafts(
 
     journal = RunJournal(table, clock, new_run(clock), RunBus(), small_draft)
     await journal.open("run.started", "{}")
-    journal.add("text.delta", '"' + "x" * 500_000 + '"')
-    for _ in range(3):
-        await asyncio.sleep(0.05)
+    for data in ('"a"', HUGE_EVENT, '"b"'):  # one batch
+        journal.add("text.delta", data)
+
+    async def two_flushes() -> bool:
+        return await stored_numbers(table) == [1, 2, 4] and len(taken) >= 1
+
+    await until(two_flushes)
+    journal.add("text.delta", '"c"')  # a later event is not held back
+
+    async def later() -> bool:
+        return await stored_numbers(table) == [1, 2, 4, 5] and len(taken) >= 2
+
+    await until(later)
+    assert await stored_numbers(table) == [1, 2, 4, 5]
     assert len(taken) >= 2  # the draft is still taken at each flush...
     stored = await table.get(answer(clock, "").key())
     assert stored is not None  # ...and saved
     assert stored["content"].startswith("Hell")
     assert "saving the draft" not in caplog.text
-    assert "writing events of run r1 failed" in caplog.text
-    assert await stored_numbers(table) == [1]
+    dropped = [r for r in caplog.records if "cannot be stored: dropped" in r.getMessage()]
+    assert [(r.levelname, r.getMessage()) for r in dropped] == [
+        ("ERROR", "event 3 (text.delta) of run r1 cannot be stored: dropped")
+    ]
     await journal.close("completed")
+    run = new_run(clock)
+    followed = [e.number async for e in service.follow(table, clock, RunBus(), run)]
+    assert followed == [1, 2, 4, 5]
+
+
+async def test_the_last_events_that_can_be_stored_are_when_one_cannot(
+    table: SqliteTable, clock: FrozenClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The events left for the run's end hold one too large: the others are written
+    apart, and the run ends after them."""
+    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    await journal.open("run.started", "{}")
+    for data in ('"a"', HUGE_EVENT, '"b"'):
+        journal.add("text.delta", data)
+    await journal.close("completed")
+    assert await stored_numbers(table) == [1, 2, 4]
+    assert "event 3 (text.delta) of run r1 cannot be stored: dropped" in caplog.text
+    assert (await repository.get(table, "r1")).state == "completed"  # type: ignore[union-attr]
+
+
+async def test_a_failed_write_of_events_and_draft_says_both_failed(
+    table: SqliteTable, clock: FrozenClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    journal = RunJournal(table, clock, new_run(clock), RunBus(), lambda: answer(clock, "Hel"))
+    await journal.open("run.started", "{}")
+    blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # another process holds the database
+    try:
+        journal.add("text.delta", "{}")
+
+        async def failed() -> bool:
+            return "of run r1 failed" in caplog.text
+
+        await until(failed)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert "writing events and saving the draft of run r1 failed" in caplog.text
+    await journal.close("completed")
+    assert await stored_numbers(table) == [1, 2]
 
 
 async def test_a_reader_ends_a_run_whose_process_is_gone(

@@ -49,6 +49,20 @@ async def test_deltas_close_together_are_merged_and_the_text_kept() -> None:
     assert closed == [True]
 
 
+async def test_a_delta_later_than_the_window_since_the_last_text_goes_at_once() -> None:
+    """The window runs from the last text sent, not from the delta that arrives: one
+    coming after it has passed is sent alone at once, not held for a window of its own
+    (which would merge the one following close behind it)."""
+    steps: list[LLMEvent | float] = [
+        TextDelta("Once"),
+        1.0, TextDelta(" upon"),  # twice the window after the last text sent...
+        0.25, TextDelta(" a time"),  # ...and well inside a window starting at " upon"
+        Finish("stop"),
+    ]  # fmt: skip
+    out = [e async for e in coalesced(scripted(steps, []), 0.5)]
+    assert out == [TextDelta("Once"), TextDelta(" upon"), TextDelta(" a time"), Finish("stop")]
+
+
 async def test_the_first_delta_is_not_held_back() -> None:
     steps: list[LLMEvent | float] = [TextDelta("Hi"), 0.5, TextDelta(" there"), Finish("stop")]
     start = time.monotonic()

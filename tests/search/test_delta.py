@@ -184,3 +184,20 @@ def test_one_document_rewritten_over_and_over_ends_in_a_rebuild(static: Embedder
     assert index._delta.used == 0
     found = index.search(_query(static, doc.text, "lexical"), Filters(), now=0, offset=0, limit=10)
     assert [h.doc.sk for h in found.hits].count(doc.sk) == 1
+
+
+def test_a_messages_metadata_counts_in_the_delta_as_in_the_main_segment() -> None:
+    def message(sk: str, metadata: object) -> Doc:
+        size = 0 if metadata is None else 5000
+        return Doc(
+            sk=sk, kind="message", text="hello", created_at=1.0, item_id=sk,
+            metadata=metadata, metadata_bytes=size,
+        )  # fmt: skip
+
+    index = AgentIndex([message("a", None)], version=1, dimension=None)
+    before = index.nbytes()
+    index.upsert(message("b", {"big": "x" * 800}))
+    written = index.nbytes() - before
+    assert written >= 5000  # the metadata is counted while the doc is in the delta...
+    index.rebuild()
+    assert index.nbytes() - before >= 5000  # ...and once it is in the main segment

@@ -1,6 +1,8 @@
 """The engine over the table: what is written is found, what is deleted is not, in every
 mode, whichever way the index learned of it."""
 
+import asyncio
+import threading
 from datetime import UTC, datetime
 
 import pytest
@@ -13,6 +15,7 @@ from api.messages import service as messages
 from api.messages.models import Message
 from api.search import repository
 from api.search.engine import SearchEngine, SemanticSearchUnavailable
+from api.search.index import AgentIndex
 from api.store.table import Table, TransactionCancelled
 from tests.search.conftest import AGENT
 
@@ -87,8 +90,6 @@ async def test_another_engine_on_the_same_table_catches_up(
 
 
 async def background_done(engine: SearchEngine) -> None:
-    import asyncio
-
     while engine._background:
         await asyncio.wait(set(engine._background))
 
@@ -109,6 +110,39 @@ async def test_own_writes_reach_a_loaded_index_before_the_next_search(
     assert AGENT not in engine._pending
     assert sorted(d.text for d in loaded.docs()) == sorted(FACTS[1:3])
     assert await texts(engine, "Maya in Porto", mode="lexical") == [FACTS[1]]
+
+
+@pytest.mark.parametrize("rebuilt_by", ["own write", "search"])
+async def test_an_agent_forgotten_during_a_rebuild_is_not_kept(
+    engine: SearchEngine, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch, rebuilt_by: str
+) -> None:
+    """The agent is deleted (forgotten) while its index is rebuilt in a thread: what the
+    rebuild ends with is not put back among the indexes the engine holds."""
+    await remember(engine, FACTS[:1], clock)
+    assert await texts(engine, "pizza") == [FACTS[0]]  # loaded
+    started, release = threading.Event(), threading.Event()
+    rebuild = AgentIndex.rebuild
+
+    def slow_rebuild(index: AgentIndex) -> None:
+        started.set()
+        release.wait(10)
+        rebuild(index)
+
+    monkeypatch.setattr(AgentIndex, "needs_rebuild", lambda _: True)
+    monkeypatch.setattr(AgentIndex, "rebuild", slow_rebuild)
+    if rebuilt_by == "own write":
+        await remember(engine, FACTS[1:2], clock)  # applied in the background
+        rebuilding: asyncio.Future[object] = asyncio.ensure_future(background_done(engine))
+    else:
+        rebuilding = asyncio.ensure_future(texts(engine, "pizza"))
+    try:
+        assert await asyncio.to_thread(started.wait, 10)
+        engine.forget(AGENT)
+    finally:
+        release.set()
+    await rebuilding
+    assert AGENT not in engine._indexes
+    assert AGENT not in engine._sizes
 
 
 async def test_own_writes_after_another_engines_wait_for_the_change_log(

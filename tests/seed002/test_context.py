@@ -53,6 +53,23 @@ def test_context_has_blocks_and_relevant_messages(api: TestClient, clock: Frozen
     )
 
 
+def test_empty_metadata_reads_back_empty_as_the_listing_gives_it(
+    api: TestClient, clock: FrozenClock
+) -> None:
+    # One message found in an index loaded from the table, one in an index that took it
+    # as it was written: both keep {} (not null), as GET /messages does.
+    new_agent(api)
+    post_message(api, clock, "My name is Alice and I live in Boston", metadata={})
+    first = api.post("/context/my_agent", json={"query": "Where do I live?"}).json()
+    post_message(api, clock, "I moved to Lisbon", metadata={})
+    then = api.post("/context/my_agent", json={"query": "Where did I move?"}).json()
+    listed = {m["content"]: m["metadata"] for m in api.get("/messages/my_agent").json()}
+    assert listed == {"My name is Alice and I live in Boston": {}, "I moved to Lisbon": {}}
+    found = {m["content"]: m["metadata"] for m in first["relevant_messages"]}
+    found.update({m["content"]: m["metadata"] for m in then["relevant_messages"]})
+    assert found == listed
+
+
 def test_a_blank_query_gives_blocks_only(api: TestClient, clock: FrozenClock) -> None:
     new_agent(api, persona="I am a helpful assistant.")
     post_message(api, clock, "Something said")
