@@ -85,8 +85,9 @@ async def list_blocks(
 async def blocks_and_warnings(
     table: Table, agent_id: str
 ) -> tuple[list[tuple[MemoryBlockDef, CoreMemory | None]], dict[str, int]]:
-    """The blocks as `list_blocks` gives them and the warned turns as `warning_turns`
-    does, in one query (a turn waits for it before the LLM): a block's few items."""
+    """The blocks as `list_blocks` gives them and the warned turns per block (blocks
+    without a warning left out), in one query (a turn waits for it before the LLM): a
+    block's few items."""
     definitions: list[MemoryBlockDef] = []
     cores: dict[str, CoreMemory] = {}
     warnings: dict[str, int] = {}
@@ -173,13 +174,6 @@ async def add_warning_turn(table: Table, agent_id: str, block: str) -> int:
     }
     item = await table.update(warning.key(), set_if_absent=identity, add={"warning_turns": 1})
     return CapacityWarning.from_dynamo_item(item).warning_turns
-
-
-async def warning_turns(table: Table, agent_id: str) -> dict[str, int]:
-    """Warned turns per block; blocks without a warning are left out."""
-    found = await _query_all(table, keys.capacity_warnings_of(agent_id))
-    warnings = (CapacityWarning.from_dynamo_item(item) for item in found)
-    return {w.block_name: w.warning_turns for w in warnings}
 
 
 async def restore_warning(table: Table, warning: CapacityWarning) -> bool:

@@ -280,10 +280,6 @@ def capacity_warning(agent_id: str, block: str) -> Key:
     return Key(agent_partition(agent_id), f"CapacityWarning#{_part('block name', block)}")
 
 
-def capacity_warnings_of(agent_id: str) -> Query:
-    return agent_partition(agent_id), Sk.begins_with("CapacityWarning#")
-
-
 def blocks_and_warnings_of(agent_id: str) -> Query:
     """An agent's warning counts, block lines and block definitions in one query: their
     sort keys lie next to each other in its partition (CapacityWarning#, CoreMemory#,

@@ -80,7 +80,7 @@ async def test_a_block_brought_under_80_percent_starts_counting_again(
     for _ in range(2):  # the model heeded the warning: 75 words
         await memory_service.delete_line(ctx.table, ctx.agent_id, "notes", 1)
     assert (await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)).warnings == {}
-    assert await repository.warning_turns(ctx.table, ctx.agent_id) == {}
+    assert (await repository.blocks_and_warnings(ctx.table, ctx.agent_id))[1] == {}
     await memory_service.append_line(ctx.table, ctx.agent_id, "notes", fact(99))
     report = await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
     assert (report.warnings, report.compactions) == ({"notes": 1}, [])

@@ -59,7 +59,7 @@ async def test_an_agent_moves_to_another_user_with_all_its_memory(
         (v.name, v.lines, v.word_limit, v.char_limit) for v in await memory.list_blocks(table, copy)
     ]
     assert theirs == mine
-    assert await memory_repository.warning_turns(table, copy) == {"projects": 1}
+    assert (await memory_repository.blocks_and_warnings(table, copy))[1] == {"projects": 1}
 
     # Archival memory: the same memories answer the same questions, in the same order.
     for question in QUESTIONS:
