@@ -128,6 +128,16 @@ def dead_pid() -> int:
     return child.pid
 
 
+def killed_not_reaped(child: "subprocess.Popen[bytes]") -> None:
+    """Kill `child` and wait until it is a zombie: dead, not yet waited for."""
+    child.kill()
+    deadline = time.monotonic() + 10
+    stat = Path(f"/proc/{child.pid}/stat")
+    while stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the child never became a zombie"
+        time.sleep(0.01)
+
+
 def test_a_process_killed_but_not_yet_reaped_is_known_dead() -> None:
     """A worker killed with its supervisor is a zombie until init reaps it: a server
     restarted meanwhile must not take it for alive."""
@@ -135,12 +145,7 @@ def test_a_process_killed_but_not_yet_reaped_is_known_dead() -> None:
     here = this_process()
     try:
         assert not here.knows_dead(here.host, child.pid, "t")  # running
-        child.kill()
-        deadline = time.monotonic() + 10
-        stat = Path(f"/proc/{child.pid}/stat")
-        while stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":  # killed, not reaped
-            assert time.monotonic() < deadline, "the child never became a zombie"
-            time.sleep(0.01)
+        killed_not_reaped(child)
         assert here.knows_dead(here.host, child.pid, "t")
     finally:
         child.kill()
@@ -163,12 +168,7 @@ def test_someone_elses_process_killed_but_not_yet_reaped_is_known_dead(
         with monkeypatch.context() as patched:
             patched.setattr(os, "kill", refused)  # as for a process of another user
             assert not here.knows_dead(here.host, child.pid, "t")  # running
-        child.kill()
-        deadline = time.monotonic() + 10
-        stat = Path(f"/proc/{child.pid}/stat")
-        while stat.read_text().rsplit(")", 1)[1].split()[0] != "Z":  # killed, not reaped
-            assert time.monotonic() < deadline, "the child never became a zombie"
-            time.sleep(0.01)
+        killed_not_reaped(child)
         with monkeypatch.context() as patched:
             patched.setattr(os, "kill", refused)
             assert here.knows_dead(here.host, child.pid, "t")

@@ -26,20 +26,32 @@ class ThrottlingDynamo(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         type(self).requests += 1
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        body = json.dumps(
-            {
-                "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
-                "message": "The level of configured provisioned throughput was exceeded",
-            }
-        ).encode()
-        self.send_response(400)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        answer(
+            self,
+            400,
+            "ProvisionedThroughputExceededException",
+            "The level of configured provisioned throughput was exceeded",
+        )
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+
+def answer(
+    handler: BaseHTTPRequestHandler, status: int, error: str | None = None, message: str = ""
+) -> None:
+    """A DynamoDB answer: empty, or the error `error` (its short name) saying `message`."""
+    body: dict[str, str] = (
+        {} if error is None else {"__type": f"com.amazonaws.dynamodb.v20120810#{error}"}
+    )
+    if message:
+        body["message"] = message
+    data = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/x-amz-json-1.0")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
 
 
 @pytest.fixture
@@ -70,23 +82,12 @@ class PutItemDynamo(BaseHTTPRequestHandler):
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         sk = request["Item"]["sk"]["S"]
         if "ConditionExpression" in request:
-            self._answer(400, "ConditionalCheckFailedException", "The conditional request failed")
+            answer(self, 400, "ConditionalCheckFailedException", "The conditional request failed")
         elif sk == "throttled":
-            self._answer(400, "ProvisionedThroughputExceededException", "Throughput exceeded")
+            answer(self, 400, "ProvisionedThroughputExceededException", "Throughput exceeded")
         else:
             type(self).made.append(sk)
-            self._answer(200)
-
-    def _answer(self, status: int, error: str | None = None, message: str = "") -> None:
-        answer = {} if error is None else {"__type": f"com.amazonaws.dynamodb.v20120810#{error}"}
-        if message:
-            answer["message"] = message
-        body = json.dumps(answer).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+            answer(self, 200)
 
     def log_message(self, format: str, *args: object) -> None:
         pass
