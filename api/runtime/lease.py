@@ -88,9 +88,12 @@ class Lease:
     async def free(self) -> None:
         """Released, whatever happens to the caller meanwhile (a turn ending by
         cancellation still frees its conversation)."""
-        if self._renewing is not None:
-            self._renewing.cancel()
-            await asyncio.gather(self._renewing, return_exceptions=True)
+        # Not kept here once cancelled: its CancelledError's traceback holds this lease,
+        # and the lease holding the task back would make a cycle only a collection frees.
+        renewing, self._renewing = self._renewing, None
+        if renewing is not None:
+            renewing.cancel()
+            await asyncio.gather(renewing, return_exceptions=True)
         if self.held:
             self.held = False
             with contextlib.suppress(Exception):
