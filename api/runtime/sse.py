@@ -86,25 +86,28 @@ class _Streaming:
         if response.ping_interval > 0:
             self.ping = self.loop.call_later(response.ping_interval, self._ping)
         try:
-            await asyncio.wait({streaming})
-        finally:
-            response.active = False
-            shutdown.events.discard(self)
-            if self.ping is not None:
-                self.ping.cancel()
-            if not streaming.done():  # this request's task was cancelled
-                streaming.cancel()
+            try:
                 await asyncio.wait({streaming})
+            finally:
+                response.active = False
+                shutdown.events.discard(self)
+                if self.ping is not None:
+                    self.ping.cancel()
+            if streaming.cancelled():
+                # The client left (the server drops this) or the server is stopping: the
+                # response ends whole, so that a client still there sees a clean end.
+                with contextlib.suppress(Exception):
+                    await self.send({"type": "http.response.body", "body": b"", "more_body": False})
             await _ended(listening)
-            if self.pinging is not None:
-                await asyncio.wait({self.pinging})
-            self.events = self.pinging = None  # the task's traceback holds this object: no cycle
-        if streaming.cancelled():
-            # The client left (the server drops this) or the server is stopping: the
-            # response ends whole, so that a client still there sees a clean end.
-            with contextlib.suppress(Exception):
-                await self.send({"type": "http.response.body", "body": b"", "more_body": False})
-        elif (error := streaming.exception()) is not None:
+        finally:
+            # Whatever is still running (this request's task was cancelled) stops here.
+            left = {t for t in (streaming, listening, self.pinging) if t and not t.done()}
+            for task in left:
+                task.cancel()
+            if left:
+                await asyncio.wait(left)
+            self.events = self.pinging = None  # the tasks' tracebacks hold this object
+        if not streaming.cancelled() and (error := streaming.exception()) is not None:
             raise error
 
     async def _events(self) -> None:
@@ -163,20 +166,19 @@ class _Streaming:
 
 
 async def _ended(listening: "asyncio.Task[None]") -> None:
-    """The disconnect listener, done. It ends by itself once the response is complete;
-    one held by a server that never says so is cancelled."""
+    """The disconnect listener, done, once the response is complete: it ends by itself
+    (one that a server never tells is cancelled after a grace)."""
     if not listening.done():
         await asyncio.wait({listening}, timeout=LISTENER_GRACE_SECONDS)
-    if not listening.done():
-        listening.cancel()
-        await asyncio.wait({listening})
-    elif not listening.cancelled() and listening.exception() is not None:
+    if listening.done() and not listening.cancelled() and listening.exception() is not None:
         log.warning("listening for the client's disconnect failed", exc_info=listening.exception())
 
 
 def _shutdown_state() -> Any:
     """sse-starlette's per-thread shutdown broadcast: its watcher (one per event loop)
-    calls `set()` on every member when uvicorn is told to exit."""
+    calls `set()` on every member when uvicorn is told to exit. Private names, but its
+    watcher is the part worth keeping (it finds uvicorn's exit by its signal handler or
+    by its own patch of it); tests/runtime/test_sse_stream.py fails if they change."""
     sse._ensure_watcher_started_on_this_loop()
     return sse._get_shutdown_state()
 
