@@ -91,11 +91,11 @@ class Lease:
         # Not kept here once cancelled: its CancelledError's traceback holds this lease,
         # and the lease holding the task back would make a cycle only a collection frees.
         renewing, self._renewing = self._renewing, None
+        held, self.held = self.held, False  # from here on, `keep` starts nothing
         if renewing is not None:
             renewing.cancel()
             await asyncio.gather(renewing, return_exceptions=True)
-        if self.held:
-            self.held = False
+        if held:
             with contextlib.suppress(Exception):
                 await asyncio.shield(
                     conversations.release_lease(self.table, self.conversation_id, self.holder)

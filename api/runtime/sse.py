@@ -25,6 +25,7 @@ from api.runtime.runner import PreparedTurn
 HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 RUN_ID_HEADER = "Run-Id"
 LISTENER_GRACE_SECONDS = 1.0
+END_SECONDS = 1.0  # for the end of a stream cut short to be sent
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +53,25 @@ class LeanEventSource(EventSourceResponse):
     disconnect listener and the pings)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"].upper() == "HEAD" or self.send_timeout:
+        if scope["type"] != "http" or scope["method"].upper() == "HEAD" or self._options:
             await super().__call__(scope, receive, send)
             return
         await _Streaming(self, send).run(receive)
+
+    @property
+    def _options(self) -> bool:
+        """Whether a caller asked for one of sse-starlette's options this path does not
+        have (none of ours does): then sse-starlette streams it, as it would."""
+        return any(
+            (
+                self.send_timeout,
+                self.background,
+                self.data_sender_callable,
+                self.client_close_handler_callable,
+                self.ping_message_factory,
+                self._shutdown_event,
+            )
+        )
 
 
 class _Streaming:
@@ -79,12 +95,15 @@ class _Streaming:
                 "headers": response.raw_headers,
             }
         )
-        self.events = streaming = self.loop.create_task(self._events())
-        listening = self.loop.create_task(self._listen(receive))
+        self.events = streaming = self.loop.create_task(self._events(), name="events")
+        listening = self.loop.create_task(
+            self._listen(receive), name="listening for the client's disconnect"
+        )
         shutdown = _shutdown_state()
         shutdown.events.add(self)
         if response.ping_interval > 0:
             self.ping = self.loop.call_later(response.ping_interval, self._ping)
+        complete = ended = False
         try:
             try:
                 await asyncio.wait({streaming})
@@ -96,19 +115,42 @@ class _Streaming:
             if streaming.cancelled():
                 # The client left (the server drops this) or the server is stopping: the
                 # response ends whole, so that a client still there sees a clean end.
-                with contextlib.suppress(Exception):
-                    await self.send({"type": "http.response.body", "body": b"", "more_body": False})
-            await _ended(listening)
+                complete = await self._end()
+            else:
+                complete = streaming.exception() is None  # its last send ended it
+            if complete:
+                await _ended(listening)
+            ended = True
         finally:
-            # Whatever is still running (this request's task was cancelled) stops here.
+            # Whatever is still running (this request's task was cancelled, or the
+            # response could not be completed) stops here; what failed is said.
             left = {t for t in (streaming, listening, self.pinging) if t and not t.done()}
             for task in left:
                 task.cancel()
             if left:
                 await asyncio.wait(left)
+            # The events' own failure is raised below, unless this is left by another.
+            for finished in (listening, self.pinging, None if ended else streaming):
+                _log_failure(finished)
             self.events = self.pinging = None  # the tasks' tracebacks hold this object
-        if not streaming.cancelled() and (error := streaming.exception()) is not None:
-            raise error
+        error = None if streaming.cancelled() else streaming.exception()
+        del streaming, listening  # out of this frame, which the error's traceback holds
+        if error is not None:
+            try:
+                raise error
+            finally:
+                del error
+
+    async def _end(self) -> bool:
+        """The response's end sent, unless the client reads nothing any more (its socket
+        full, the send waits): a stream that is cut off must not hold a shutdown."""
+        try:
+            final = self.send({"type": "http.response.body", "body": b"", "more_body": False})
+            async with asyncio.timeout(END_SECONDS):
+                await final
+        except Exception:
+            return False
+        return True
 
     async def _events(self) -> None:
         response = self.response
@@ -124,10 +166,15 @@ class _Streaming:
                 )
         except BaseException:
             # A send that failed (or was cancelled) leaves the body suspended at a yield:
-            # closed now, its cleanup runs before the error goes on.
+            # closed now, its cleanup runs before the error goes on, and neither the
+            # listener nor a shutdown cuts it short.
+            response.active = False
             aclose = getattr(body, "aclose", None)
             if aclose is not None:
-                await aclose()
+                try:
+                    await aclose()
+                except Exception:
+                    log.warning("closing a stream's events failed", exc_info=True)
             raise
         response.active = False
         await self.send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -153,10 +200,13 @@ class _Streaming:
             return
         ping = ServerSentEvent(comment=f"ping - {datetime.now(UTC)}", sep=response.sep)
         if self.pinging is None or self.pinging.done():  # one at a time: a slow reader
-            self.pinging = self.loop.create_task(self._send_ping(ensure_bytes(ping, response.sep)))
+            sent = self._send_ping(ensure_bytes(ping, response.sep))
+            self.pinging = self.loop.create_task(sent, name="ping")
         self.ping = self.loop.call_later(response.ping_interval, self._ping)
 
     async def _send_ping(self, ping: bytes) -> None:
+        # A ping waiting for a slow reader when the response ends is refused by the
+        # server ("after response already completed"): caught here with the rest.
         try:
             if self.response.active:
                 await self.send({"type": "http.response.body", "body": ping, "more_body": True})
@@ -167,11 +217,16 @@ class _Streaming:
 
 async def _ended(listening: "asyncio.Task[None]") -> None:
     """The disconnect listener, done, once the response is complete: it ends by itself
-    (one that a server never tells is cancelled after a grace)."""
+    (one that a server never tells is cancelled after a grace, by the caller)."""
     if not listening.done():
         await asyncio.wait({listening}, timeout=LISTENER_GRACE_SECONDS)
-    if listening.done() and not listening.cancelled() and listening.exception() is not None:
-        log.warning("listening for the client's disconnect failed", exc_info=listening.exception())
+
+
+def _log_failure(task: "asyncio.Task[None] | None") -> None:
+    if task is None or not task.done() or task.cancelled():
+        return
+    if (error := task.exception()) is not None:
+        log.warning("a stream's %s failed", task.get_name(), exc_info=error)
 
 
 def _shutdown_state() -> Any:

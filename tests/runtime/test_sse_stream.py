@@ -19,6 +19,7 @@ import httpx2
 import pytest
 from fastapi import FastAPI
 from sse_starlette.sse import AppStatus
+from starlette.background import BackgroundTask
 from starlette.types import Message
 
 from api.config import Settings
@@ -48,6 +49,7 @@ class Server:
     fail_on: bytes = b"data"
     receive_forever: bool = False
     receive_fails: bool = False
+    stall_after: int | None = None  # bodies sent before a send waits for good (a full socket)
     _asked: int = 0
 
     async def receive(self) -> Message:
@@ -65,6 +67,8 @@ class Server:
         body = message.get("body", b"")
         if self.fail_send is not None and body.startswith(self.fail_on):
             raise self.fail_send("the client cannot be written to")
+        if self.stall_after is not None and len(self.bodies) >= self.stall_after:
+            await asyncio.Event().wait()
         self.sent.append(message)
         if message["type"] == "http.response.body" and not message.get("more_body", False):
             self.complete.set()
@@ -83,6 +87,8 @@ class Body:
 
     items: list[bytes]
     stall: bool = False
+    fails: bool = False  # raises after its items
+    cleanup_fails: bool = False
     closed: bool = False
 
     async def __call__(self) -> AsyncIterator[bytes]:
@@ -91,8 +97,12 @@ class Body:
                 yield item
             if self.stall:
                 await asyncio.Event().wait()
+            if self.fails:
+                raise ValueError("the run's events broke")
         finally:
             self.closed = True
+            if self.cleanup_fails:
+                raise RuntimeError("the cleanup broke")
 
 
 def response(body: Body, *, ping: float = 15) -> LeanEventSource:
@@ -206,6 +216,82 @@ async def test_a_server_shutting_down_ends_its_streams() -> None:
     finally:
         AppStatus.should_exit = False
     assert body.closed
+    assert server.sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
+
+
+async def test_a_shutdown_is_not_held_by_a_client_that_reads_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its socket is full: the response's end cannot be sent, and is not waited for long."""
+    monkeypatch.setattr(sse, "END_SECONDS", 0.05)
+    server, body = Server(stall_after=1), Body([b"data: 1\r\n\r\n", b"data: 2\r\n\r\n"], stall=True)
+    before = tasks_now()
+    streaming = asyncio.ensure_future(response(body)(SCOPE, server.receive, server.send))
+    await asyncio.sleep(0.05)
+    try:
+        AppStatus.should_exit = True
+        await asyncio.wait_for(streaming, 5)
+    finally:
+        AppStatus.should_exit = False
+    assert body.closed
+    assert tasks_now() == before  # the listener, never told of an end, was cancelled
+
+
+async def test_events_that_fail_end_the_call_at_once_with_their_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No grace is waited for the disconnect listener: the response never completed, so
+    the server will not end it."""
+    monkeypatch.setattr(sse, "LISTENER_GRACE_SECONDS", 3600)
+    server, body = Server(), Body([b"data: 1\r\n\r\n"], fails=True)
+    before = tasks_now()
+    with pytest.raises(ValueError, match="events broke"):
+        await asyncio.wait_for(response(body)(SCOPE, server.receive, server.send), 5)
+    assert server.bodies == [b"data: 1\r\n\r\n"]
+    assert tasks_now() == before
+
+
+async def test_a_failed_stream_leaves_no_reference_cycle() -> None:
+    server, body = Server(), Body([b"data: 1\r\n\r\n"], fails=True)
+    gc.collect()
+    flags = gc.get_debug()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        with pytest.raises(ValueError, match="events broke"):
+            await response(body)(SCOPE, server.receive, server.send)
+        gc.collect()
+        kinds = {type(o).__qualname__ for o in gc.garbage}
+    finally:
+        gc.set_debug(flags)
+        gc.garbage.clear()
+    assert not kinds & {"_Streaming", "LeanEventSource", "ValueError"}
+
+
+async def test_a_cleanup_that_fails_is_said_not_lost(caplog: pytest.LogCaptureFixture) -> None:
+    """The request cancelled, and the events' cleanup raising on the way out."""
+    server, body = Server(), Body([b"data: 1\r\n\r\n"], stall=True, cleanup_fails=True)
+    streaming = asyncio.ensure_future(response(body)(SCOPE, server.receive, server.send))
+    await asyncio.sleep(0.05)
+    with caplog.at_level(logging.WARNING, logger="api.runtime.sse"):
+        streaming.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await streaming
+    assert "a stream's events failed" in caplog.text
+    assert "the cleanup broke" in caplog.text
+
+
+async def test_options_this_path_lacks_go_to_sse_starlette() -> None:
+    """A background task, say: sse-starlette streams the response and runs it."""
+    ran: list[str] = []
+
+    async def after() -> None:
+        ran.append("background")
+
+    server, body = Server(), Body([b"data: 1\r\n\r\n"])
+    streamed = LeanEventSource(body(), background=BackgroundTask(after))
+    await streamed(SCOPE, server.receive, server.send)
+    assert server.bodies == [b"data: 1\r\n\r\n", b""]
+    assert ran == ["background"]
 
 
 async def test_head_gets_the_headers_alone() -> None:
