@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from api.config import Settings
@@ -24,6 +25,7 @@ from api.store.dynamodb_local import DynamoDBLocal
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
 from tests.fakes.llm_servers import FakeLLM, ToolCallScript
+from tests.fakes.serving import serve_in_thread
 
 LOCAL = "http://127.0.0.1"
 OPENAI_KEY = "sk-test-0000000000000000000000000000"
@@ -45,6 +47,18 @@ class Store:
         if self.engine == "sqlite":
             return SqliteTable(self.path, self.name, definition, clock=self.clock)
         return DynamoTable(self.name, definition, endpoint_url=self.endpoint, clock=self.clock)
+
+
+@pytest.fixture
+def served(tmp_path: Path, clock: FrozenClock) -> Iterator[str]:
+    """Our app under real uvicorn (its root URL): a client can really go away."""
+    settings = Settings(sqlite_path=tmp_path / "served.db", encryption_key="k" * 40)
+
+    def build(root: str) -> tuple[str, FastAPI]:
+        return root, create_app(settings, clock=clock)
+
+    with serve_in_thread("app", build, "/health", lifespan="on") as root:
+        yield root
 
 
 @pytest.fixture(params=["sqlite", "dynamodb_local"])

@@ -5,20 +5,15 @@ event, and every message stored before the failure still listed)."""
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import httpx2
 import pytest
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from api.config import Settings
 from api.kit.clock import FrozenClock
-from api.main import create_app
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
-from tests.fakes.serving import serve_in_thread
 from tests.runtime.conftest import (
     append,
     messages,
@@ -38,22 +33,10 @@ def eventually(check: Callable[[], bool], what: str, timeout: float = 10.0) -> N
         time.sleep(0.02)
 
 
-@pytest.fixture
-def server(tmp_path: Path, clock: FrozenClock) -> Iterator[str]:
-    """Our app under real uvicorn: a client can really go away."""
-    settings = Settings(sqlite_path=tmp_path / "served.db", encryption_key="k" * 40)
-
-    def build(root: str) -> tuple[str, FastAPI]:
-        return root, create_app(settings, clock=clock)
-
-    with serve_in_thread("app", build, "/health", lifespan="on") as root:
-        yield root
-
-
 def test_a_client_leaving_cancels_the_llm_and_keeps_the_partial_answer(
-    server: str, fake_openai: FakeLLM, clock: FrozenClock
+    served: str, fake_openai: FakeLLM, clock: FrozenClock
 ) -> None:
-    http = httpx2.Client(base_url=server, timeout=30)
+    http = httpx2.Client(base_url=served, timeout=30)
     agent_id = use_openai(http, fake_openai)
     conversation_id = new_conversation(http, agent_id)
     # Three chunks (the role, "Once", " upon"), then the fake hangs until we leave.

@@ -10,27 +10,22 @@ import asyncio
 import gc
 import logging
 import signal
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
-from fastapi import FastAPI
 from sse_starlette.sse import AppStatus
 from starlette.background import BackgroundTask
 from starlette.types import Message
 
-from api.config import Settings
-from api.kit.clock import FrozenClock
-from api.main import create_app
 from api.runtime import sse
 from api.runtime.runner import PreparedTurn
 from api.runtime.sse import LeanEventSource
 from tests.fakes import serving
 from tests.fakes.llm_servers import FakeLLM, Reply
-from tests.fakes.serving import serve_in_thread
 from tests.runs.test_resume import start_turn
 from tests.runtime.conftest import messages, parse_sse, use_openai
 
@@ -302,17 +297,6 @@ async def test_head_gets_the_headers_alone() -> None:
 
 
 # --- a real server ---------------------------------------------------------------------
-
-
-@pytest.fixture
-def served(tmp_path: Path, clock: FrozenClock) -> Iterator[str]:
-    settings = Settings(sqlite_path=tmp_path / "served.db", encryption_key="k" * 40)
-
-    def build(root: str) -> tuple[str, FastAPI]:
-        return root, create_app(settings, clock=clock)
-
-    with serve_in_thread("app", build, "/health", lifespan="on") as root:
-        yield root
 
 
 def test_finished_turns_leave_no_reference_cycle(served: str, fake_openai: FakeLLM) -> None:
