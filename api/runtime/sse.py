@@ -48,9 +48,9 @@ class LeanEventSource(EventSourceResponse):
     cancelled when the stream ends: the listener ends by itself, as the server answers
     `receive()` with `http.disconnect` once the response is complete. Pings are a timer;
     the shutdown signal comes from sse-starlette's own watcher. Only a client that leaves,
-    or a shutdown, cancels the events' task. Events are ready-made bytes (`frame`), sent
-    without a timeout scope (none is set: a client that stops reading is found by the
-    disconnect listener and the pings)."""
+    a shutdown or the request's own cancellation cancels anything. Events are ready-made
+    bytes (`frame`), sent without a timeout scope (none is set: a client that stops
+    reading is found by the disconnect listener and the pings)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"].upper() == "HEAD" or self._options:
