@@ -103,7 +103,7 @@ class _Streaming:
         shutdown.events.add(self)
         if response.ping_interval > 0:
             self.ping = self.loop.call_later(response.ping_interval, self._ping)
-        complete = ended = False
+        ended = False
         try:
             try:
                 await asyncio.wait({streaming})
