@@ -9,7 +9,7 @@ messages and gains two messages with every intercepted call, as it would. Calls 
 in blocks: BLOCK calls with no context, then BLOCK calls inside `learning()` (entered once
 per block; entry and the exit's flush are not timed), so drift hits both sides alike.
 
-    uv run --frozen python -m bench.interceptor [--n 200] [--warmup 10]
+    uv run --frozen python bench/client.py [--n 200] [--warmup 10]   (or -m bench.client)
 
 Rows: `create` (a non-streamed chat completion) with memory injected and the exchange
 captured, and with capture_only; a streamed completion read to its end; the same call
@@ -28,16 +28,22 @@ Target: at most 3 ms added at p50 on loopback. Capture is off the call's path, s
 capture_only adds next to nothing; with memory the server's POST /context is added too.
 """
 
+import sys
+from pathlib import Path
+
+if not __package__:
+    # Run as a script, this file's folder comes first on sys.path, and this file would
+    # shadow the `client` package it measures: the project's root takes the folder's place.
+    sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
 import argparse
 import asyncio
 import re
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletionMessageParam
