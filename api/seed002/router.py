@@ -111,7 +111,10 @@ async def search_messages(
     return [MessageOut.of_hit(agent.agent_id, h) for h in hits]
 
 
-@router.get("/messages/{agent_name}")
+# `:path`: an agent whose name holds a "/" (sent as %2F, which the server decodes) is still
+# found where the name ends the path. The block routes keep one segment: there, a "/" could
+# not be told from the one before the label.
+@router.get("/messages/{agent_name:path}")
 async def list_messages(
     agent: NamedAgent,
     table: TableDep,
@@ -178,7 +181,7 @@ async def replace_block(
     return _tagged(response, MemoryBlockOut.of(agent, block), block)
 
 
-@router.post("/context/{agent_name}", responses=errors(SemanticSearchUnavailable, EmbeddingError))
+@router.post("/context/{agent_name:path}", responses=errors(SemanticSearchUnavailable, EmbeddingError))
 async def context(
     agent_name: str, body: ContextIn, user: CurrentUser, search: SearchDep, settings: SettingsDep
 ) -> ContextOut:

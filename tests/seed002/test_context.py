@@ -165,3 +165,21 @@ def test_a_name_follows_its_agent_through_renames_and_deletions(
     refused(api.post("/context/helper", json={"query": "who?"}), 404, "agent_not_found")
     body = {"agent_name": "helper", "role": "user", "content": "Anyone?"}
     refused(api.post("/messages", json=body), 404, "agent_not_found")
+
+
+def test_a_name_holding_a_slash_reaches_context_and_the_listing(
+    api: TestClient, clock: FrozenClock
+) -> None:
+    # learning() quotes the name whole ("team%2Fbot"); the server decodes it to a "/".
+    new_agent(api, "team/bot")
+    post_message(api, clock, "My name is Alice and I live in Boston", agent="team/bot")
+    context = api.post("/context/team%2Fbot", json={"query": "Where do I live?"})
+    assert context.status_code == 200, context.text
+    assert [m["content"] for m in context.json()["relevant_messages"]] == [
+        "My name is Alice and I live in Boston"
+    ]
+    listed = api.get("/messages/team%2Fbot")
+    assert listed.status_code == 200, listed.text
+    assert [m["content"] for m in listed.json()] == ["My name is Alice and I live in Boston"]
+    # Another agent's name that only starts the same is no match.
+    refused(api.post("/context/team", json={"query": "Where do I live?"}), 404, "agent_not_found")
