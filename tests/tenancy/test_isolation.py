@@ -6,6 +6,7 @@ Probe (how the other tenant creates the object, and the path that names it) or s
 route names nothing of another tenant.
 """
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -279,9 +280,11 @@ def _walk(routes: list[BaseRoute], prefix: str = "") -> Iterator[tuple[str, str]
         elif isinstance(route, Mount | WebSocketRoute):
             yield ("MOUNT" if isinstance(route, Mount) else "WS"), prefix + route.path
         elif isinstance(route, Route) and prefix + route.path not in DOCS:
+            # As OpenAPI writes it: "{agent_name:path}" is "{agent_name}".
+            path = re.sub(r"\{(\w+):\w+\}", r"{\1}", prefix + route.path)
             for method in route.methods or ():
                 if method != "HEAD":
-                    yield method, prefix + route.path
+                    yield method, path
 
 
 def app_routes(app: FastAPI) -> set[tuple[str, str]]:
