@@ -16,6 +16,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from api.llm.offline import DISCLAIMER
+from tests.fakes.llm_servers import Reply, start_fake_openai
 from tests.fakes.serving import server_process
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -32,11 +33,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield running.root
 
 
-def run_example(name: str, server: str) -> list[str]:
+def run_example(name: str, server: str, **settings: str) -> list[str]:
     env = {k: v for k, v in os.environ.items() if k != "MEMORY_API_KEY"}
     result = subprocess.run(
         [sys.executable, str(EXAMPLES / name)],
-        env={**env, "MEMORY_SERVER_URL": server},
+        env={**env, "MEMORY_SERVER_URL": server, **settings},
         capture_output=True,
         text=True,
         timeout=120,
@@ -55,7 +56,7 @@ def script_metadata(path: Path) -> dict[str, object]:
     return tomllib.loads(content)
 
 
-@pytest.mark.parametrize("name", ["openai_compatible.py", "rest_memory.py"])
+@pytest.mark.parametrize("name", ["openai_compatible.py", "rest_memory.py", "learning_openai.py"])
 def test_the_examples_declare_what_they_need(name: str) -> None:
     """`uv run` reads these; this environment has each, so the tests need no download."""
     found = script_metadata(EXAMPLES / name)
@@ -107,3 +108,37 @@ def test_rest_memory_shows_messages_search_blocks_and_context(server: str) -> No
     # Run again, it finds what it made (the agent, the block) and goes on.
     again = run_example("rest_memory.py", server)
     assert again[-1] == "  message: My sister Maya is a violinist in Berlin."
+
+
+def test_learning_gives_a_new_block_what_the_first_one_said(server: str) -> None:
+    """Seed 002's usage example against the fake OpenAI: the second block's request to
+    the model carries the name and the language told in the first."""
+    with start_fake_openai() as fake:
+        fake.replies += [
+            Reply(text="Nice to meet you, Alice!"),
+            Reply(text="You are Alice; use Python."),
+        ]
+        out = run_example(
+            "learning_openai.py",
+            server,
+            OPENAI_BASE_URL=fake.base_url,
+            OPENAI_API_KEY="sk-example",
+            OPENAI_MODEL="gpt-example",
+        )
+        first, second = fake.requests
+    assert out == [
+        "you: My name is Alice and I prefer Python.",
+        "model: Nice to meet you, Alice!",
+        "stored: 2 messages, 0 failed",
+        "you: What is my name, and which programming language should I use?",
+        "model: You are Alice; use Python.",
+    ]
+    assert first["messages"] == [
+        {"role": "user", "content": "My name is Alice and I prefer Python."}
+    ]
+    memory, question = second["messages"]
+    assert memory["role"] == "system"
+    assert "Alice" in memory["content"]
+    assert "Python" in memory["content"]
+    assert question["content"] == "What is my name, and which programming language should I use?"
+    assert second["model"] == "gpt-example"
