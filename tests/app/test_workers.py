@@ -1,8 +1,10 @@
 """`serve --workers 2`: two processes on one SQLite file, and on one DynamoDB Local table,
-stay correct: memories written through either are found through either at once, and turns
-in one conversation never interleave. Every request opens its own connection, so both
+stay correct: memories written through either are found through either at once, turns
+in one conversation never interleave, and seed 004's memory runs of one subject run once
+each, in order. Every request opens its own connection, so both
 workers take requests."""
 
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -70,3 +72,45 @@ def test_two_workers_share_memories_and_take_turns_one_at_a_time(server: str) ->
     listed = call("GET", f"{server}/conversations/{conversation}/messages", params={"limit": 100})
     roles = [m["role"] for m in listed.json()["messages"] if m["role"] in ("user", "assistant")]
     assert roles == ["user", "assistant"] * 4  # never two questions before an answer
+
+
+def test_two_workers_run_a_subjects_memory_runs_once_each_and_in_order(server: str) -> None:
+    """Seed 004's memory runs (the offline model), adds taken by either worker: one after
+    another they keep their order; sent together, each runs once and none is lost."""
+    for subject in ("in-order", "together"):
+        made = call("POST", f"{server}/memory/initialize", json={"user_id": subject})
+        assert made.status_code == 200, made.text
+
+    def add(subject: str, text: str) -> str:
+        body = {
+            "user_id": subject,
+            "messages": [{"role": "user", "content": text}],
+            "wait_for_completion": False,
+        }
+        added = call("POST", f"{server}/memory/add", json=body)
+        assert added.status_code == 202, added.text
+        run_id: str = added.json()["run_id"]
+        return run_id
+
+    in_order = [add("in-order", f"Message {i}") for i in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda i: add("together", f"Note {i}"), range(4)))
+
+    for run_id in in_order + together:
+        deadline = time.monotonic() + 60
+        while (run := call("GET", f"{server}/memory/runs/{run_id}").json())[
+            "status"
+        ] != "completed":
+            assert run["status"] in ("queued", "running"), run
+            assert time.monotonic() < deadline, run
+            time.sleep(0.05)
+        assert run["attempts"] == 1, run
+
+    def summary(subject: str) -> list[str]:
+        got = call("GET", f"{server}/memory/summary", params={"user_id": subject, "format": "raw"})
+        assert got.status_code == 200, got.text
+        lines: list[str] = got.json()["summary"].splitlines()
+        return lines
+
+    assert summary("in-order") == [f"1 message. User: Message {i}" for i in range(4)]
+    assert sorted(summary("together")) == [f"1 message. User: Note {i}" for i in range(4)]
