@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from api.config import ConfigError, Settings, check_settings, load_settings
+from api.kit.cores import usable_cores
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -78,7 +79,7 @@ def serve(args: argparse.Namespace) -> int:
     logs.configure_logging(settings)
     _check_tracing(settings)
     _check_embedder(settings)
-    workers = args.workers or os.cpu_count() or 1
+    workers = args.workers or usable_cores()
     where = f"http://{settings.host}:{settings.port}"
     print(f"Agent memory API on {where} ({_describe(settings)}, {workers} worker(s))")
     print(f"OpenAPI docs at {where}/docs", flush=True)
@@ -385,7 +386,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--workers",
         type=_positive,
-        help="worker processes sharing the store (default: one per CPU core)",
+        help="worker processes sharing the store (default: one per core this process may use)",
     )
     s.set_defaults(run=serve)
 
