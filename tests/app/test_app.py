@@ -1,6 +1,7 @@
 """The service skeleton: health, JSON errors for everything, settings that fail loudly."""
 
 import asyncio
+import gc
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -231,3 +232,21 @@ def test_google_mode_refuses_weak_cookie_settings(
     monkeypatch.setenv(variable, value)
     with pytest.raises(ConfigError, match=variable):
         load_settings()
+
+
+def test_start_up_freezes_what_it_made_and_tunes_the_collector(settings: Settings) -> None:
+    """`serve` loads the app with the collector off; start-up freezes what it made (no
+    later collection walks it) and turns the collector on with young collections every
+    10,000 allocations (docs/performance.md)."""
+    before = gc.get_threshold()
+    gc.unfreeze()
+    gc.set_threshold(700, 10, 10)
+    gc.disable()
+    try:
+        with TestClient(create_app(settings), base_url=LOCAL):
+            assert gc.isenabled()
+            assert gc.get_threshold() == (10_000, 10, 10)
+            assert gc.get_freeze_count() > 10_000  # the modules' and the app's objects
+    finally:
+        gc.set_threshold(*before)
+        gc.enable()
