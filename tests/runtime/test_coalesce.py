@@ -8,11 +8,13 @@ from collections.abc import AsyncIterator, Sequence
 import pytest
 from fastapi.testclient import TestClient
 
+from api.config import Settings
+from api.kit.clock import FrozenClock
 from api.llm.errors import ProviderUnavailable
 from api.llm.types import Finish, LLMEvent, TextDelta, ToolCall, ToolCallEvent
 from api.runtime.coalesce import coalesced
 from tests.fakes.llm_servers import FakeLLM, Reply
-from tests.runtime.conftest import messages, new_conversation, send, use_openai
+from tests.runtime.conftest import messages, new_conversation, running, send, use_openai
 
 CALL = ToolCallEvent(ToolCall("c1", "core_memory_append", {"block": "human"}))
 
@@ -119,3 +121,19 @@ def test_a_streamed_turn_sends_fewer_deltas_with_the_same_text(
     deltas = [e.data["text"] for e in found if e.name == "text.delta"]
     assert 1 <= len(deltas) < 40
     assert "".join(deltas) == story == messages(client, conversation_id)[-1]["content"]
+
+
+def test_a_window_of_0_sends_every_delta_as_it_came(
+    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM
+) -> None:
+    """SSE_COALESCE_MS=0 turns merging off: the same forty words read at once go out as
+    forty events."""
+    story = " ".join(f"word{i}" for i in range(40))
+    with running(settings.model_copy(update={"sse_coalesce_ms": 0}), clock) as client:
+        agent_id = use_openai(client, fake_openai)
+        conversation_id = new_conversation(client, agent_id)
+        fake_openai.replies.append(Reply(text=story))
+        found = send(client, conversation_id, "Tell me a story")
+        deltas = [e.data["text"] for e in found if e.name == "text.delta"]
+        assert deltas == ["word0"] + [f" word{i}" for i in range(1, 40)]
+        assert messages(client, conversation_id)[-1]["content"] == story
