@@ -1,8 +1,8 @@
 """`serve --workers 2`: two processes on one SQLite file, and on one DynamoDB Local table,
-stay correct: memories written through either are found through either at once, turns
-in one conversation never interleave, and seed 004's memory runs of one subject run once
-each, in order. Every request opens its own connection, so both
-workers take requests."""
+stay correct: memories written through either are found through either at once and, once
+deleted, never returned by either; turns in one conversation never interleave; and seed
+004's memory runs of one subject run once each, in order. Every request opens its own
+connection, so both workers take requests."""
 
 import time
 import uuid
@@ -63,6 +63,19 @@ def test_two_workers_share_memories_and_take_turns_one_at_a_time(server: str) ->
             "GET", f"{agent}/memory/archival/search", params={"query": "zebras", "limit": 50}
         )
         assert found.json()["total"] == len(facts)
+
+    # Deleted through either worker, never returned by either (each search on a fresh
+    # connection, so both answer some).
+    ids = [r.json()["id"] for r in stored]
+    gone, kept = ids[::2], ids[1::2]
+    with ThreadPoolExecutor(6) as pool:
+        deleted = list(pool.map(lambda i: call("DELETE", f"{agent}/memory/archival/{i}"), gone))
+    assert [r.status_code for r in deleted] == [204] * len(gone)
+    for _ in range(6):
+        found = call(
+            "GET", f"{agent}/memory/archival/search", params={"query": "zebras", "limit": 50}
+        )
+        assert sorted(hit["id"] for hit in found.json()["memories"]) == sorted(kept)
 
     body = {"agent_id": created.json()["id"], "prompt": "hello", "stream": False, "wait": True}
     with ThreadPoolExecutor(4) as pool:
