@@ -181,7 +181,9 @@ async def replace_block(
     return _tagged(response, MemoryBlockOut.of(agent, block), block)
 
 
-@router.post("/context/{agent_name:path}", responses=errors(SemanticSearchUnavailable, EmbeddingError))
+@router.post(
+    "/context/{agent_name:path}", responses=errors(SemanticSearchUnavailable, EmbeddingError)
+)
 async def context(
     agent_name: str, body: ContextIn, user: CurrentUser, search: SearchDep, settings: SettingsDep
 ) -> ContextOut:
