@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import boto3
@@ -70,7 +72,11 @@ def health_of(port: int, process: subprocess.Popen[str]) -> dict[str, str]:
             time.sleep(0.2)
 
 
-def test_serve_prints_its_url_and_answers_health(tmp_path: Path) -> None:
+@contextmanager
+def serving(
+    tmp_path: Path, preexec_fn: Callable[[], object] | None = None
+) -> Iterator[tuple[int, str, "subprocess.Popen[str]"]]:
+    """`serve` on a free port, no --workers: its port, its first line, the process."""
     port = free_port()
     env = {**os.environ, "STORE": "sqlite", "SQLITE_PATH": str(tmp_path / "serve.db")}
     process = subprocess.Popen(
@@ -79,17 +85,34 @@ def test_serve_prints_its_url_and_answers_health(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        preexec_fn=preexec_fn,
     )
     try:
         assert process.stdout is not None
-        first_line = process.stdout.readline()
+        yield port, process.stdout.readline(), process
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_serve_prints_its_url_and_answers_health(tmp_path: Path) -> None:
+    with serving(tmp_path) as (port, first_line, process):
         assert f"http://127.0.0.1:{port}" in first_line
         health = health_of(port, process)
         assert health["status"] == "ok"
         assert health["store"] == "sqlite"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+
+
+def test_serve_starts_a_worker_per_usable_core_by_default(tmp_path: Path) -> None:
+    """Pinned to one core (taskset's way), `serve` with no --workers starts one worker
+    (api/kit/cores.py; os.cpu_count() would count the machine's cores)."""
+
+    def one_core() -> None:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+    with serving(tmp_path, one_core) as (port, first_line, process):
+        assert "1 worker(s)" in first_line
+        assert health_of(port, process)["status"] == "ok"
 
 
 def test_serve_refuses_a_public_address_in_local_mode() -> None:
