@@ -5,7 +5,8 @@ A memory server runs as a user runs it (`python -m api.cli serve`, one worker, S
 temporary directory, the default `static` embedding backend); the fake OpenAI runs in a
 process of its own, as a real provider does, answering at once (or after 50 ms, for the
 last two rows). Each row has an agent of its own, which starts with a `human` block and 40
-messages and gains two messages with every intercepted call, as it would. Calls alternate
+messages and gains two messages with every intercepted call, as it would; every question
+asked is new (a person's are), so each fetch embeds its query. Calls alternate
 in blocks: BLOCK calls with no context, then BLOCK calls inside `learning()` (entered once
 per block; entry and the exit's flush are not timed), so drift hits both sides alike.
 
@@ -38,6 +39,7 @@ if not __package__:
 
 import argparse
 import asyncio
+import itertools
 import re
 import tempfile
 import time
@@ -178,8 +180,18 @@ def fake_in_a_process(delay: float = 0.0) -> Iterator[str]:
         yield url
 
 
+def question(n: int) -> str:
+    """A question no call of the run asked before, as a person's are: the server's cache of
+    recent vectors must not spare the fetch its query's embedding (the capture that follows
+    reuses it, as it does for a person)."""
+    return f"{QUESTIONS[n % len(QUESTIONS)]} (#{next(_ASKED)})"
+
+
+_ASKED = itertools.count()
+
+
 def messages(n: int) -> list[ChatCompletionMessageParam]:
-    return [{"role": "user", "content": QUESTIONS[n % len(QUESTIONS)]}]
+    return [{"role": "user", "content": question(n)}]
 
 
 def seed(server: MemoryServer, agent: str) -> None:
@@ -269,7 +281,7 @@ def context_alone(server: MemoryServer, n: int, pause: float = 0.0) -> list[floa
     def fetch(i: int) -> float:
         if pause:
             time.sleep(pause)
-        return timed(lambda i: client.context(agent, QUESTIONS[i % len(QUESTIONS)]), i)
+        return timed(lambda i: client.context(agent, question(i)), i)
 
     try:
         return [fetch(i) for i in range(n)]
