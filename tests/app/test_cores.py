@@ -30,6 +30,7 @@ def cpu_max(tmp_path: Path, text: str) -> Path:
         ("20000 100000\n", 1),  # a fifth of a core: still one worker
         ("800000 100000\n", 4),  # more than the affinity allows: the affinity
         ("not a quota\n", 4),
+        ("100000 0\n", 4),  # a period of 0: no quota to read
         ("", 4),
     ],
 )

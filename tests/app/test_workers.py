@@ -4,7 +4,6 @@ deleted, never returned by either; turns in one conversation never interleave; a
 004's memory runs of one subject run once each, in order. Every request opens its own
 connection, so both workers take requests."""
 
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -16,6 +15,7 @@ import pytest
 
 from api.store.dynamodb_local import DynamoDBLocal
 from tests.fakes.serving import server_process
+from tests.seed004.conftest import until_ended
 
 
 @contextmanager
@@ -109,15 +109,10 @@ def test_two_workers_run_a_subjects_memory_runs_once_each_and_in_order(server: s
     with ThreadPoolExecutor(4) as pool:
         together = list(pool.map(lambda i: add("together", f"Note {i}"), range(4)))
 
-    for run_id in in_order + together:
-        deadline = time.monotonic() + 60
-        while (run := call("GET", f"{server}/memory/runs/{run_id}").json())[
-            "status"
-        ] != "completed":
-            assert run["status"] in ("queued", "running"), run
-            assert time.monotonic() < deadline, run
-            time.sleep(0.05)
-        assert run["attempts"] == 1, run
+    with httpx2.Client(base_url=server, timeout=60) as http:
+        for run_id in in_order + together:
+            run = until_ended(http, run_id, seconds=60)
+            assert (run["status"], run["attempts"]) == ("completed", 1), run
 
     def summary(subject: str) -> list[str]:
         got = call("GET", f"{server}/memory/summary", params={"user_id": subject, "format": "raw"})

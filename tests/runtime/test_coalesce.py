@@ -108,32 +108,36 @@ async def test_a_turn_that_stops_closes_the_provider_stream() -> None:
     assert closed == [True]
 
 
+STORY = " ".join(f"word{i}" for i in range(40))
+
+
+def told_a_story(client: TestClient, fake_openai: FakeLLM) -> tuple[list[str], str]:
+    """A turn whose model sends forty words at once (the fake writes them together): the
+    text deltas the client got, and the answer stored."""
+    agent_id = use_openai(client, fake_openai)
+    conversation_id = new_conversation(client, agent_id)
+    fake_openai.replies.append(Reply(text=STORY))
+    found = send(client, conversation_id, "Tell me a story")
+    deltas = [e.data["text"] for e in found if e.name == "text.delta"]
+    stored: str = messages(client, conversation_id)[-1]["content"]
+    return deltas, stored
+
+
 def test_a_streamed_turn_sends_fewer_deltas_with_the_same_text(
     client: TestClient, fake_openai: FakeLLM
 ) -> None:
-    """The fake sends its forty words at once: they go out in fewer events, and the text
-    the client joins is the message stored."""
-    story = " ".join(f"word{i}" for i in range(40))
-    agent_id = use_openai(client, fake_openai)
-    conversation_id = new_conversation(client, agent_id)
-    fake_openai.replies.append(Reply(text=story))
-    found = send(client, conversation_id, "Tell me a story")
-    deltas = [e.data["text"] for e in found if e.name == "text.delta"]
+    """Forty words read at once go out in fewer events, and the text the client joins is
+    the message stored."""
+    deltas, stored = told_a_story(client, fake_openai)
     assert 1 <= len(deltas) < 40
-    assert "".join(deltas) == story == messages(client, conversation_id)[-1]["content"]
+    assert "".join(deltas) == STORY == stored
 
 
 def test_a_window_of_0_sends_every_delta_as_it_came(
     settings: Settings, clock: FrozenClock, fake_openai: FakeLLM
 ) -> None:
-    """SSE_COALESCE_MS=0 turns merging off: the same forty words read at once go out as
-    forty events."""
-    story = " ".join(f"word{i}" for i in range(40))
+    """SSE_COALESCE_MS=0 turns merging off: the same forty words go out as forty events."""
     with running(settings.model_copy(update={"sse_coalesce_ms": 0}), clock) as client:
-        agent_id = use_openai(client, fake_openai)
-        conversation_id = new_conversation(client, agent_id)
-        fake_openai.replies.append(Reply(text=story))
-        found = send(client, conversation_id, "Tell me a story")
-        deltas = [e.data["text"] for e in found if e.name == "text.delta"]
-        assert deltas == ["word0"] + [f" word{i}" for i in range(1, 40)]
-        assert messages(client, conversation_id)[-1]["content"] == story
+        deltas, stored = told_a_story(client, fake_openai)
+    assert deltas == ["word0"] + [f" word{i}" for i in range(1, 40)]
+    assert stored == STORY

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from fastapi.testclient import TestClient
 from moto import mock_aws
@@ -98,14 +99,14 @@ def said(role: str, content: str) -> dict[str, str]:
     return {"role": role, "content": content}
 
 
-def run_of(client: TestClient, run_id: str) -> dict[str, Any]:
+def run_of(client: httpx2.Client, run_id: str) -> dict[str, Any]:
     got = client.get(f"/memory/runs/{run_id}")
     assert got.status_code == 200, got.text
     found: dict[str, Any] = got.json()
     return found
 
 
-def until_ended(client: TestClient, run_id: str, seconds: float = 30) -> dict[str, Any]:
+def until_ended(client: httpx2.Client, run_id: str, seconds: float = 30) -> dict[str, Any]:
     deadline = time.monotonic() + seconds
     while (run := run_of(client, run_id))["status"] not in ("completed", "failed"):
         assert time.monotonic() < deadline, f"the run never ended: {run}"
