@@ -16,11 +16,14 @@ Rows: `create` (a non-streamed chat completion) with memory injected and the exc
 captured, and with capture_only; a streamed completion read to its end; the same call
 through AsyncOpenAI; and create to a model that takes 50 ms. Columns, at p50 and p95:
 `outside`, the plain SDK call; `added`, inside minus outside; `/context`, the
-interceptor's POST /context requests during the row (timed by wrapping the client's
-request method); `own`, what is added besides them (each call's time less its fetch, minus
-outside): reading, formatting, injecting, and handing the capture over; `met a capture`,
-how many of the row's fetches were under way while a capture request of the interceptor
-was (the server then takes both in turns). The last lines are
+interceptor's POST /context requests during the row, from sending to the answer read
+(timed by wrapping the client's methods); `waited`, the part of that the call spent
+waiting for the answer (a synchronous call sends the request, lets the SDK build its own,
+then reads the answer: the rest was hidden behind the SDK's work); `own`, what is added
+besides the wait (each call's time less its wait, minus outside): reading, formatting,
+injecting, handing the capture over, and the SDK's own work slowed by the server's beside
+it; `met a capture`, how many of the row's fetches were under way while a capture request
+of the interceptor was (the server then takes both in turns). The last lines are
 POST /context alone, on a quiet server, through the interceptor's own client (the way the
 `/context` column's requests go): back to back, and each after 50 ms idle (what the 50 ms
 model's rows compare with: a request that wakes a sleeping server costs more).
@@ -55,6 +58,7 @@ from bench.report import Report, p50_p95_ms
 from client import learning
 from client.interceptor import DEFAULT_TIMEOUT
 from client.server import MemoryServer as MemoryServerClient
+from client.server import PendingContext
 from tests.client.server_process import MemoryServer, memory_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,11 +89,13 @@ COLUMNS = [
     "p95",
     "/context p50",
     "p95",
+    "waited p50",
+    "p95",
     "own p50",
     "p95",
     "met a capture",
 ]
-WIDTHS = [30, 11, 6, 9, 6, 12, 6, 7, 6, 13]
+WIDTHS = [30, 11, 6, 9, 6, 12, 6, 10, 6, 7, 6, 13]
 
 
 @dataclass(frozen=True)
@@ -97,22 +103,32 @@ class Row:
     name: str
     outside: list[float]
     inside: list[float]
-    fetches: list[float]  # the interceptor's POST /context requests during `inside`
+    fetches: list["Fetch"]  # the interceptor's POST /context requests during `inside`
     met: int  # of those, how many were under way while a capture request was
+
+
+@dataclass(frozen=True)
+class Fetch:
+    """One POST /context: sent at `start`, its answer asked for at `asked` (the call
+    worked meanwhile: the SDK built its request) and read at `end`."""
+
+    start: float
+    asked: float
+    end: float
 
 
 @dataclass
 class Requests:
     """The interceptor's requests while a row runs, from its client's methods."""
 
-    fetches: list[tuple[float, float]]  # (start, end) of each POST /context
+    fetches: list[Fetch]
     captures: list[tuple[float, float]]  # of each POST /messages/batch or /messages
 
-    def met(self, fetches: list[tuple[float, float]]) -> int:
+    def met(self, fetches: list[Fetch]) -> int:
         """The fetches that overlapped a capture: the server had both at once."""
         return sum(
-            any(start < c_end and c_start < end for c_start, c_end in self.captures)
-            for start, end in fetches
+            any(f.start < c_end and c_start < f.end for c_start, c_end in self.captures)
+            for f in fetches
         )
 
 
@@ -121,12 +137,27 @@ def requests_timed() -> Iterator[Requests]:
     """Every POST /context and capture request the interceptor makes meanwhile (its
     client's request methods wrapped for the benchmark: they show the server's part)."""
     seen = Requests([], [])
+    start_context = MemoryServerClient.start_context
+    result = PendingContext.result
     originals = {
-        name: getattr(MemoryServerClient, name)
-        for name in ("context", "add_messages", "add_message")
+        name: getattr(MemoryServerClient, name) for name in ("add_messages", "add_message")
     }
+    sent_at: dict[int, float] = {}
 
-    def timing(name: str, into: list[tuple[float, float]]) -> Callable[..., object]:
+    def timed_start(self: MemoryServerClient, agent: str, query: str) -> PendingContext:
+        start = time.perf_counter()
+        pending = start_context(self, agent, query)
+        sent_at[id(pending)] = start
+        return pending
+
+    def timed_result(self: PendingContext) -> object:
+        asked = time.perf_counter()
+        try:
+            return result(self)
+        finally:
+            seen.fetches.append(Fetch(sent_at.pop(id(self)), asked, time.perf_counter()))
+
+    def timing(name: str) -> Callable[..., object]:
         original = originals[name]
 
         def timed_call(self: MemoryServerClient, *args: object) -> object:
@@ -134,19 +165,19 @@ def requests_timed() -> Iterator[Requests]:
             try:
                 return original(self, *args)
             finally:
-                into.append((start, time.perf_counter()))
+                seen.captures.append((start, time.perf_counter()))
 
         return timed_call
 
-    for name, into in (
-        ("context", seen.fetches),
-        ("add_messages", seen.captures),
-        ("add_message", seen.captures),
-    ):
-        setattr(MemoryServerClient, name, timing(name, into))
+    MemoryServerClient.start_context = timed_start  # type: ignore[method-assign]
+    PendingContext.result = timed_result  # type: ignore[method-assign,assignment]
+    for name in originals:
+        setattr(MemoryServerClient, name, timing(name))
     try:
         yield seen
     finally:
+        MemoryServerClient.start_context = start_context  # type: ignore[method-assign]
+        PendingContext.result = result  # type: ignore[method-assign]
         for name, original in originals.items():
             setattr(MemoryServerClient, name, original)
 
@@ -161,7 +192,7 @@ def row(
     with requests_timed() as seen:
         outside, inside = measure(agent)
     fetches = seen.fetches[-len(inside) :] if seen.fetches else []
-    return Row(name, outside, inside, [end - start for start, end in fetches], seen.met(fetches))
+    return Row(name, outside, inside, fetches, seen.met(fetches))
 
 
 @contextmanager
@@ -369,17 +400,20 @@ def main(argv: list[str] | None = None) -> int:
         out50, out95 = p50_p95_ms(measured.outside)
         in50, in95 = p50_p95_ms(measured.inside)
         cells = [f"{v:.2f}" for v in (out50, out95, in50 - out50, in95 - out95)]
-        # Each call inside made one POST /context, in order: without it, what is left is
-        # the interceptor's own work (reading, formatting, handing the capture over).
+        # Each call inside made one POST /context, in order: without the time it waited
+        # for the answer, what is left is the interceptor's own work (reading, formatting,
+        # handing the capture over).
         fetched = len(measured.fetches) == len(measured.inside)
         if fetched:
-            own = [i - f for i, f in zip(measured.inside, measured.fetches, strict=True)]
-            cells += [f"{v:.2f}" for v in p50_p95_ms(measured.fetches)]
+            waited = [f.end - f.asked for f in measured.fetches]
+            own = [i - w for i, w in zip(measured.inside, waited, strict=True)]
+            cells += [f"{v:.2f}" for v in p50_p95_ms([f.end - f.start for f in measured.fetches])]
+            cells += [f"{v:.2f}" for v in p50_p95_ms(waited)]
             own50, own95 = p50_p95_ms(own)
             cells += [f"{own50 - out50:.2f}", f"{own95 - out95:.2f}"]
             cells.append(f"{measured.met}/{len(measured.fetches)}")
         else:
-            cells += ["-", "-", f"{in50 - out50:.2f}", f"{in95 - out95:.2f}", "-"]
+            cells += ["-", "-", "-", "-", f"{in50 - out50:.2f}", f"{in95 - out95:.2f}", "-"]
         report.print([measured.name, *cells])
     c50, c95 = p50_p95_ms(context)
     print(

@@ -1,9 +1,9 @@
 """A proxy on 127.0.0.1 in front of the memory server that records every request, can hold
-POST /context unanswered, can make POST /messages/batch or /messages slow (a capture that
-takes longer than the calls leave between two fetches) or refuse a batch holding a given
-text (with a 422 unless told otherwise), and can play seed 002's own server, which has
-no POST /messages/batch: its FastAPI app answers 405 there (the path matches GET
-/messages/{agent_name})."""
+POST /context unanswered (or refuse it), can make POST /messages/batch or /messages slow
+(a capture that takes longer than the calls leave between two fetches) or refuse a batch
+holding a given text (with a 422 unless told otherwise), and can play seed 002's own
+server, which has no POST /messages/batch: its FastAPI app answers 405 there (the path
+matches GET /messages/{agent_name})."""
 
 import asyncio
 import json
@@ -32,6 +32,7 @@ class Proxy:
     message_delay: float = 0.0  # seconds added to each POST /messages
     refuse_text: str | None = None  # a batch holding it is refused with `refuse_status`
     refuse_status: int = 422
+    refuse_context: int | None = None  # POST /context is answered with this status
     seen: list[str] = field(default_factory=list)  # "POST /messages", in order
     batch_sizes: list[int] = field(default_factory=list)  # messages in each batch, in order
     # While set, POST /context waits (unanswered) until it is cleared.
@@ -57,6 +58,9 @@ def recording_proxy(
                 proxy.seen.append(f"{request.method} {path}")
             if path.startswith("/context/") and proxy.hold_context.is_set():
                 await asyncio.to_thread(proxy._released.wait, 30)
+            if path.startswith("/context/") and proxy.refuse_context:
+                detail = {"code": "unavailable", "message": "refused by the proxy"}
+                return JSONResponse(detail, status_code=proxy.refuse_context)
             if path == "/messages/batch" and not proxy.batches:
                 return JSONResponse({"detail": "Method Not Allowed"}, status_code=405)
             body = await request.body()

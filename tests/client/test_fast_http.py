@@ -324,6 +324,33 @@ def test_close_closes_the_kept_alive_connections(client_of: list[Client]) -> Non
         assert raw.wait_until_all_closed() == 0
 
 
+def test_a_fetch_given_up_before_its_answer_closes_its_connection(
+    client_of: list[Client],
+) -> None:
+    """A fetch sent and then given up (the call failed before it needed the memory): its
+    answer, still coming, must never be read as the next fetch's."""
+    with raw_server() as raw:
+        client = connect(raw.url, client_of)
+        client.start_context("a", "Given up").cancel()
+        assert client.context("a", "Wanted")["query"] == "Wanted"
+        assert client.fast is not None
+        assert client.fast.opened == 2
+        assert raw.connections == 2
+
+
+def test_a_fetchs_answer_is_read_once(client_of: list[Client]) -> None:
+    with raw_server() as raw:
+        client = connect(raw.url, client_of)
+        assert client.fast is not None
+        sent = client.fast.send("/context/a", b'{"agent_name":"a","query":"q"}')
+        assert sent.answer().status == 200
+        with pytest.raises(RuntimeError, match="read or dropped already"):
+            sent.answer()
+        sent.drop()  # nothing left to close: the connection went back to the pool
+        assert client.context("a", "again")["query"] == "again"
+        assert client.fast.opened == 1
+
+
 # --- threads ---------------------------------------------------------------------------------
 
 

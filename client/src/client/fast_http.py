@@ -127,15 +127,22 @@ class ConnectionPool:
         """POST `body` (JSON) to the route's prefix + `path`. Raises a `TransportError`
         when no whole answer came. Sent twice at most, and only when a reused connection
         failed before answering: only for requests that are safe to repeat."""
+        return self.send(path, body).answer()
+
+    def send(self, path: str, body: bytes) -> "Sent":
+        """Send the request now and leave its answer to be read (`Sent.answer`), so the
+        caller can work while the server does: as `post`, in two steps."""
         # http.client adds the content-length of a bytes body itself.
         target = self.route.prefix + path
         connection, reused = self._take()
         try:
-            return self._exchange(connection, target, body, self._headers)
+            self._request(connection, target, body)
         except _STALE:
             if not reused:
                 raise
-        return self._exchange(self._open(), target, body, self._headers)
+            connection, reused = self._open(), False
+            self._request(connection, target, body)
+        return Sent(self, connection, reused, target, body)
 
     def close(self) -> None:
         with self._lock:
@@ -144,15 +151,15 @@ class ConnectionPool:
         for connection in idle:
             connection.close()
 
-    def _exchange(
-        self,
-        connection: http.client.HTTPConnection,
-        target: str,
-        body: bytes,
-        headers: dict[str, str],
-    ) -> Answer:
+    def _request(self, connection: http.client.HTTPConnection, target: str, body: bytes) -> None:
         try:
-            connection.request("POST", target, body=body, headers=headers)
+            connection.request("POST", target, body=body, headers=self._headers)
+        except BaseException:
+            connection.close()
+            raise
+
+    def _read(self, connection: http.client.HTTPConnection) -> Answer:
+        try:
             response = connection.getresponse()
             content = response.read()
         except BaseException:
@@ -197,6 +204,44 @@ class ConnectionPool:
                 self._idle.append(connection)
                 return
         connection.close()
+
+
+class Sent:
+    """A request sent on a connection of the pool, its answer not read yet. Read it once
+    (`answer`), or `drop` it: the connection is then closed, never reused."""
+
+    def __init__(
+        self,
+        pool: ConnectionPool,
+        connection: http.client.HTTPConnection,
+        reused: bool,
+        target: str,
+        body: bytes,
+    ) -> None:
+        self._pool = pool
+        self._connection: http.client.HTTPConnection | None = connection
+        self._reused = reused
+        self._target = target
+        self._body = body
+
+    def answer(self) -> Answer:
+        connection, self._connection = self._connection, None
+        if connection is None:
+            raise RuntimeError("this request's answer was read or dropped already")
+        try:
+            return self._pool._read(connection)
+        except _STALE:
+            if not self._reused:
+                raise
+        # The peer closed the kept-alive connection before answering: sent once more.
+        fresh = self._pool._open()
+        self._pool._request(fresh, self._target, self._body)
+        return self._pool._read(fresh)
+
+    def drop(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
 
 
 def _still_open(connection: http.client.HTTPConnection) -> bool:

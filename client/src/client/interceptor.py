@@ -15,6 +15,8 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
+from contextlib import ExitStack
 from contextvars import Token
 from functools import partial
 from types import TracebackType
@@ -25,7 +27,7 @@ from client.apis import Api, Kwargs, Prompt, Reply
 from client.capture import CaptureWorker, Exchange, Foreground, Recorder, exchange
 from client.formatting import format_context
 from client.patching import Method, Session
-from client.server import DEFAULT_URL, MemoryServer
+from client.server import DEFAULT_URL, JsonObject, MemoryServer
 from client.streams import Observer, tap, tap_async
 
 log = logging.getLogger(__name__)
@@ -235,8 +237,18 @@ class Learning:
     def call(self, api: Api, original: Method, resource: object, args: Any, kwargs: Any) -> Any:
         if self._state != "active":
             return original(resource, *args, **kwargs)
-        kwargs, prompt = self._prepare(api, kwargs)
-        result = original(resource, *args, **kwargs)
+        kwargs, prompt = self._read(api, kwargs)
+        pending = self._fetch_later(api, resource, prompt)
+        if pending is None:
+            kwargs = self._with_memory(api, kwargs, prompt)
+            result = original(resource, *args, **kwargs)
+        else:
+            token = patching.deferred.set(pending)
+            try:
+                result = original(resource, *args, **kwargs)
+            finally:
+                patching.deferred.reset(token)
+                pending.close()
         return self._observe(api, kwargs, prompt, result, asynchronous=False)
 
     async def acall(
@@ -244,6 +256,9 @@ class Learning:
     ) -> Any:
         if self._state != "active":
             return await original(resource, *args, **kwargs)
+        # The memory goes into the arguments first: fetched in a worker thread while the
+        # SDK's coroutines built the request, it came no sooner (measured: the thread and
+        # the loop take turns with the interpreter).
         kwargs, prompt = await self._aprepare(api, kwargs)
         result = await original(resource, *args, **kwargs)
         return self._observe(api, kwargs, prompt, result, asynchronous=True)
@@ -318,10 +333,7 @@ class Learning:
         """The arguments to send (with the memory, unless capture_only) and the prompt
         read from them (None when they could not be read: nothing is then stored)."""
         kwargs, prompt = self._read(api, kwargs)
-        if prompt is not None and not self.capture_only:
-            found, memory = self._recalled(prompt)
-            kwargs = self._inject(api, kwargs, memory if found else self._memory(prompt.query))
-        return kwargs, prompt
+        return self._with_memory(api, kwargs, prompt), prompt
 
     async def _aprepare(self, api: Api, kwargs: Kwargs) -> tuple[Kwargs, Prompt | None]:
         """As _prepare, with the memory fetched in a worker thread, off the event loop."""
@@ -332,6 +344,32 @@ class Learning:
                 memory = await asyncio.to_thread(self._memory, prompt.query)
             kwargs = self._inject(api, kwargs, memory)
         return kwargs, prompt
+
+    def _with_memory(self, api: Api, kwargs: Kwargs, prompt: Prompt | None) -> Kwargs:
+        if prompt is None or self.capture_only:
+            return kwargs
+        found, memory = self._recalled(prompt)
+        return self._inject(api, kwargs, memory if found else self._memory(prompt.query))
+
+    def _fetch_later(self, api: Api, resource: object, prompt: Prompt | None) -> "Later | None":
+        """The call's memory fetch, sent now and read when the SDK has built the request's
+        body (the options hook), so that the server's work and the SDK's overlap; None when
+        the memory goes into the arguments first (capture_only, a tool loop's later step,
+        a client without the hook)."""
+        server = self._server
+        if prompt is None or self.capture_only or server is None or self._recalled(prompt)[0]:
+            return None
+        if not patching.hook(getattr(resource, "_client", None)):
+            return None
+        stack = ExitStack()
+        stack.enter_context(self._foreground.fetching())
+        try:
+            pending = server.start_context(self.agent, prompt.query)
+        except BaseException:
+            stack.close()
+            raise
+        stack.callback(pending.cancel)  # once read, there is nothing left to give up
+        return Later(self, api, partial(self._memory, prompt.query, pending.result), stack)
 
     def _recalled(self, prompt: Prompt) -> tuple[bool, str | None]:
         """For a step of a tool loop (the request goes on from tool results, its user
@@ -344,13 +382,19 @@ class Learning:
                 return True, self._recall[prompt.query]
         return False, None
 
-    def _memory(self, query: str) -> str | None:
+    def _memory(self, query: str, read: Callable[[], JsonObject] | None = None) -> str | None:
+        """The memory for `query`, formatted; None when there is none or the server failed
+        (counted). `read`: the answer of a request already sent (its caller marks the
+        fetch as under way)."""
         server = self._server
         if server is None:
             return None
         try:
-            with self._foreground.fetching():
-                answer = server.context(self.agent, query)
+            if read is None:
+                with self._foreground.fetching():
+                    answer = server.context(self.agent, query)
+            else:
+                answer = read()
             memory = format_context(answer)
         except Exception as e:
             self._recorder.failure("context", f"the call went on without memory: {e}")
@@ -437,6 +481,51 @@ class Learning:
     def _submit(self, item: Exchange) -> None:
         if self._worker is not None:  # entered: the worker counts what comes after the end
             self._worker.submit(item)
+
+
+class Later:
+    """A call's memory on its way while the SDK builds the request: the options hook
+    (client.patching) puts it in the body of each attempt, the first waiting for it."""
+
+    def __init__(
+        self,
+        session: Learning,
+        api: Api,
+        fetch: Callable[[], str | None],
+        fetching: ExitStack,
+    ) -> None:
+        self._session = session
+        self._api = api
+        self._fetch: Callable[[], str | None] | None = fetch
+        self._fetching = fetching
+        self._memory: str | None = None
+
+    def apply(self, options: Any) -> Any:
+        if self._fetch is not None:
+            fetch, self._fetch = self._fetch, None
+            try:
+                self._memory = fetch()
+            finally:
+                self._fetching.close()
+        return self._put(options)
+
+    def close(self) -> None:
+        """The call is over: a fetch never read (the SDK failed before sending) is
+        given up."""
+        self._fetch = None
+        self._fetching.close()
+
+    def _put(self, options: Any) -> Any:
+        body = getattr(options, "json_data", None)
+        if self._memory is None:
+            return options
+        if not isinstance(body, dict):
+            self._session._recorder.failure(
+                "context", "the request's body was not an object: sent without memory"
+            )
+            return options
+        options.json_data = self._session._inject(self._api, body, self._memory)
+        return options
 
 
 def _model(kwargs: Kwargs) -> str | None:

@@ -11,9 +11,11 @@ or anthropic before entering learning()."""
 
 import functools
 import importlib
+import inspect
 import logging
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -27,6 +29,13 @@ log = logging.getLogger(__name__)
 Method = Callable[..., Any]
 Kind = Literal["call", "acall", "stream_manager", "astream_manager"]
 RAW_RESPONSE_HEADER = "x-stainless-raw-response"
+
+
+class Deferred(Protocol):
+    """A call's memory, still being fetched while the SDK builds the call's request: put
+    into the request's body by the client's options hook, just before it is sent."""
+
+    def apply(self, options: Any) -> Any: ...
 
 
 class Session(Protocol):
@@ -52,6 +61,8 @@ active: ContextVar[Session | None] = ContextVar("agent_memory_learning", default
 # inside it (ours under another library's wrapper, patched over by us once more when a
 # later context entered) calls its original, so one user call is intercepted once.
 _intercepting: ContextVar[bool] = ContextVar("agent_memory_intercepting", default=False)
+# Set while an intercepted call runs the SDK's method, when its memory is still on the way.
+deferred: ContextVar[Deferred | None] = ContextVar("agent_memory_deferred", default=None)
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,10 @@ _lock = threading.Lock()
 _users = 0
 # (class, method name, original function, the wrapper put in its place)
 _patched: list[tuple[type, str, Method, Method]] = []
+# SDK clients whose options hook is wrapped: (the client, the instance attribute it had
+# before, if any, the wrapper put in its place).
+_hooked: list[tuple["weakref.ref[object]", Method | None, Method]] = []
+HOOK = "_prepare_options"
 
 
 def install() -> int:
@@ -123,11 +138,57 @@ def uninstall() -> None:
                     name,
                 )
         _patched.clear()
+        for ref, before, wrapper in _hooked:
+            client = ref()
+            if client is None or vars(client).get(HOOK) is not wrapper:
+                continue
+            if before is None:
+                delattr(client, HOOK)
+            else:
+                setattr(client, HOOK, before)
+        _hooked.clear()
 
 
 def installed() -> bool:
     with _lock:
         return bool(_patched)
+
+
+def hook(client: object) -> bool:
+    """Wrap the SDK client's options hook (`_prepare_options`, which the OpenAI and
+    Anthropic SDKs call on every attempt of a request, after building its body from the
+    arguments and before encoding it) on this one client, until the last context leaves:
+    a call's memory can then be fetched while the SDK does that work, and put in the body
+    at the end. Whatever the client's class makes of the hook (Azure's adds its headers)
+    runs first. False when the client has no such hook: the memory must be put in the
+    arguments before the call."""
+    with _lock:
+        if not _users:
+            return False
+        own = vars(client).get(HOOK) if hasattr(client, "__dict__") else None
+        if own is not None and getattr(own, "_agent_memory", False):
+            return True
+        original = getattr(client, HOOK, None)
+        if not callable(original) or inspect.iscoroutinefunction(original):
+            return False
+        wrapper = _options_hook(original)
+        try:
+            setattr(client, HOOK, wrapper)
+            ref = weakref.ref(client)
+        except (AttributeError, TypeError):
+            return False
+        _hooked.append((ref, own, wrapper))
+        return True
+
+
+def _options_hook(original: Method) -> Method:
+    def prepare(options: Any) -> Any:
+        options = original(options)
+        pending = deferred.get()
+        return options if pending is None else pending.apply(options)
+
+    prepare._agent_memory = True  # type: ignore[attr-defined]
+    return prepare
 
 
 def _owner(target: Target) -> type | None:

@@ -8,14 +8,15 @@ request on the path of every model call, goes through `fast_http`'s kept-alive
 (why: fast_http's docstring); both ways give the same answers and the same errors."""
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
 import httpx2
 
 from client.errors import START_HINT, MemoryServerError, MemoryServerUnavailable
-from client.fast_http import ConnectionPool, TransportError, direct_route
+from client.fast_http import Answer, ConnectionPool, TransportError, direct_route
 
 DEFAULT_URL = "http://127.0.0.1:8283"
 # The server's limits (docs/local-server.md): longer values would be refused with a 422.
@@ -81,10 +82,24 @@ class MemoryServer:
 
     def context(self, agent: str, query: str) -> JsonObject:
         """The agent's memory blocks and the messages relevant to `query`."""
+        return self.start_context(agent, query).result()
+
+    def start_context(self, agent: str, query: str) -> "PendingContext":
+        """`context`, with the request sent now (on the kept-alive pool) and its answer
+        read by `result()`: the caller works meanwhile. Through httpx2 (no pool), the
+        whole request is made by `result()`."""
         body = {"agent_name": agent, "query": query[:MAX_QUERY_CHARS]}
         path = f"/context/{quote(agent, safe='')}"
-        # Read-only: the pool may send it again when a kept-alive connection turns out closed.
-        return _json(self._send(path, body, expect=(200,), repeatable=True))
+        if self.fast is None:
+            return PendingContext(self, path, lambda: self._send(path, body, expect=(200,)))
+        try:
+            # Read-only: the pool may send it again when a kept-alive connection turns
+            # out closed.
+            sent = self.fast.send(path, _dumps(body))
+        except TransportError as e:
+            error = self._unreachable(e)
+            return PendingContext(self, path, partial(_raise, error))
+        return PendingContext(self, path, sent.answer, sent.drop)
 
     def add_message(
         self, agent: str, role: str, content: str, metadata: Mapping[str, Any]
@@ -116,23 +131,20 @@ class MemoryServer:
     def _post(self, path: str, body: JsonObject, *, expect: tuple[int, ...]) -> JsonObject:
         return _json(self._send(path, body, expect=expect))
 
-    def _send(
-        self, path: str, body: JsonObject, *, expect: tuple[int, ...], repeatable: bool = False
-    ) -> bytes:
-        """POST `body` as JSON; the answer's content when its status is expected. A request
-        safe to send twice (`repeatable`) goes through the kept-alive pool when there is one."""
+    def _send(self, path: str, body: JsonObject, *, expect: tuple[int, ...]) -> bytes:
+        """POST `body` as JSON through httpx2; the answer's content when its status is
+        expected."""
         try:
-            if repeatable and self.fast is not None:
-                # As httpx2 encodes a `json=` body.
-                content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-                answer = self.fast.post(path, content)
-                status, reason, content = answer.status, answer.reason, answer.content
-            else:
-                response = self._http.post(path, json=body)
-                status, reason = response.status_code, response.reason_phrase
-                content = response.content
-        except (httpx2.HTTPError, *TransportError) as e:
+            response = self._http.post(path, json=body)
+        except httpx2.HTTPError as e:
             raise self._unreachable(e) from e
+        return self._expected(
+            path, expect, response.status_code, response.reason_phrase, response.content
+        )
+
+    def _expected(
+        self, path: str, expect: tuple[int, ...], status: int, reason: str, content: bytes
+    ) -> bytes:
         if status not in expect:
             raise _refused(self.url, f"POST {path}", status, reason, content)
         return content
@@ -141,6 +153,47 @@ class MemoryServer:
         return MemoryServerUnavailable(
             f"Cannot reach the memory server at {self.url} ({_reason(error)})."
         )
+
+
+class PendingContext:
+    """A POST /context under way: `result()` gives its answer (or raises as `context`
+    does), once; `cancel()` gives it up."""
+
+    def __init__(
+        self,
+        server: MemoryServer,
+        path: str,
+        read: Callable[[], "Answer | bytes"],
+        drop: Callable[[], None] | None = None,
+    ) -> None:
+        self._server = server
+        self._path = path
+        self._read = read
+        self._drop = drop
+
+    def result(self) -> JsonObject:
+        try:
+            answer = self._read()
+        except TransportError as e:
+            raise self._server._unreachable(e) from e
+        if isinstance(answer, bytes):
+            return _json(answer)
+        return _json(
+            self._server._expected(self._path, (200,), answer.status, answer.reason, answer.content)
+        )
+
+    def cancel(self) -> None:
+        if self._drop is not None:
+            self._drop()
+
+
+def _dumps(body: JsonObject) -> bytes:
+    # As httpx2 encodes a `json=` body.
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _raise(error: Exception) -> bytes:
+    raise error
 
 
 def _no_such_route(error: MemoryServerError) -> bool:
