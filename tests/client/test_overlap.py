@@ -4,14 +4,15 @@ which puts the memory in the body of each attempt. These tests hold the fetch at
 to see the order, and check what the hook must not change: the client after the context,
 a client class with its own hook, retries, and a call the SDK refuses before sending."""
 
+import json
 import threading
 from typing import Any
 
 import openai
 import pytest
-from openai import OpenAI
+from openai import AsyncOpenAI, OpenAI
 
-from client import learning
+from client import learning, patching
 from tests.client.conftest import ask, memory_in
 from tests.client.proxy import Proxy, recording_proxy
 from tests.client.server_process import MemoryServer
@@ -138,3 +139,37 @@ def test_the_openai_error_of_a_failed_call_is_raised_as_before(
     with learning(agent, server_url=server.url) as memory, pytest.raises(openai.BadRequestError):
         oai.chat.completions.create(model="m", messages=ask("Refused."))
     assert memory.context_failures == 0
+
+
+class Encoding(OpenAI):
+    """A client whose hook encodes the body itself (the SDK sends bytes as they are)."""
+
+    def _prepare_options(self, options: Any) -> Any:
+        options = super()._prepare_options(options)
+        options.json_data = json.dumps(options.json_data).encode()
+        return options
+
+
+def test_a_body_the_hook_cannot_read_goes_without_memory_counted(
+    server: MemoryServer, agent: str, fake_openai: FakeLLM
+) -> None:
+    remembered(server, agent, "Name: Alice")
+    with (
+        Encoding(base_url=fake_openai.base_url, api_key="sk", max_retries=0) as sdk,
+        learning(agent, server_url=server.url) as memory,
+    ):
+        answer = sdk.chat.completions.create(model="m", messages=ask("What is my name?"))
+    assert answer.choices[0].message.content == "ok"
+    assert fake_openai.requests[-1]["messages"] == ask("What is my name?")
+    assert memory.context_failures == 1
+    assert any("body was not an object" in e for e in memory.errors)
+
+
+def test_only_a_client_with_a_synchronous_hook_is_wrapped(
+    server: MemoryServer, agent: str, aoai: AsyncOpenAI
+) -> None:
+    with learning(agent, server_url=server.url):
+        assert not patching.hook(object())  # no hook at all
+        assert not patching.hook(aoai)  # an async client's hook is a coroutine function
+    assert not patching.hook(OpenAI(api_key="sk"))  # no context is active
+    assert HOOK not in vars(aoai)

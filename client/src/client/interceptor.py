@@ -516,9 +516,9 @@ class Later:
         self._fetching.close()
 
     def _put(self, options: Any) -> Any:
-        body = getattr(options, "json_data", None)
         if self._memory is None:
             return options
+        body = getattr(options, "json_data", None)
         if not isinstance(body, dict):
             self._session._recorder.failure(
                 "context", "the request's body was not an object: sent without memory"

@@ -173,9 +173,9 @@ def hook(client: object) -> bool:
             return False
         wrapper = _options_hook(original)
         try:
-            setattr(client, HOOK, wrapper)
             ref = weakref.ref(client)
-        except (AttributeError, TypeError):
+            setattr(client, HOOK, wrapper)
+        except (AttributeError, TypeError):  # no weak references, or read-only attributes
             return False
         _hooked.append((ref, own, wrapper))
         return True

@@ -10,13 +10,13 @@ request on the path of every model call, goes through `fast_http`'s kept-alive
 import json
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import quote
 
 import httpx2
 
 from client.errors import START_HINT, MemoryServerError, MemoryServerUnavailable
-from client.fast_http import Answer, ConnectionPool, TransportError, direct_route
+from client.fast_http import ConnectionPool, Sent, TransportError, direct_route
 
 DEFAULT_URL = "http://127.0.0.1:8283"
 # The server's limits (docs/local-server.md): longer values would be refused with a 422.
@@ -91,15 +91,15 @@ class MemoryServer:
         body = {"agent_name": agent, "query": query[:MAX_QUERY_CHARS]}
         path = f"/context/{quote(agent, safe='')}"
         if self.fast is None:
-            return PendingContext(self, path, lambda: self._send(path, body, expect=(200,)))
+            return PendingContext(partial(self._send, path, body, expect=(200,)))
         try:
             # Read-only: the pool may send it again when a kept-alive connection turns
             # out closed.
             sent = self.fast.send(path, _dumps(body))
         except TransportError as e:
-            error = self._unreachable(e)
-            return PendingContext(self, path, partial(_raise, error))
-        return PendingContext(self, path, sent.answer, sent.drop)
+            # Raised where the answer is read, as a failure there would be.
+            return PendingContext(partial(_raise, self._unreachable(e)))
+        return PendingContext(partial(self._answer, path, sent), sent.drop)
 
     def add_message(
         self, agent: str, role: str, content: str, metadata: Mapping[str, Any]
@@ -142,6 +142,14 @@ class MemoryServer:
             path, expect, response.status_code, response.reason_phrase, response.content
         )
 
+    def _answer(self, path: str, sent: Sent) -> bytes:
+        """The content of the fast path's answer, checked as `_send` checks httpx2's."""
+        try:
+            answer = sent.answer()
+        except TransportError as e:
+            raise self._unreachable(e) from e
+        return self._expected(path, (200,), answer.status, answer.reason, answer.content)
+
     def _expected(
         self, path: str, expect: tuple[int, ...], status: int, reason: str, content: bytes
     ) -> bytes:
@@ -157,30 +165,14 @@ class MemoryServer:
 
 class PendingContext:
     """A POST /context under way: `result()` gives its answer (or raises as `context`
-    does), once; `cancel()` gives it up."""
+    does), once; `cancel()` gives it up (its connection closed, never reused)."""
 
-    def __init__(
-        self,
-        server: MemoryServer,
-        path: str,
-        read: Callable[[], "Answer | bytes"],
-        drop: Callable[[], None] | None = None,
-    ) -> None:
-        self._server = server
-        self._path = path
+    def __init__(self, read: Callable[[], bytes], drop: Callable[[], None] | None = None) -> None:
         self._read = read
         self._drop = drop
 
     def result(self) -> JsonObject:
-        try:
-            answer = self._read()
-        except TransportError as e:
-            raise self._server._unreachable(e) from e
-        if isinstance(answer, bytes):
-            return _json(answer)
-        return _json(
-            self._server._expected(self._path, (200,), answer.status, answer.reason, answer.content)
-        )
+        return _json(self._read())
 
     def cancel(self) -> None:
         if self._drop is not None:
@@ -192,7 +184,7 @@ def _dumps(body: JsonObject) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _raise(error: Exception) -> bytes:
+def _raise(error: Exception) -> NoReturn:
     raise error
 
 
