@@ -8,7 +8,6 @@ import json
 import threading
 from typing import Any
 
-import openai
 import pytest
 from openai import AsyncOpenAI, OpenAI
 
@@ -130,15 +129,6 @@ def test_a_server_failing_after_the_request_was_sent_is_a_counted_failure(
     assert answer.choices[0].message.content == "ok"
     assert memory.context_failures == 1
     assert fake_openai.requests[-1]["messages"] == ask("Anyone there?")
-
-
-def test_the_openai_error_of_a_failed_call_is_raised_as_before(
-    server: MemoryServer, agent: str, oai: OpenAI, fake_openai: FakeLLM
-) -> None:
-    fake_openai.replies.append(Reply(status=400, error_message="bad request"))
-    with learning(agent, server_url=server.url) as memory, pytest.raises(openai.BadRequestError):
-        oai.chat.completions.create(model="m", messages=ask("Refused."))
-    assert memory.context_failures == 0
 
 
 class Encoding(OpenAI):

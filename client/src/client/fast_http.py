@@ -123,15 +123,12 @@ class ConnectionPool:
         self._closed = False
         self.opened = 0  # connections opened so far (the tests read it)
 
-    def post(self, path: str, body: bytes) -> Answer:
-        """POST `body` (JSON) to the route's prefix + `path`. Raises a `TransportError`
-        when no whole answer came. Sent twice at most, and only when a reused connection
-        failed before answering: only for requests that are safe to repeat."""
-        return self.send(path, body).answer()
-
     def send(self, path: str, body: bytes) -> "Sent":
-        """Send the request now and leave its answer to be read (`Sent.answer`), so the
-        caller can work while the server does: as `post`, in two steps."""
+        """POST `body` (JSON) to the route's prefix + `path` now; its answer is read by
+        `Sent.answer`, so the caller can work while the server does. Raises a
+        `TransportError` when the request could not be sent or no whole answer came. Sent
+        twice at most, and only when a reused connection failed before answering: only for
+        requests that are safe to repeat."""
         # http.client adds the content-length of a bytes body itself.
         target = self.route.prefix + path
         connection, reused = self._take()
