@@ -169,9 +169,15 @@ def test_create_chat_and_delete_an_agent(page: Page, server: str) -> None:
 
 
 def test_errors_reach_the_person(page: Page, problems: list[str]) -> None:
-    page.goto("/agents/no-such-agent/chat")
+    # The page asks for the agent and its conversations at once; the alert shows at the
+    # first 404, so both answers are awaited before the expected failures are cleared.
+    with (
+        page.expect_response(lambda r: r.url.endswith("/agents/no-such-agent")),
+        page.expect_response(lambda r: "/conversations?agent_id=no-such-agent" in r.url),
+    ):
+        page.goto("/agents/no-such-agent/chat")
     expect(page.get_by_role("alert").first).to_contain_text("agent_not_found")
-    assert problems
+    assert len(problems) == 2, problems
     assert all(p.startswith("404 GET") and "no-such-agent" in p for p in problems)
     problems.clear()
     page.goto("/no/such/page")
