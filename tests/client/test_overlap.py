@@ -4,8 +4,10 @@ which puts the memory in the body of each attempt. These tests hold the fetch at
 to see the order, and check what the hook must not change: the client after the context,
 a client class with its own hook, retries, and a call the SDK refuses before sending."""
 
+import gc
 import json
 import threading
+import weakref
 from typing import Any
 
 import pytest
@@ -82,6 +84,18 @@ def test_the_client_is_left_as_it_was(server: MemoryServer, agent: str, oai: Ope
         oai.chat.completions.create(model="m", messages=ask("Hello again."))
         assert vars(oai)[HOOK] is not own_hook
     assert vars(oai)[HOOK] is own_hook
+
+
+def test_a_hook_the_user_sets_inside_the_context_stays(
+    server: MemoryServer, agent: str, oai: OpenAI
+) -> None:
+    def theirs(options: Any) -> Any:
+        return options
+
+    with learning(agent, server_url=server.url):
+        oai.chat.completions.create(model="m", messages=ask("Hello."))
+        oai._prepare_options = theirs  # type: ignore[method-assign]
+    assert vars(oai)[HOOK] is theirs
 
 
 def test_every_attempt_carries_the_memory_fetched_once(
@@ -163,3 +177,19 @@ def test_only_a_client_with_a_synchronous_hook_is_wrapped(
         assert not patching.hook(aoai)  # an async client's hook is a coroutine function
     assert not patching.hook(OpenAI(api_key="sk"))  # no context is active
     assert HOOK not in vars(aoai)
+
+
+def test_a_client_wrapped_and_then_dropped_is_not_kept_alive(
+    server: MemoryServer, agent: str, fake_openai: FakeLLM
+) -> None:
+    """A program that makes a client per request inside one long learning() must not keep
+    every client (and its connections) until the context ends."""
+    with learning(agent, server_url=server.url):
+        sdk = OpenAI(base_url=fake_openai.base_url, api_key="sk", max_retries=0)
+        sdk.chat.completions.create(model="m", messages=ask("Hello."))
+        assert HOOK in vars(sdk)
+        gone = weakref.ref(sdk)
+        sdk.close()
+        del sdk
+        gc.collect()
+        assert gone() is None

@@ -92,9 +92,9 @@ _lock = threading.Lock()
 _users = 0
 # (class, method name, original function, the wrapper put in its place)
 _patched: list[tuple[type, str, Method, Method]] = []
-# SDK clients whose options hook is wrapped: (the client, the instance attribute it had
-# before, if any, the wrapper put in its place).
-_hooked: list[tuple["weakref.ref[object]", Method | None, Method]] = []
+# SDK clients whose options hook was wrapped (`hook`), held weakly: a program may make a
+# client per request inside one long context, and each must be freed with its connections.
+_hooked: "weakref.WeakSet[object]" = weakref.WeakSet()
 HOOK = "_prepare_options"
 
 
@@ -138,14 +138,14 @@ def uninstall() -> None:
                     name,
                 )
         _patched.clear()
-        for ref, before, wrapper in _hooked:
-            client = ref()
-            if client is None or vars(client).get(HOOK) is not wrapper:
+        for client in list(_hooked):
+            ours = getattr(client, "__dict__", {}).get(HOOK)
+            if not isinstance(ours, _OptionsHook):  # replaced since: theirs stays
                 continue
-            if before is None:
+            if ours.before is None:
                 delattr(client, HOOK)
             else:
-                setattr(client, HOOK, before)
+                setattr(client, HOOK, ours.before)
         _hooked.clear()
 
 
@@ -165,30 +165,32 @@ def hook(client: object) -> bool:
     with _lock:
         if not _users:
             return False
-        own = vars(client).get(HOOK) if hasattr(client, "__dict__") else None
-        if own is not None and getattr(own, "_agent_memory", False):
+        own = getattr(client, "__dict__", {}).get(HOOK)
+        if isinstance(own, _OptionsHook):
             return True
         original = getattr(client, HOOK, None)
         if not callable(original) or inspect.iscoroutinefunction(original):
             return False
-        wrapper = _options_hook(original)
         try:
-            ref = weakref.ref(client)
-            setattr(client, HOOK, wrapper)
+            _hooked.add(client)
+            setattr(client, HOOK, _OptionsHook(original, own))
         except (AttributeError, TypeError):  # no weak references, or read-only attributes
             return False
-        _hooked.append((ref, own, wrapper))
         return True
 
 
-def _options_hook(original: Method) -> Method:
-    def prepare(options: Any) -> Any:
-        options = original(options)
+class _OptionsHook:
+    """The hook put on one client: the one it had (its class's, or its own: `before`),
+    then the memory of the call under way, if it is still being fetched."""
+
+    def __init__(self, original: Method, before: Method | None) -> None:
+        self.original = original
+        self.before = before
+
+    def __call__(self, options: Any) -> Any:
+        options = self.original(options)
         pending = deferred.get()
         return options if pending is None else pending.apply(options)
-
-    prepare._agent_memory = True  # type: ignore[attr-defined]
-    return prepare
 
 
 def _owner(target: Target) -> type | None:
