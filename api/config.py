@@ -8,7 +8,7 @@ from pydantic import AfterValidator, AliasChoices, AnyHttpUrl, Field, SecretStr,
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 APP_NAME = "agent-memory"
-EmbeddingBackend = Literal["static", "local", "ollama", "openai", "none"]
+EmbeddingBackend = Literal["onnx", "static", "local", "ollama", "openai", "none"]
 DEFAULT_PORT = 8283  # seed 002's (and Letta's), so its client's default URL reaches us
 
 
@@ -91,10 +91,11 @@ class Settings(BaseSettings):
     max_import_bytes: int = Field(default=1024 * 1024 * 1024, ge=1024)
 
     # --- Embeddings (seed 002), see api/embeddings/factory.py ---------------------------
-    # static: the shipped model, no dependencies; local: sentence-transformers (the extra
+    # onnx: the shipped transformer (all-MiniLM-L6-v2, int8); static: the shipped static
+    # model, fast but weak on paraphrase; local: sentence-transformers (the extra
     # agent-memory[local]); ollama, openai: a server; none: lexical search only.
-    memory_embedding_backend: EmbeddingBackend = "static"
-    # The backend's model (a name, or for static and local a path); unset: its default.
+    memory_embedding_backend: EmbeddingBackend = "onnx"
+    # The backend's model (a name, or for onnx, static and local a path); unset: its default.
     memory_embedding_model: str | None = None
     ollama_base_url: AnyHttpUrl = AnyHttpUrl("http://localhost:11434")
     openai_api_key: SecretStr | None = None

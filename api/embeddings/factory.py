@@ -21,6 +21,10 @@ def get_embedding_backend(kind: str, **options: Any) -> Embedder | None:
     name = kind.strip().lower()
     if name == "none":
         return None
+    if name == "onnx":
+        from api.embeddings.onnx import OnnxEmbedder
+
+        return OnnxEmbedder(**options)
     if name == "static":
         from api.embeddings.static import StaticEmbedder
 
@@ -49,7 +53,7 @@ def backend_options(settings: Settings) -> dict[str, Any]:
     kind = settings.memory_embedding_backend
     model = settings.memory_embedding_model
     options: dict[str, Any] = {}
-    if kind == "static":
+    if kind in ("onnx", "static"):
         if model:
             options["path"] = Path(model)
     elif kind == "local":

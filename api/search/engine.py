@@ -37,10 +37,18 @@ MAX_PENDING = 100  # own writes kept for an index until its next search
 MAX_CATCH_UP = 2000  # changes read one by one; past this a full reload is cheaper
 INLINE_DOCS = 10_000  # indexes this small are searched on the event loop (about a millisecond)
 INLINE_CHANGES = 200  # items applied to an index on the event loop; more go to a thread
-# Cosine below which a document is not a semantic match. Static models give related texts
-# lower cosines than transformers do, so their floor is lower.
-MIN_SIMILARITY = {"static": 0.3, "local": 0.35, "ollama": 0.35, "openai": 0.3}
+# Cosine below which a document is not a semantic match, per model, calibrated on labelled
+# pairs (bench/calibrate.py over bench/recall_data/): the highest floor that keeps nearly
+# every related pair. Transformers (all-MiniLM-L6-v2 whichever backend runs it) give
+# related texts higher cosines than a static model; no floor separates a static model's
+# related pairs from its unrelated ones as well (docs/search.md).
+MINILM_MIN_SIMILARITY = 0.25
+MIN_SIMILARITY = {"onnx": MINILM_MIN_SIMILARITY, "static": 0.3, "openai": 0.3}
 DEFAULT_MIN_SIMILARITY = 0.3
+# The meaning's weight in hybrid fusion, beside the words' 1.0: a transformer's similarity is
+# the stronger signal (bench/recall.py: MRR 0.555 at 1.0, 0.573 at 1.5); a static model's
+# is not (0.427 and 0.433).
+TRANSFORMER_DENSE_WEIGHT = 1.5
 BACKGROUND_WAIT_SECONDS = 10.0  # at shutdown, for writes still under way
 # Vectors of batches up to this size are kept for reuse (queries, a turn's messages); a
 # bulk load or a re-embedding would only push them out.
@@ -111,8 +119,17 @@ class SearchEngine:
 
     @property
     def min_similarity(self) -> float:
-        kind = (self.model_id or "").split(":", 1)[0]
+        """The model's similarity floor: semantic results below it are never returned."""
+        model_id = (self.model_id or "").lower()
+        kind = model_id.split(":", 1)[0]
+        if "minilm" in model_id:  # the same model under onnx, local or ollama
+            return MINILM_MIN_SIMILARITY
         return MIN_SIMILARITY.get(kind, DEFAULT_MIN_SIMILARITY)
+
+    @property
+    def dense_weight(self) -> float:
+        kind = (self.model_id or "").split(":", 1)[0]
+        return 1.0 if kind == "static" else TRANSFORMER_DENSE_WEIGHT
 
     # --- writing -----------------------------------------------------------------------
 
@@ -252,13 +269,16 @@ class SearchEngine:
         filters: Filters | None = None,
         offset: int = 0,
         limit: int = 10,
+        min_similarity: float | None = None,
     ) -> Found:
         """Matches for `text`, best first. `mode` defaults to hybrid with an embedder and
-        lexical without; hybrid without an embedder is lexical."""
+        lexical without; hybrid without an embedder is lexical. `min_similarity` replaces
+        the model's floor (a caller that wants only close matches, or looser ones)."""
         chosen = self.mode_for(mode)
+        floor = self.min_similarity if min_similarity is None else min_similarity
         start = time.perf_counter()
         try:
-            return await self._search(agent_id, text, chosen, filters, offset, limit)
+            return await self._search(agent_id, text, chosen, filters, offset, limit, floor)
         finally:
             metrics.SEARCH_SECONDS.labels(chosen).observe(time.perf_counter() - start)
 
@@ -270,6 +290,7 @@ class SearchEngine:
         filters: Filters | None,
         offset: int,
         limit: int,
+        floor: float,
     ) -> Found:
         vector_work = None
         vector = self._recent.get(text) if chosen != "lexical" else None
@@ -290,7 +311,8 @@ class SearchEngine:
             terms=tokens.tokenize(text),
             vector=vector,
             mode=chosen,
-            min_similarity=self.min_similarity,
+            min_similarity=floor,
+            dense_weight=self.dense_weight,
             window=when.span(text, now),
             recent=when.asks_about_now(text),
         )
