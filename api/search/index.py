@@ -36,7 +36,7 @@ B = 0.0
 RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al.)
 RANK_DEPTH = 1000  # places ranked one by one in each list of a fusion
 LEXICAL_WEIGHT = 1.0
-DENSE_WEIGHT = 1.0
+WINDOW_SLACK = 0.1  # how far below the similarity floor a document said in the window may be
 CONTEXT_WEIGHT = 0.5  # how much of the preceding message's score a message takes
 WINDOW_WEIGHT = 2.0  # the weight of "within the time the question names" in the fusion
 RECENT_WEIGHT = 1.0  # the weight of recency, for questions about how things are now
@@ -109,6 +109,7 @@ class Query:
     vector: Vector | None  # None: no embedder, or lexical mode
     mode: Mode
     min_similarity: float
+    dense_weight: float = 1.0  # the meaning's weight in a fusion, beside the words' 1.0
     window: tuple[float, float] | None = None  # a time the question names, [start, end)
     recent: bool = False  # the question asks how things are now
 
@@ -357,13 +358,15 @@ class AgentIndex:
             if fresh:
                 present = np.concatenate([present, fresh_present])
             previous = np.where(present[np.maximum(previous, 0)], previous, -1)
+        # A document matches on its own words or its own meaning; the message before it
+        # (its context) may move it up among the matches, never make it one.
+        lexical_match = live & (lexical > 0)
         lexical_score = _with_context(lexical, previous)
-        lexical_match = live & (lexical_score > 0)
         dense_match = np.zeros(size, dtype=np.bool_)
         dense_score = np.zeros(size, dtype=np.float64)
         if similarity is not None:
+            dense_match = live & has_vector & (similarity >= query.min_similarity)
             dense_score = _with_context(np.where(has_vector, similarity, 0.0), previous)
-            dense_match = live & has_vector & (dense_score >= query.min_similarity)
 
         inside = np.zeros(size, dtype=np.bool_)
         if query.window is not None:
@@ -375,14 +378,17 @@ class AgentIndex:
             case "semantic":
                 matched, score = dense_match, dense_score
             case "hybrid":
-                matched = lexical_match | dense_match | inside
+                # Within the time the question names, a weaker resemblance is enough:
+                # the time is half of what was asked ("what did I do last May?").
+                near = (lexical_score > 0) | (dense_score >= query.min_similarity - WINDOW_SLACK)
+                matched = lexical_match | dense_match | (inside & near)
                 lists = [(lexical_score, lexical_match, LEXICAL_WEIGHT)]
                 if similarity is not None:
-                    lists.append((dense_score, dense_match, DENSE_WEIGHT))
-                if inside.any():
+                    lists.append((dense_score, dense_match, query.dense_weight))
+                if (matched & inside).any():
                     # Within the time the question names, ranked by what it asks about.
                     relevance = dense_score if similarity is not None else lexical_score
-                    lists.append((relevance, inside, WINDOW_WEIGHT))
+                    lists.append((relevance, matched & inside, WINDOW_WEIGHT))
                 if query.recent:
                     recent = matched & _top(lists, created, RECENT_POOL)
                     lists.append((created, recent, RECENT_WEIGHT))
