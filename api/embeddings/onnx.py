@@ -148,10 +148,10 @@ class OnnxEmbedder(ThreadedEmbedder):
     """all-MiniLM-L6-v2 in int8: the shipped model, or a directory of the same files
     (`path`, unpinned) written by tools/build_onnx_model.py.
 
-    The files are checked when this is made (at the server's start, a few tens of
-    milliseconds); the session is loaded by `start()` in a worker thread, which the
-    server's start does not wait for, so `/health` answers while it loads. The first
-    embedding waits for it."""
+    The shipped files are checked against their pins when this is made (at the server's
+    start, a few tens of milliseconds); its session is loaded by `start()` in a worker
+    thread, which the server's start does not wait for, so `/health` answers while it
+    loads. The first embedding waits for it."""
 
     inline_texts = 0  # every run goes to a thread: milliseconds are not the loop's to spend
 
@@ -173,8 +173,13 @@ class OnnxEmbedder(ThreadedEmbedder):
         return self._dimension
 
     async def start(self) -> None:
-        """Begin loading the session off the event loop; the first embedding waits for it."""
-        self._load_soon()
+        """The shipped model (its files checked against their pins) loads in a thread that
+        the server's start does not wait for; a directory of one's own loads now, so that a
+        model that cannot load stops the start and says why."""
+        if self._pins is None:
+            await asyncio.to_thread(self._load)
+        else:
+            self._load_soon()
 
     def _load_soon(self) -> "asyncio.Future[OnnxModel]":
         if self._loading is None:

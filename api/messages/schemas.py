@@ -6,7 +6,7 @@ from typing import Annotated
 from pydantic import Field
 
 from api.kit.model import ApiModel
-from api.messages.service import MessageHit
+from api.messages.service import MessageHit, Turn
 from api.search.index import Mode
 
 # Actor and session ids as clients may send them: printable text, as they end up in keys,
@@ -36,6 +36,21 @@ Wait = Annotated[
 ]
 
 
+class ContextTurnOut(ApiModel):
+    id: str
+    role: str
+    content: str
+    created_at: datetime
+
+    @classmethod
+    def of(cls, turn: Turn | None) -> "ContextTurnOut | None":
+        if turn is None:
+            return None
+        return cls(
+            id=turn.message_id, role=turn.role, content=turn.content, created_at=turn.created_at
+        )
+
+
 class MessageHitOut(ApiModel):
     id: str
     conversation_id: str
@@ -47,6 +62,14 @@ class MessageHitOut(ApiModel):
     score: float = Field(description="What the mode ranks by: fused (hybrid), BM25 or cosine.")
     similarity: float | None = Field(
         description="Cosine similarity to the query; null when lexical or without a vector."
+    )
+    before: ContextTurnOut | None = Field(
+        default=None,
+        description="The message before this one in its conversation, for context (not a match).",
+    )
+    after: ContextTurnOut | None = Field(
+        default=None,
+        description="The message after this one in its conversation, for context (not a match).",
     )
 
     @classmethod
@@ -61,6 +84,8 @@ class MessageHitOut(ApiModel):
             created_at=hit.created_at,
             score=hit.score,
             similarity=hit.similarity,
+            before=ContextTurnOut.of(hit.before),
+            after=ContextTurnOut.of(hit.after),
         )
 
 

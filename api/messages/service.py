@@ -15,6 +15,7 @@ from api.kit.json_data import plain
 from api.messages import repository
 from api.messages.models import SAID_ROLES, Message, MessageRecall
 from api.search import vectors
+from api.search.documents import Doc
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
 from api.search.vectors import Vector
@@ -165,6 +166,26 @@ class MessageHit:
     score: float
     similarity: float | None
     metadata: dict[str, Any] | None = None  # only when the search asked for it
+    before: "Turn | None" = None  # the turns around it in its conversation, as context
+    after: "Turn | None" = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A message beside a match, shown for context: not a match itself."""
+
+    message_id: str
+    role: str
+    content: str
+    created_at: datetime
+
+    @classmethod
+    def of(cls, doc: Doc | None) -> "Turn | None":
+        if doc is None:
+            return None
+        return cls(
+            doc.item_id, doc.role or "", doc.text, datetime.fromtimestamp(doc.created_at, UTC)
+        )
 
 
 @dataclass(frozen=True)
@@ -188,6 +209,8 @@ def _hit(hit: Hit, with_metadata: bool) -> MessageHit:
         similarity=hit.similarity,
         # The index keeps it with the text: no read of the hits again (0.3 ms of /context).
         metadata=plain(doc.metadata) if with_metadata else None,
+        before=Turn.of(hit.before),
+        after=Turn.of(hit.after),
     )
 
 

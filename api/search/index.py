@@ -85,6 +85,11 @@ class Hit:
     doc: Doc
     score: float  # what the mode ranks by: fused (hybrid), BM25 (lexical) or cosine
     similarity: float | None  # cosine with the query, when the document has a vector
+    # A message's neighbouring turns in its conversation, as context for the match (an
+    # answer often shares nothing with the question: "How was the race?" "We had a
+    # curry"): shown beside it, never matches themselves.
+    before: Doc | None = None
+    after: Doc | None = None
 
 
 @dataclass(frozen=True)
@@ -401,16 +406,35 @@ class AgentIndex:
             mode=query.mode,
             total=len(chosen),
             hits=[
-                Hit(
-                    doc=main.docs[i] if i < len(main.docs) else self._fresh_doc(i),
+                self._hit(
+                    main.docs[i] if i < len(main.docs) else self._fresh_doc(i),
                     score=float(score[i]),
                     similarity=float(similarity[i])
                     if similarity is not None and has_vector[i]
                     else None,
+                    now=now,
                 )
                 for i in page
             ],
         )
+
+    def _hit(self, doc: Doc, *, score: float, similarity: float | None, now: float) -> Hit:
+        if doc.conversation_id is None:
+            return Hit(doc, score, similarity)
+        thread = self._threads.get(doc.conversation_id, [])
+        at = bisect.bisect_left(thread, (doc.created_at, doc.sk))
+        before = self._live_doc(thread[at - 1][1], now) if at > 0 else None
+        after = self._live_doc(thread[at + 1][1], now) if at + 1 < len(thread) else None
+        return Hit(doc, score, similarity, before=before, after=after)
+
+    def _live_doc(self, sk: str, now: float) -> Doc | None:
+        slot = self._delta.slot.get(sk)
+        if slot is not None:
+            doc = self._delta.docs[slot]
+        else:
+            i = self._main.position.get(sk)
+            doc = self._main.docs[i] if i is not None and self._main.alive[i] else None
+        return doc if doc is not None and doc.live(now) else None
 
     def latest(
         self, filters: Filters, *, now: float, before: str | None = None, limit: int

@@ -606,7 +606,7 @@ def test_embedding_settings_default_and_come_from_the_environment(
     for name in EMBEDDING_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     settings = load_settings()
-    assert settings.memory_embedding_backend == "static"
+    assert settings.memory_embedding_backend == "onnx"
     assert settings.memory_embedding_model is None
     assert str(settings.ollama_base_url) == "http://localhost:11434/"
     assert (settings.openai_api_key, settings.openai_base_url) == (None, None)

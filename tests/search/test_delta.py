@@ -140,17 +140,40 @@ def test_the_delta_scores_words_with_the_main_segments_frequencies(static: Embed
     assert written[2].sk not in {sk for sk, _, _ in gone}
 
 
-def test_a_message_of_the_delta_takes_the_words_of_the_one_before_it(static: Embedder) -> None:
+def test_a_message_of_the_delta_comes_with_its_neighbours_not_as_matches(
+    static: Embedder,
+) -> None:
     index = AgentIndex([], version=0, dimension=static.dimension)
     question, before, answer = _docs(static, 0, 3, conversations=1)
     question.text, before.text, answer.text = "How was the race?", "hmm", "We had a curry"
     for doc in (question, before, answer):
         index.upsert(doc)
     query = _query(static, "race", "lexical")
-    # "hmm" follows the question and takes some of its score; the answer follows "hmm".
-    assert [sk for sk, _, _ in _ranking(index, query)] == [question.sk, before.sk]
+
+    def found() -> list[tuple[str, str | None, str | None]]:
+        hits = index.search(query, Filters(), now=0.0, offset=0, limit=10).hits
+        return [
+            (h.doc.sk, h.before.sk if h.before else None, h.after.sk if h.after else None)
+            for h in hits
+        ]
+
+    # Only the question matches; the message after it comes with it, as its context.
+    assert found() == [(question.sk, None, before.sk)]
     index.remove(before.sk)  # now the answer follows the question
-    assert [sk for sk, _, _ in _ranking(index, query)] == [question.sk, answer.sk]
+    assert found() == [(question.sk, None, answer.sk)]
+
+
+def test_context_moves_a_match_up_among_matches(static: Embedder) -> None:
+    index = AgentIndex([], version=0, dimension=static.dimension)
+    question, reply, alone = _docs(static, 0, 3, conversations=1)
+    alone.conversation_id = "elsewhere"
+    question.text, reply.text, alone.text = "race marathon relay", "race", "marathon"
+    for doc in (question, reply, alone):
+        index.upsert(doc)
+    ranked = [sk for sk, _, _ in _ranking(index, _query(static, "race marathon relay", "lexical"))]
+    # The reply and the newer "marathon" match one word each, but the reply takes half of
+    # the question's score before it.
+    assert ranked == [question.sk, reply.sk, alone.sk]
 
 
 def test_the_filters_of_a_search_see_documents_written_after_it(static: Embedder) -> None:

@@ -278,7 +278,11 @@ async def test_a_static_model_directory_named_in_the_settings(tmp_path: Path) ->
     config = json.loads((copy / "config.json").read_text())
     config["model_id"] = "my-own-static"
     (copy / "config.json").write_text(json.dumps(config))
-    settings = Settings(sqlite_path=tmp_path / "x.db", memory_embedding_model=str(copy))
+    settings = Settings(
+        sqlite_path=tmp_path / "x.db",
+        memory_embedding_backend="static",
+        memory_embedding_model=str(copy),
+    )
     embedder = await start_embedder(settings)
     assert embedder is not None
     assert embedder.model_id == "static:my-own-static"

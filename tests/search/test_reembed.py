@@ -76,8 +76,10 @@ async def test_reembed_gives_every_item_the_model_and_serving_engines_see_it(
     after = await archival.search(serving, agent_id, "what food do I like?", mode="semantic")
     assert after.memories[0].content == "I love pizza"
     found = await messages.search(serving, EMAIL, agent_id, "Biscuit", mode="lexical")
-    # The reply comes second, found through the message before it.
-    assert [h.message_id for h in found.hits] == ["m0", "m1"]
+    # The reply comes with it, as its context, not as a match of its own.
+    assert [h.message_id for h in found.hits] == ["m0"]
+    assert found.hits[0].after is not None
+    assert found.hits[0].after.content == "Lovely name!"
     pk, sk = keys.archival_of(agent_id)
     stored = await store.query(pk, sk=sk)
     assert {i[vectors.EMBEDDING_MODEL] for i in stored.items} == {static.model_id}
