@@ -1,4 +1,4 @@
-"""How well memory search finds the messages that answer a person's question.
+"""How well memory search finds the messages and notes that answer a person's question.
 
 The data (bench/recall_data/, described in its README) is our own: a few users' chat
 histories with an assistant, over about a year, and questions whose answers are message ids,
@@ -19,11 +19,26 @@ Metrics, averaged over questions: R@k is the fraction of a question's answers in
 hit@k whether at least one is, MRR the reciprocal rank of the first answer found (0 if none
 is in the `--limit` results). One table per mode and backend, then one by question kind.
 
-    uv run python bench/recall.py [--backends static,none] [--modes lexical,hybrid]
+Two more sets (`--sets`) ask about one person's notes, stored through the product's service
+as the archival memories of one fresh agent: several hundred everyday notes ("Tyre
+pressures: 33 psi front, 30 rear"), among them the answers to the `paraphrase` set's
+questions, none of which shares a content word with its answer ("what food do I like?" for
+"I love pizza with extra mozzarella."); and the `unrelated` set's questions, which no note
+answers ("What kind of tea do I drink?" among coffee notes), where the right result is
+nothing. For the paraphrase set: R@1, R@5, R@10, MRR and the share of questions that got no
+result at all; for the unrelated set: the share of questions that got any result (near the
+notes' topics, off them, and all), and how many results they got (in the top `--limit`, and
+the engine's total). A mode after the first finds the question's vector among the
+engine's recent ones, so its ms/query leaves out the embedding of the question.
+
+    uv run python bench/recall.py [--sets conversations,paraphrase,unrelated]
+                                  [--backends static,onnx,none] [--modes lexical,hybrid]
                                   [--kinds single,temporal] [--limit 10] [--json] [--dry-run]
 
-`--dry-run` validates the data and measures the baseline only. Exits 2 when the data is
-invalid, and 1, after printing the baseline, when the search engine cannot be imported.
+A backend is any name the engine's factory knows (`api.embeddings.factory`), passed as
+given. `--kinds` chooses among the conversation questions only. `--dry-run` validates the
+data and measures the baseline only. Exits 2 when the data is invalid, and 1, after
+printing the baseline, when the search engine cannot be imported.
 """
 
 import argparse
@@ -34,13 +49,14 @@ import statistics
 import sys
 import tempfile
 import time
+import unicodedata
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
@@ -51,13 +67,16 @@ from api.store.table import Table
 from bench.report import Report
 
 if TYPE_CHECKING:
+    from api.embeddings.base import Embedder
     from api.search.engine import SearchEngine
 
 DATA = Path(__file__).parent / "recall_data"
 Kind = Literal["single", "multi", "temporal", "paraphrase", "update"]
 SearchMode = Literal["lexical", "semantic", "hybrid"]
+DataSet = Literal["conversations", "paraphrase", "unrelated"]
 KINDS: tuple[Kind, ...] = ("single", "multi", "temporal", "paraphrase", "update")
 MODES: tuple[SearchMode, ...] = ("lexical", "semantic", "hybrid")
+SETS: tuple[DataSet, ...] = ("conversations", "paraphrase", "unrelated")
 BASELINE = "baseline-overlap"
 KS = (1, 5, 10)
 SESSION_MESSAGES = range(6, 21)
@@ -217,6 +236,120 @@ def validated(directory: Path = DATA) -> tuple[list[User], list[Question]]:
     return users, questions
 
 
+# --- the notes: one person's archival memory, and questions about it ----------------
+
+
+class Note(_Frozen):
+    id: str
+    text: str
+
+
+class NoteQuestion(_Frozen):
+    """A question of the `paraphrase` set: no content word in common with its answers."""
+
+    id: str
+    question: str
+    answers: tuple[str, ...]
+    kind: ClassVar[Kind] = "paraphrase"
+
+
+class Unanswerable(_Frozen):
+    """A question of the `unrelated` set: no note answers it. `absent` are words of the
+    question that no note holds (checked); `near`, whether it is on a topic the notes are
+    about (tea among coffee notes, a sister where a brother is mentioned)."""
+
+    id: str
+    question: str
+    near: bool
+    absent: tuple[str, ...]
+
+
+class Notes(_Frozen):
+    notes: tuple[Note, ...]
+
+
+class NoteQuestions(_Frozen):
+    questions: tuple[NoteQuestion, ...]
+
+
+class Unanswerables(_Frozen):
+    questions: tuple[Unanswerable, ...]
+
+
+@dataclass(frozen=True)
+class NoteSets:
+    notes: list[Note]
+    paraphrase: list[NoteQuestion]
+    unrelated: list[Unanswerable]
+
+
+def load_notes(directory: Path = DATA) -> NoteSets:
+    notes = Notes.model_validate_json((directory / "notes.json").read_bytes())
+    asked = NoteQuestions.model_validate_json((directory / "paraphrase.json").read_bytes())
+    empty = Unanswerables.model_validate_json((directory / "unrelated.json").read_bytes())
+    return NoteSets(list(notes.notes), list(asked.questions), list(empty.questions))
+
+
+def same_text(text: str) -> str:
+    """What archival memory counts as one text: case, spacing and Unicode forms folded."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def note_problems(sets: NoteSets) -> list[str]:
+    """Everything wrong with the note sets, one line each; empty when they are valid."""
+    found: list[str] = []
+    texts: dict[str, str] = {}  # note id -> text
+    seen_texts: dict[str, str] = {}  # same_text -> note id
+    for n, note in enumerate(sets.notes, 1):
+        if note.id != f"n{n:03d}":
+            found.append(f"note {note.id} should be n{n:03d}")
+        if not note.text.strip():
+            found.append(f"note {note.id} is empty")
+        key = same_text(note.text)
+        if key in seen_texts:
+            found.append(f"note {note.id} repeats note {seen_texts[key]}")
+        seen_texts.setdefault(key, note.id)
+        texts[note.id] = note.text
+    held = set().union(*(content_words(t) for t in texts.values())) if texts else set()
+
+    seen: set[str] = set()
+    for q in sets.paraphrase:
+        where = f"question {q.id}"
+        if q.id in seen:
+            found.append(f"{where} appears twice")
+        seen.add(q.id)
+        if not q.answers or len(set(q.answers)) != len(q.answers):
+            found.append(f"{where}: answers must be present and distinct")
+        for answer in q.answers:
+            if answer not in texts:
+                found.append(f"{where}: answer {answer} is no note")
+            elif shared := content_words(q.question) & content_words(texts[answer]):
+                found.append(f"{where} shares {sorted(shared)} with its answer {answer}")
+    for u in sets.unrelated:
+        where = f"question {u.id}"
+        if u.id in seen:
+            found.append(f"{where} appears twice")
+        seen.add(u.id)
+        absent = set().union(*(content_words(w) for w in u.absent)) if u.absent else set()
+        if not absent:
+            found.append(f"{where}: name the words of it that no note holds (absent)")
+        if extra := absent - content_words(u.question):
+            found.append(f"{where}: absent words {sorted(extra)} are not in the question")
+        if held_here := absent & held:
+            found.append(f"{where}: notes hold {sorted(held_here)}, absent from them it says")
+    return found
+
+
+def validated_notes(directory: Path = DATA) -> NoteSets:
+    """The note sets, or an exit (status 2) listing every problem with them."""
+    sets = load_notes(directory)
+    found = note_problems(sets)
+    if found:
+        print(f"{directory} is invalid:", *found, sep="\n  ", file=sys.stderr)
+        raise SystemExit(2)
+    return sets
+
+
 # --- metrics -------------------------------------------------------------------------
 
 
@@ -224,7 +357,7 @@ def validated(directory: Path = DATA) -> tuple[list[User], list[Question]]:
 class Scored:
     """One question answered by one ranker."""
 
-    question: Question
+    question: Question | NoteQuestion
     recall: tuple[float, ...]  # at each of KS
     hit: tuple[bool, ...]
     first: int | None  # the 1-based rank of the first answer found
@@ -235,7 +368,7 @@ class Scored:
         return 1 / self.first if self.first else 0.0
 
 
-def score(question: Question, ranked: Sequence[str], seconds: float = 0.0) -> Scored:
+def score(question: Question | NoteQuestion, ranked: Sequence[str], seconds: float = 0.0) -> Scored:
     answers = set(question.answers)
     ranks = [i for i, message_id in enumerate(ranked, 1) if message_id in answers]
     found_at = [sum(1 for r in ranks if r <= k) for k in KS]
@@ -304,6 +437,103 @@ class Run:
         ]
 
 
+@dataclass(frozen=True)
+class Returned:
+    """What one ranker returned for one question of the note sets."""
+
+    ranked: tuple[str, ...]  # note ids, best first, at most `--limit`
+    total: int  # every match the ranker counted, past the limit too
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ParaphraseRow:
+    mode: str
+    backend: str
+    questions: int
+    recall: tuple[float, ...]  # at each of KS
+    mrr: float
+    empty: float  # the share of questions that got no result at all
+    ms_per_query: float
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode, "backend": self.backend}
+        out |= {"questions": self.questions}
+        out |= {f"R@{k}": round(r, 4) for k, r in zip(KS, self.recall, strict=True)}
+        out |= {"MRR": round(self.mrr, 4), "empty": round(self.empty, 4)}
+        return out | {"ms_per_query": round(self.ms_per_query, 2)}
+
+
+@dataclass(frozen=True)
+class UnrelatedRow:
+    mode: str
+    backend: str
+    questions: int
+    answered: float  # the share of questions that got any result (the right answer is none)
+    near: float  # the same, of the questions near the notes' topics
+    off: float  # and of those off them
+    returned: float  # results per question, in the top `--limit`
+    total: float  # results per question, as the ranker counted them
+    ms_per_query: float
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode, "backend": self.backend}
+        out |= {"questions": self.questions, "answered": round(self.answered, 4)}
+        out |= {"answered_near": round(self.near, 4), "answered_off": round(self.off, 4)}
+        out |= {"mean_returned": round(self.returned, 3), "mean_total": round(self.total, 3)}
+        return out | {"ms_per_query": round(self.ms_per_query, 2)}
+
+
+def _mean(values: Sequence[float]) -> float:
+    return statistics.fmean(values) if values else 0.0
+
+
+@dataclass(frozen=True)
+class NoteRun:
+    """The note sets' questions asked of one mode on one backend."""
+
+    mode: str
+    backend: str
+    paraphrase: list[tuple[NoteQuestion, Returned]]
+    unrelated: list[tuple[Unanswerable, Returned]]
+
+    def paraphrase_row(self) -> ParaphraseRow | None:
+        if not self.paraphrase:
+            return None
+        scored = [score(q, got.ranked, got.seconds) for q, got in self.paraphrase]
+        row = summarize(self.mode, self.backend, "all", scored)
+        return ParaphraseRow(
+            self.mode,
+            self.backend,
+            row.questions,
+            row.recall,
+            row.mrr,
+            empty=_mean([float(not got.ranked) for _, got in self.paraphrase]),
+            ms_per_query=row.ms_per_query,
+        )
+
+    def unrelated_row(self) -> UnrelatedRow | None:
+        if not self.unrelated:
+            return None
+
+        def answered(near: bool | None) -> float:
+            chosen = [got for u, got in self.unrelated if near is None or u.near == near]
+            return _mean([float(bool(got.ranked)) for got in chosen])
+
+        got = [g for _, g in self.unrelated]
+        return UnrelatedRow(
+            self.mode,
+            self.backend,
+            len(got),
+            answered=answered(None),
+            near=answered(True),
+            off=answered(False),
+            returned=_mean([len(g.ranked) for g in got]),
+            total=_mean([g.total for g in got]),
+            ms_per_query=_mean([g.seconds * 1000 for g in got]),
+        )
+
+
 # --- the baseline --------------------------------------------------------------------
 
 
@@ -328,7 +558,28 @@ def run_baseline(users: Sequence[User], questions: Sequence[Question], limit: in
     return Run(BASELINE, "-", scored)
 
 
-# --- the engine: all coupling to it lives in `load` and `rank` ----------------------
+def note_overlap_ranking(notes: Sequence[Note], question: str, limit: int) -> Returned:
+    """`baseline-overlap` over notes: those sharing the most content words with the
+    question, the later stored first among equals; a note sharing none is not returned."""
+    start = time.perf_counter()
+    asked = content_words(question)
+    counted = [(len(asked & content_words(n.text)), i, n.id) for i, n in enumerate(notes)]
+    ranked = sorted((c for c in counted if c[0]), reverse=True)
+    found = tuple(note_id for _, _, note_id in ranked[:limit])
+    return Returned(found, len(ranked), time.perf_counter() - start)
+
+
+def run_note_baseline(sets: NoteSets, chosen: Sequence[DataSet], limit: int) -> NoteRun:
+    def ask(question: str) -> Returned:
+        return note_overlap_ranking(sets.notes, question, limit)
+
+    paraphrase = [(q, ask(q.question)) for q in sets.paraphrase] if "paraphrase" in chosen else []
+    unrelated = [(u, ask(u.question)) for u in sets.unrelated] if "unrelated" in chosen else []
+    return NoteRun(BASELINE, "-", paraphrase, unrelated)
+
+
+# --- the engine: all coupling to it lives in `load`, `rank`, `load_notes_into` and
+# `rank_note` -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -404,6 +655,73 @@ async def rank(indexed: Indexed, mode: SearchMode, question: Question, limit: in
     return [hit.message_id for hit in found.hits]
 
 
+NOTES_STORED_AT = 1_767_600_000.0  # 2026-01-05: one note a minute from then
+NOTE_OWNER = "notes@recall.example"
+
+
+async def started(backend: str) -> "Embedder | None":
+    """The engine's factory's backend of that name (None for `none`), started as the server
+    starts it, so that loading a model is not counted as the first note's time."""
+    from api.embeddings.factory import Startable, get_embedding_backend
+
+    embedder = get_embedding_backend(backend)
+    if isinstance(embedder, Startable):
+        await embedder.start()
+    return embedder
+
+
+@dataclass(frozen=True)
+class NotesIndexed:
+    """The notes, as the archival memories of one fresh agent of one engine."""
+
+    engine: "SearchEngine"
+    agent_id: str
+    note_of: dict[str, str]  # memory id -> note id
+    semantic: bool
+
+
+@asynccontextmanager
+async def load_notes_into(
+    table: Table, backend: str, clock: FrozenClock, notes: Sequence[Note]
+) -> AsyncIterator[NotesIndexed]:
+    """Insert every note into a fresh agent's archival memory through the product's service,
+    in order, a minute apart; the engine (and its embedder) is closed on leaving."""
+    from api.agents import service as agent_service
+    from api.agents.schemas import AgentCreate
+    from api.memory import archival
+    from api.search.engine import SearchEngine
+
+    engine = SearchEngine(table, await started(backend), clock)
+    try:
+        name = f"recall-notes-{uuid.uuid4().hex[:8]}"
+        agent, _ = await agent_service.create(table, NOTE_OWNER, AgentCreate(name=name), clock)
+        note_of: dict[str, str] = {}
+        for note in notes:
+            inserted = await archival.insert(engine, agent.agent_id, note.text)
+            memory_id = inserted.memory.memory_id
+            if not inserted.created:
+                raise ValueError(f"note {note.id} was stored already, as {note_of[memory_id]}")
+            note_of[memory_id] = note.id
+            clock.advance(60)
+        yield NotesIndexed(engine, agent.agent_id, note_of, semantic=engine.embedder is not None)
+    finally:
+        await engine.aclose()
+
+
+async def rank_note(indexed: NotesIndexed, mode: SearchMode, question: str, limit: int) -> Returned:
+    """The notes archival search finds for the question, best first: its first page of
+    `limit`, and the total it counts."""
+    from api.memory import archival
+
+    start = time.perf_counter()
+    page = await archival.search(
+        indexed.engine, indexed.agent_id, question, page_size=limit, mode=mode
+    )
+    seconds = time.perf_counter() - start
+    found = tuple(indexed.note_of[m.memory.memory_id] for m in page.matches)
+    return Returned(found, page.total, seconds)
+
+
 # --- running -------------------------------------------------------------------------
 
 
@@ -442,6 +760,66 @@ async def run_backend(
                 scored.append(score(q, ranked[:limit], time.perf_counter() - start))
             runs.append(Run(mode, backend, scored))
     return runs
+
+
+async def run_notes_backend(
+    backend: str,
+    modes: Sequence[SearchMode],
+    sets: NoteSets,
+    chosen: Sequence[DataSet],
+    limit: int,
+) -> list[NoteRun]:
+    clock = FrozenClock(NOTES_STORED_AT)
+    runs: list[NoteRun] = []
+    began = time.perf_counter()
+    async with (
+        sqlite_table(clock) as table,
+        load_notes_into(table, backend, clock, sets.notes) as indexed,
+    ):
+        took = time.perf_counter() - began
+        print(f"{backend}: {len(sets.notes)} notes stored in {took:.1f} s", file=sys.stderr)
+        clock.advance(86_400)  # asked the next day
+        for mode in modes:
+            if mode == "semantic" and not indexed.semantic:
+                continue  # no vectors to search
+            paraphrase = []
+            if "paraphrase" in chosen:
+                for q in sets.paraphrase:
+                    paraphrase.append((q, await rank_note(indexed, mode, q.question, limit)))
+            unrelated = []
+            if "unrelated" in chosen:
+                for u in sets.unrelated:
+                    unrelated.append((u, await rank_note(indexed, mode, u.question, limit)))
+            runs.append(NoteRun(mode, backend, paraphrase, unrelated))
+    return runs
+
+
+def print_note_tables(runs: Sequence[NoteRun]) -> None:
+    paraphrase = [row for run in runs if (row := run.paraphrase_row())]
+    unrelated = [u for run in runs if (u := run.unrelated_row())]
+    if paraphrase:
+        print("paraphrase: every answer shares no content word with its question")
+        table = Report(
+            ["mode", "backend", "questions", *(f"R@{k}" for k in KS), "MRR", "none", "ms/query"],
+            [16, 8, 9, *(6 for _ in KS), 6, 6, 8],
+            text=2,
+        )
+        for p in paraphrase:
+            numbers = [f"{v:.3f}" for v in (*p.recall, p.mrr, p.empty)]
+            table.print([p.mode, p.backend, str(p.questions), *numbers, f"{p.ms_per_query:.2f}"])
+        print()
+    if unrelated:
+        print("unrelated: no note answers; the share that got anything (lower is better)")
+        table = Report(
+            ["mode", "backend", "questions", "any", "near", "off", "returned", "total", "ms/query"],
+            [16, 8, 9, 6, 6, 6, 8, 6, 8],
+            text=2,
+        )
+        for u in unrelated:
+            shares = [f"{v:.3f}" for v in (u.answered, u.near, u.off)]
+            means = [f"{u.returned:.2f}", f"{u.total:.1f}", f"{u.ms_per_query:.2f}"]
+            table.print([u.mode, u.backend, str(u.questions), *shares, *means])
+        print()
 
 
 def print_tables(rows: Sequence[Row]) -> None:
@@ -493,29 +871,50 @@ def positive(text: str) -> int:
     return int(text)
 
 
-def arguments() -> argparse.Namespace:
+def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--backends", type=names, default=["static"], help="e.g. static,none")
+    parser.add_argument("--sets", type=lambda s: names(s, SETS), default=list(SETS))
+    parser.add_argument("--backends", type=names, default=["static"], help="e.g. static,onnx")
     parser.add_argument("--modes", type=lambda s: names(s, MODES), default=list(MODES))
     parser.add_argument("--kinds", type=lambda s: names(s, KINDS), default=list(KINDS))
     parser.add_argument("--limit", type=positive, default=10, help="results asked per question")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--dry-run", action="store_true", help="validate, then the baseline only")
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
-async def main() -> int:
-    args = arguments()
+def describe_notes(sets: NoteSets, chosen: Sequence[DataSet]) -> dict[str, Any]:
+    out: dict[str, Any] = {"notes": len(sets.notes)}
+    if "paraphrase" in chosen:
+        targets = {a for q in sets.paraphrase for a in q.answers}
+        out |= {"paraphrase_questions": len(sets.paraphrase), "answer_notes": len(targets)}
+    if "unrelated" in chosen:
+        near = sum(u.near for u in sets.unrelated)
+        out |= {"unrelated_questions": len(sets.unrelated), "unrelated_near": near}
+    return out
+
+
+async def main(argv: Sequence[str] | None = None) -> int:
+    args = arguments(argv)
     modes = [m for m in MODES if m in args.modes]
-    users, all_questions = validated()
+    chosen = [s for s in SETS if s in args.sets]
+    note_sets = [s for s in chosen if s != "conversations"]
+    users, all_questions = validated() if "conversations" in chosen else ([], [])
+    notes = validated_notes() if note_sets else NoteSets([], [], [])
     questions = [q for q in all_questions if q.kind in args.kinds]
 
-    runs = [run_baseline(users, questions, args.limit)]
+    runs = [run_baseline(users, questions, args.limit)] if "conversations" in chosen else []
+    note_runs = [run_note_baseline(notes, note_sets, args.limit)] if note_sets else []
     missing = None
     if not args.dry_run:
         try:
             for backend in args.backends:
-                runs += await run_backend(backend, modes, users, questions, args.limit)
+                if "conversations" in chosen:
+                    runs += await run_backend(backend, modes, users, questions, args.limit)
+                if note_sets:
+                    note_runs += await run_notes_backend(
+                        backend, modes, notes, note_sets, args.limit
+                    )
         except ModuleNotFoundError as e:
             if not (e.name or "").startswith("api."):
                 raise
@@ -523,25 +922,64 @@ async def main() -> int:
 
     rows = [row for run in runs for row in run.rows()]
     size = describe(users, all_questions)
+    note_size = describe_notes(notes, note_sets)
     if args.json:
-        ranks = {f"{r.mode}/{r.backend}": {s.question.id: s.first for s in r.scored} for r in runs}
-        result = {
-            "data": size,
-            "limit": args.limit,
-            "rows": [row.as_json() for row in rows],
-            "first_answer_rank": ranks,
-        }
+        result: dict[str, Any] = {"limit": args.limit}
+        if "conversations" in chosen:
+            ranks = {
+                f"{r.mode}/{r.backend}": {s.question.id: s.first for s in r.scored} for r in runs
+            }
+            result = {
+                "data": size,
+                "limit": args.limit,
+                "rows": [row.as_json() for row in rows],
+                "first_answer_rank": ranks,
+            }
+        if note_sets:
+            result["notes"] = notes_json(note_runs, note_size)
         print(json.dumps(result, indent=2))
     else:
-        print(
-            f"{size['users']} users, {size['sessions']} sessions, {size['messages']} messages; "
-            f"{len(questions)} questions, top {args.limit} results each\n"
-        )
-        print_tables(rows)
+        if "conversations" in chosen:
+            print(
+                f"{size['users']} users, {size['sessions']} sessions, {size['messages']} "
+                f"messages; {len(questions)} questions, top {args.limit} results each\n"
+            )
+            print_tables(rows)
+        if note_sets:
+            if "conversations" in chosen:
+                print()
+            asked = [f"{note_size[f'{s}_questions']} {s}" for s in note_sets]
+            print(
+                f"{note_size['notes']} notes in one agent's archival memory; "
+                f"{' and '.join(asked)} questions, top {args.limit} results each\n"
+            )
+            print_note_tables(note_runs)
     if missing:
         print(f"\n{missing}", file=sys.stderr)
         return 1
     return 0
+
+
+def notes_json(runs: Sequence[NoteRun], size: dict[str, Any]) -> dict[str, Any]:
+    def key(run: NoteRun) -> str:
+        return f"{run.mode}/{run.backend}"
+
+    def first(answers: Sequence[str], ranked: Sequence[str]) -> int | None:
+        return next((i for i, n in enumerate(ranked, 1) if n in answers), None)
+
+    return {
+        "data": size,
+        "paraphrase": [row.as_json() for run in runs if (row := run.paraphrase_row())],
+        "unrelated": [u.as_json() for run in runs if (u := run.unrelated_row())],
+        "first_answer_rank": {
+            key(run): {q.id: first(q.answers, got.ranked) for q, got in run.paraphrase}
+            for run in runs
+            if run.paraphrase
+        },
+        "unrelated_total": {
+            key(run): {u.id: got.total for u, got in run.unrelated} for run in runs if run.unrelated
+        },
+    }
 
 
 if __name__ == "__main__":
