@@ -1,28 +1,37 @@
 """Archival search and insert through HTTP, against a real server process, on SQLite.
 
 For each size (1k, 10k, 100k memories in one agent by default) a server runs as its own
-process (`agent-memory serve`, the default static embedder) on a fresh SQLite file. The
+process (`agent-memory serve`, with `--backend`, `static` by default) on a fresh SQLite file. The
 agent is created through the API; its memories are then written straight into the file
 (made as the API makes them: the same items, embedded by the same model), since 100k
 inserts through HTTP would take minutes and are measured on their own below. Then:
 
-- the first search, which loads the agent's index (the server's resident memory is read
-  from /proc before and after, so the table shows what the index holds);
+- the first search, which loads the agent's index: the resident memory (VmRSS) of the
+  worker process that answered it (`serve` starts one per core; the one that grew) is read
+  from /proc before and after, so the table shows the idle worker, what the index holds,
+  and that per memory beyond its text (the Python string's size);
 - N searches for a top 10 (the default page is 5: `limit=10`), each a different query of
   a few words, in hybrid (the default) and lexical mode: p50 and p95;
 - inserts through `POST /agents/{id}/memory/archival`, one after another: p50, p95 and
   throughput; then with 8 clients at once: throughput.
 
     uv run python bench/search.py [--sizes 1000,10000,100000] [--n 300] [--inserts 300]
+        [--backend static] [--words common|rare]
 
-Targets on this machine: search p50 <= 3 ms at 10k and <= 25 ms at 100k; insert p50 <= 3
-ms; cost growing no faster than linearly.
+`--words rare`: texts of made-up words, each in a handful of memories (names, codes, words
+of another language), so a query matches few memories by its words and most only by their
+vectors: most fused scores tie, the case a page's selection must not slow down on.
+
+Targets on this machine (`static`): hybrid search p50 <= 3 ms at 10k and <= 12 ms at 100k;
+insert p50 <= 3 ms; at most 2 KB of resident memory per memory beyond its text.
 """
 
 import argparse
 import asyncio
 import hashlib
+import os
 import random
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
@@ -37,7 +46,7 @@ from api.memory.models import ArchivalMemory
 from api.search import vectors
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
-from bench.common import serve, sizes
+from bench.common import serve, sizes, status_kib
 from bench.report import Report, p50_p95_ms
 
 _VOCABULARY = (
@@ -60,31 +69,71 @@ TEMPLATES = [
 MODES = ("hybrid", "lexical", "semantic")
 
 
-def texts(count: int, seed: int = 7) -> list[str]:
+_SYLLABLE_TEXT = (
+    "ka lo mi zu ve tra po ny gre sil dor fen qua rix bel yo tam sep ur och "
+    "bru dea fli gon hep jol kru mav nid pex"
+)
+_SYLLABLES = _SYLLABLE_TEXT.split()
+
+
+def made_up_words(count: int, seed: int = 5) -> list[str]:
+    """`count` distinct words of three to four syllables that no language has."""
     rng = random.Random(seed)
+    found: dict[str, None] = {}
+    while len(found) < count:
+        found["".join(rng.choices(_SYLLABLES, k=rng.randint(3, 4)))] = None
+    return list(found)
+
+
+def texts(count: int, seed: int = 7, words: str = "common") -> list[str]:
+    rng = random.Random(seed)
+    if words == "rare":  # about four memories per word
+        vocabulary = made_up_words(max(count * 2, 100))
+        return [" ".join(rng.sample(vocabulary, 8)) for _ in range(count)]
     return [rng.choice(TEMPLATES).format(*rng.sample(WORDS, 4)) + f" (#{i})" for i in range(count)]
 
 
-def queries(count: int, seed: int = 11) -> list[str]:
+def queries(count: int, seed: int = 11, words: str = "common", size: int = 0) -> list[str]:
     rng = random.Random(seed)
+    if words == "rare":  # words the memories hold
+        vocabulary = made_up_words(max(size * 2, 100))
+        return [" ".join(rng.sample(vocabulary, rng.randint(1, 3))) for _ in range(count)]
     return [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(count)]
 
 
 def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return status_kib(pid, "VmRSS") / 1024
 
 
-async def fill(path: Path, agent_id: str, count: int) -> None:
+def children(pid: int) -> list[int]:
+    """The processes `pid` started (a server's workers, and multiprocessing's helper)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == pid:  # the parent
+            found.append(int(entry.name))
+    return found
+
+
+def worker_rss(server: int) -> dict[int, float]:
+    """Resident MiB of each process that may answer requests: the server's children, or the
+    server itself when it runs without workers (`--workers 1`)."""
+    return {pid: rss_mib(pid) for pid in children(server) or [server]}
+
+
+async def fill(path: Path, agent_id: str, count: int, backend: str, words: str) -> None:
     """`count` memories, as archival.insert writes them (the same items and vectors)."""
-    embedder = get_embedding_backend("static")
+    embedder = get_embedding_backend(backend)
     assert embedder is not None
     table = SqliteTable(path, "agent-memory", load_definition(), clock=SystemClock())
     start = datetime(2024, 1, 1, tzinfo=UTC)
     try:
-        written = texts(count)
+        written = texts(count, words=words)
         for at in range(0, count, 5000):
             chunk = written[at : at + 5000]
             items = []
@@ -113,21 +162,28 @@ def timed(client: httpx2.Client, method: str, url: str, **kwargs: object) -> flo
     return took
 
 
-def measure(size: int, n: int, inserts: int, report: Report) -> None:
+def measure(size: int, n: int, inserts: int, report: Report, *, backend: str, words: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
         with serve(path, start_seconds=30) as (url, process), httpx2.Client(base_url=url) as client:
             agent = client.post("/agents", json={"name": "Bench"}).json()["id"]
-            asyncio.run(fill(path, agent, size))
+            asyncio.run(fill(path, agent, size, backend, words))
             search = f"/agents/{agent}/memory/archival/search"
-            before = rss_mib(process.pid)
-            load = timed(client, "GET", search, params={"query": "coffee", "limit": 10})
-            after = rss_mib(process.pid)
+            timed(client, "GET", "/health")
+            before = worker_rss(process.pid)
+            first = queries(1, seed=3, words=words, size=size)[0]
+            load = timed(client, "GET", search, params={"query": first, "limit": 10})
+            after = worker_rss(process.pid)
+            # The worker that loaded the index is the one that grew.
+            worker = max(after, key=lambda pid: after[pid] - before.get(pid, after[pid]))
+            idle, grown = before[worker], after[worker] - before[worker]
+            text_bytes = sum(sys.getsizeof(t) for t in texts(size, words=words))
+            per_doc = (grown * 1024 * 1024 - text_bytes) / size
             rows = []
             for mode in MODES:
                 took = [
                     timed(client, "GET", search, params={"query": q, "limit": 10, "mode": mode})
-                    for q in queries(n)
+                    for q in queries(n, words=words, size=size)
                 ]
                 rows.append((mode, *p50_p95_ms(took)))
             add = f"/agents/{agent}/memory/archival"
@@ -147,7 +203,9 @@ def measure(size: int, n: int, inserts: int, report: Report) -> None:
                     f"{p50:.2f}",
                     f"{p95:.2f}",
                     f"{load * 1000:.0f}",
-                    f"{after - before:.0f}",
+                    f"{idle:.0f}",
+                    f"{grown:.0f}",
+                    f"{per_doc:.0f}",
                     f"{i50:.2f}",
                     f"{i95:.2f}",
                     f"{sequential_rate:.0f}",
@@ -174,7 +232,12 @@ def main() -> int:
     parser.add_argument("--sizes", type=sizes, default=[1_000, 10_000, 100_000])
     parser.add_argument("--n", type=int, default=300, help="searches per mode")
     parser.add_argument("--inserts", type=int, default=300)
+    parser.add_argument("--backend", default="static", help="MEMORY_EMBEDDING_BACKEND")
+    parser.add_argument(
+        "--words", choices=["common", "rare"], default="common", help="what the texts are made of"
+    )
     args = parser.parse_args()
+    os.environ["MEMORY_EMBEDDING_BACKEND"] = args.backend  # the servers' too
     report = Report(
         [
             "memories",
@@ -182,17 +245,19 @@ def main() -> int:
             "search p50",
             "p95 ms",
             "load ms",
+            "idle MiB",
             "index MiB",
+            "B/doc",
             "insert p50",
             "p95 ms",
             "ins/s 1",
             "ins/s 8",
         ],
-        [9, 7, 10, 7, 8, 9, 10, 7, 7, 7],
+        [9, 7, 10, 7, 8, 8, 9, 6, 10, 7, 7, 7],
         text=2,
     )
     for size in args.sizes:
-        measure(size, args.n, args.inserts, report)
+        measure(size, args.n, args.inserts, report, backend=args.backend, words=args.words)
     return 0
 
 

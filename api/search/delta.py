@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from api.search.documents import Doc
+from api.search.vectors import Quantized, Vector
 
 FIRST_CAPACITY = 64  # slots allocated at first; doubled when full
 # Filters whose verdicts on the slots are kept: a slot's document never changes, so each
@@ -39,11 +40,13 @@ class Delta:
         self.created = np.zeros(capacity, dtype=np.float64)
         self.ttl = np.full(capacity, np.inf, dtype=np.float64)
         self.length = np.zeros(capacity, dtype=np.float64)  # terms of each document
-        self.has_vector = np.zeros(capacity, dtype=np.bool_)
+        self.has_vector = np.zeros(capacity, dtype=np.bool_)  # of live slots
         # The position (in the whole index) of the message before each one in its
         # conversation, kept up to date by the index as its threads change; -1: none.
         self.previous = np.full(capacity, -1, dtype=np.int64)
-        self.matrix = np.zeros((capacity, dimension or 0), dtype=np.float32)
+        # Vectors as the main segment holds them (int8, a scale per row): a document scores
+        # the same in either.
+        self.vectors = Quantized(capacity, dimension or 0)
         self._verdicts: OrderedDict[Hashable, Mask] = OrderedDict()
 
     def __len__(self) -> int:
@@ -58,8 +61,9 @@ class Delta:
         """Live documents in the order they were written."""
         return (d for d in self.docs if d is not None)
 
-    def add(self, doc: Doc, terms: list[str]) -> int:
-        """Put a document not in the delta in the next slot; returns the slot."""
+    def add(self, doc: Doc, terms: list[str], vector: npt.ArrayLike | None = None) -> int:
+        """Put a document not in the delta in the next slot; returns the slot. Its vector is
+        kept here, not on `doc` (which the caller passes without it)."""
         slot = len(self.docs)
         if slot == len(self.alive):
             self._grow()
@@ -75,8 +79,8 @@ class Delta:
         self.ttl[slot] = np.inf if doc.ttl is None else doc.ttl
         self.length[slot] = len(terms)
         self.previous[slot] = -1
-        if doc.vector is not None and self.dimension:
-            self.matrix[slot] = doc.vector
+        if vector is not None and self.dimension:
+            self.vectors.put(slot, vector)
             self.has_vector[slot] = True
         return slot
 
@@ -114,9 +118,12 @@ class Delta:
             self._verdicts.popitem(last=False)
         return known & self.alive[:n]
 
-    def cosines(self, vector: npt.NDArray[np.float32]) -> Floats:
-        n = self.used
-        return np.asarray(self.matrix[:n] @ vector, dtype=np.float64)
+    def cosines(self, vector: Vector) -> Floats:
+        return self.vectors.cosines(vector, self.used)
+
+    def vector(self, slot: int) -> Vector | None:
+        """The vector of a live slot, as held (quantized)."""
+        return self.vectors.vector(slot) if self.has_vector[slot] else None
 
     def bm25(self, terms: list[str], idf: list[float], k1: float, b: float, avgdl: float) -> Floats:
         """BM25 of every slot for these terms and their idf, term after term (the order the
@@ -147,4 +154,4 @@ class Delta:
         self.length = grown(self.length, 0.0)
         self.has_vector = grown(self.has_vector, False)
         self.previous = grown(self.previous, -1)
-        self.matrix = grown(self.matrix, 0.0)
+        self.vectors = self.vectors.grown(capacity)

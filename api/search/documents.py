@@ -7,13 +7,14 @@ validated as models: an index load reads every one of them.
 """
 
 import json
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from api.kit.json_data import plain
 from api.search import vectors
-from api.search.vectors import Vector
+from api.search.vectors import StoredVector, Vector
 from api.store import keys
 from api.store.table import SK, Item
 
@@ -28,7 +29,9 @@ class Doc:
     text: str
     created_at: float  # epoch seconds
     item_id: str  # memory_id or message_id
-    vector: Vector | None = None  # only a vector of the engine's model
+    # Only a vector of the engine's model; an index keeps it in its own matrix (quantized)
+    # and holds the document without it.
+    vector: Vector | StoredVector | None = None
     content_hash: str | None = None  # archival
     category: str | None = None  # archival: seed 003's (api.memory.models.Category)
     context: str | None = None  # archival
@@ -63,10 +66,14 @@ def _metadata_bytes(metadata: Any) -> int:
     return 200 + 6 * len(json.dumps(metadata, default=str))
 
 
+def _shared(value: str | None) -> str | None:
+    return None if value is None else sys.intern(value)
+
+
 def of_item(item: Item, model_id: str | None) -> Doc | None:
     """The doc of an archival or message item; None for any other item."""
     entity = item.get(keys.ENTITY)
-    vector = vectors.of_item(item, model_id)
+    vector = vectors.stored(item, model_id)  # no copy: an index quantizes it soon
     if entity == keys.ARCHIVAL_MEMORY:
         return Doc(
             sk=item[SK],
@@ -76,7 +83,7 @@ def of_item(item: Item, model_id: str | None) -> Doc | None:
             item_id=item["memory_id"],
             vector=vector,
             content_hash=item.get("content_hash"),
-            category=item.get("category"),
+            category=_shared(item.get("category")),
             context=item.get("context"),
             confidence=float(item["confidence"]) if item.get("confidence") is not None else None,
             tags=tuple(item.get("tags") or ()),
@@ -91,9 +98,10 @@ def of_item(item: Item, model_id: str | None) -> Doc | None:
             created_at=_epoch(item["created_at"]),
             item_id=item["message_id"],
             vector=vector,
-            conversation_id=item["conversation_id"],
-            role=item["role"],
-            actor_id=item.get("actor_id"),
+            # Strings many documents share are held once (an index holds many documents).
+            conversation_id=sys.intern(item["conversation_id"]),
+            role=sys.intern(item["role"]),
+            actor_id=_shared(item.get("actor_id")),
             interrupted=bool(item.get("interrupted", False)),
             ttl=float(ttl) if ttl is not None else None,
             metadata=plain(metadata) if metadata is not None else None,

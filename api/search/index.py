@@ -9,12 +9,13 @@ is only masked. Past a threshold the whole index is rebuilt from its live docume
 """
 
 import bisect
+import ctypes
+import dataclasses
 import itertools
 import math
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, overload
 
 import bm25s
 import numpy as np
@@ -23,7 +24,7 @@ import numpy.typing as npt
 from api.search import tokens
 from api.search.delta import Delta
 from api.search.documents import KINDS, Doc, Kind
-from api.search.vectors import Vector
+from api.search.vectors import Quantized, Vector
 
 Mode = Literal["hybrid", "lexical", "semantic"]
 MODES: tuple[Mode, ...] = ("hybrid", "lexical", "semantic")
@@ -37,6 +38,10 @@ RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al.)
 RANK_DEPTH = 1000  # places ranked one by one in each list of a fusion
 LEXICAL_WEIGHT = 1.0
 WINDOW_SLACK = 0.1  # how far below the similarity floor a document said in the window may be
+# In hybrid mode, how far below the floor a document sharing a word with the question may
+# be and still match (bench/recall.py: questions nothing answers that got anything, 88% ->
+# 69%; paraphrases' MRR 0.50 -> 0.54; the conversations' 0.573 -> 0.566).
+LEXICAL_SUPPORT = 0.1
 CONTEXT_WEIGHT = 0.5  # how much of the preceding message's score a message takes
 WINDOW_WEIGHT = 2.0  # the weight of "within the time the question names" in the fusion
 RECENT_WEIGHT = 1.0  # the weight of recency, for questions about how things are now
@@ -44,9 +49,12 @@ RECENT_POOL = 20  # ...among this many of the best matches
 DELTA_MIN = 256  # documents the delta may hold before a rebuild...
 DELTA_SHARE = 0.05  # ...or this share of the main segment, whichever is larger
 DEAD_SHARE = 0.25  # masked documents in the main segment that trigger a rebuild
-# A Doc, its strings and the bookkeeping around it (position, thread and array entries),
-# measured with tracemalloc: about 1 KB beside the text and the vector.
+# A Doc, its strings and the bookkeeping around it (its sort key's place, thread and array
+# entries), measured with tracemalloc: beside the text, the vector and the terms.
 DOC_OVERHEAD_BYTES = 1000
+TERM_BYTES = 200  # a distinct term: its string, its entries in bm25s's vocabulary
+QUANTIZE_BLOCK = 4096  # documents whose vectors are stacked and quantized at once
+TRIM_DOCS = 5000  # builds of at least this many documents give freed memory back
 
 Floats = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
@@ -125,13 +133,51 @@ def _codes(values: Iterable[str | None]) -> tuple[npt.NDArray[np.int32], dict[st
     return np.asarray(codes, dtype=np.int32), table
 
 
-class _Main:
-    """The documents of the last build, as arrays."""
+class _Positions:
+    """Where each sort key sits among the main segment's documents, which are in sort key
+    order: a binary search of the keys (a dict of them would take about 70 bytes a
+    document)."""
 
-    def __init__(self, docs: Sequence[Doc], dimension: int | None) -> None:
+    def __init__(self, sks: list[str]) -> None:
+        self._sks = sks
+
+    @overload
+    def get(self, sk: str) -> int | None: ...
+
+    @overload
+    def get(self, sk: str, default: int) -> int: ...
+
+    def get(self, sk: str, default: int | None = None) -> int | None:
+        at = bisect.bisect_left(self._sks, sk)
+        return at if at < len(self._sks) and self._sks[at] == sk else default
+
+
+class _Main:
+    """The documents of the last build, in sort key order (time order), as arrays.
+
+    Their vectors move into one int8 matrix (`vectors.Quantized`): a document given with a
+    vector leaves without it (`AgentIndex.docs` gives it back). A rebuild passes the
+    quantized rows of its documents as `vectors` instead."""
+
+    def __init__(
+        self,
+        docs: Sequence[Doc],
+        dimension: int | None,
+        vectors: tuple[Quantized, Mask] | None = None,
+    ) -> None:
         self.docs = list(docs)
         n = len(self.docs)
-        self.position = {d.sk: i for i, d in enumerate(self.docs)}
+        quantized, has_vector = vectors or _quantized(self.docs, dimension)
+        if any(a.sk > b.sk for a, b in itertools.pairwise(self.docs)):
+            order = sorted(range(n), key=lambda i: self.docs[i].sk)
+            self.docs = [self.docs[i] for i in order]
+            has_vector = has_vector[order]
+            if quantized is not None:
+                quantized.codes, quantized.scales = quantized.codes[order], quantized.scales[order]
+        # Sort keys order by time (`...#{timestamp}#{id}`): listings newest first need no
+        # search, and a key's position is a binary search away.
+        self.sks = [d.sk for d in self.docs]
+        self.position = _Positions(self.sks)
         self.alive = np.ones(n, dtype=np.bool_)
         self.kind = np.asarray([KINDS.index(d.kind) for d in self.docs], dtype=np.int8)
         self.created = np.asarray([d.created_at for d in self.docs], dtype=np.float64)
@@ -147,7 +193,8 @@ class _Main:
         for i, d in enumerate(self.docs):
             for tag in d.tags:
                 self.tagged.setdefault(tag, []).append(i)
-        self.has_vector = np.asarray([d.vector is not None for d in self.docs], dtype=np.bool_)
+        self.has_vector = has_vector
+        self.vectors = quantized if quantized is not None and has_vector.any() else None
         self.previous = np.full(n, -1, dtype=np.int64)
         threads = sorted(
             (d.conversation_id, d.created_at, d.sk, i)
@@ -158,22 +205,8 @@ class _Main:
             if before[0] == after[0]:
                 self.previous[after[3]] = before[3]
         self.threaded = bool((self.previous >= 0).any())  # any message with one before it
-        self.matrix: npt.NDArray[np.float32] | None = None
-        if dimension and self.has_vector.any():
-            self.matrix = np.zeros((n, dimension), dtype=np.float32)
-            for i, d in enumerate(self.docs):
-                if d.vector is not None:
-                    self.matrix[i] = d.vector
-                    d.vector = self.matrix[i]  # a view: each vector is held once
         terms = [tokens.tokenize(d.text) for d in self.docs]
         self.avgdl = sum(len(t) for t in terms) / n if n else 1.0
-        self.df: Counter[str] = Counter()
-        for t in terms:
-            self.df.update(set(t))
-        # Sort keys order by time (`...#{timestamp}#{id}`): each document's place among
-        # them, for listings newest first without a search.
-        self.sks = sorted(d.sk for d in self.docs)
-        self.rank = np.asarray([bisect.bisect_left(self.sks, d.sk) for d in self.docs], np.int64)
         self.retriever: bm25s.BM25 | None = None
         if any(terms):  # bm25s cannot index documents without a single word ("👍", "...")
             self.retriever = bm25s.BM25(k1=K1, b=B)
@@ -210,6 +243,15 @@ class _Main:
     def _of_categories(self, names: frozenset[str]) -> Mask:
         return np.isin(self.category, [self.categories.get(c, -2) for c in names])
 
+    def df(self, term: str) -> int:
+        """How many documents hold `term`: its postings in the bm25s index (one per
+        document holding it), not a table of its own."""
+        column = self.retriever.vocab_dict.get(term) if self.retriever is not None else None
+        if column is None or self.retriever is None:
+            return 0
+        indptr = self.retriever.scores["indptr"]
+        return int(indptr[column + 1] - indptr[column])
+
     def bm25(self, terms: list[str]) -> Floats:
         if self.retriever is None:
             return np.zeros(len(self.docs), dtype=np.float64)
@@ -219,13 +261,48 @@ class _Main:
         return np.asarray(self.retriever.get_scores(known), dtype=np.float64)
 
     def _nbytes(self) -> int:
-        matrix = self.matrix.nbytes if self.matrix is not None else 0
-        postings = 0
+        vectors = self.vectors.nbytes if self.vectors is not None else 0
+        postings = terms = 0
         if self.retriever is not None:
             postings = sum(a.nbytes for a in self.retriever.scores.values() if hasattr(a, "nbytes"))
-        listing = self.rank.nbytes + 8 * len(self.sks)
+            terms = TERM_BYTES * len(self.retriever.vocab_dict)
         texts = sum(DOC_OVERHEAD_BYTES + 2 * len(d.text) + d.metadata_bytes for d in self.docs)
-        return matrix + postings + listing + texts
+        return vectors + postings + terms + texts
+
+
+def _malloc_trim() -> "ctypes._NamedFuncPointer | None":
+    try:
+        return ctypes.CDLL(None).malloc_trim  # glibc's
+    except (AttributeError, OSError):  # another C library (musl, macOS): nothing to call
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
+def _give_back_freed_memory() -> None:
+    """Return the C heap's free pages to the system. A load frees about as much as it
+    keeps, interleaved with what it keeps (the items read, each vector's bytes until it is
+    quantized, the terms of every document while bm25s indexes them): glibc keeps such
+    pages resident unless asked (at 100k memories, about 50 MiB of a worker's memory)."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
+def _quantized(docs: list[Doc], dimension: int | None) -> tuple[Quantized | None, Mask]:
+    """The documents' vectors as int8 rows, a block at a time (no float32 copy of them all);
+    the documents are left without them."""
+    has_vector = np.fromiter((d.vector is not None for d in docs), np.bool_, len(docs))
+    if not dimension or not has_vector.any():
+        return None, has_vector
+    quantized = Quantized(len(docs), dimension)
+    for start in range(0, len(docs), QUANTIZE_BLOCK):
+        rows = start + np.flatnonzero(has_vector[start : start + QUANTIZE_BLOCK])
+        if len(rows):
+            quantized.put(rows, np.stack([docs[i].vector for i in rows]))  # type: ignore[misc]
+    for d in docs:
+        d.vector = None
+    return quantized, has_vector
 
 
 class AgentIndex:
@@ -242,20 +319,35 @@ class AgentIndex:
                 self._threads.setdefault(doc.conversation_id, []).append((doc.created_at, doc.sk))
         for thread in self._threads.values():
             thread.sort()
+        if len(self._main.docs) >= TRIM_DOCS:
+            _give_back_freed_memory()
 
     def __len__(self) -> int:
         return int(self._main.alive.sum()) + len(self._delta)
 
     def docs(self) -> list[Doc]:
-        """Every live document."""
-        main = self._main
-        return [d for i, d in enumerate(main.docs) if main.alive[i]] + list(self._delta.live_docs())
+        """Every live document, with its vector as the index holds it (quantized: an index
+        built from them holds the same)."""
+        main, delta = self._main, self._delta
+        found = []
+        for i in np.flatnonzero(main.alive).tolist():
+            doc = main.docs[i]
+            if main.vectors is not None and main.has_vector[i]:
+                doc = dataclasses.replace(doc, vector=main.vectors.vector(i))
+            found.append(doc)
+        for slot, fresh in enumerate(delta.docs):
+            if fresh is not None:
+                found.append(dataclasses.replace(fresh, vector=delta.vector(slot)))
+        return found
 
     # --- changes ---------------------------------------------------------------------
 
     def upsert(self, doc: Doc) -> None:
+        """Add or replace a document; its vector is kept in the delta's matrix, not on the
+        copy of it the index holds (`doc` itself is left as it is)."""
         self.remove(doc.sk)
-        slot = self._delta.add(doc, tokens.tokenize(doc.text))
+        vector, doc = doc.vector, dataclasses.replace(doc, vector=None)
+        slot = self._delta.add(doc, tokens.tokenize(doc.text), vector)
         self._delta_metadata_bytes += doc.metadata_bytes
         if doc.conversation_id is not None:
             thread = self._threads.setdefault(doc.conversation_id, [])
@@ -307,12 +399,25 @@ class AgentIndex:
         )
 
     def rebuild(self) -> None:
-        self._main = _Main(self.docs(), self.dimension)
+        main, delta = self._main, self._delta
+        kept = np.flatnonzero(main.alive)
+        fresh = [(slot, d) for slot, d in enumerate(delta.docs) if d is not None]
+        slots = np.asarray([slot for slot, _ in fresh], dtype=np.intp)
+        docs = [main.docs[i] for i in kept] + [d for _, d in fresh]
+        has_vector = np.concatenate([main.has_vector[kept], delta.has_vector[slots]])
+        vectors = Quantized(len(docs), self.dimension or 0)
+        if main.vectors is not None:
+            vectors.copy_from(0, main.vectors, kept)
+        vectors.copy_from(len(kept), delta.vectors, slots)
+        self._main = _Main(docs, self.dimension, (vectors, has_vector))
+        if len(docs) >= TRIM_DOCS:
+            _give_back_freed_memory()
         self._delta = Delta(self.dimension)  # the threads hold the same documents as before
         self._delta_metadata_bytes = 0
 
     def nbytes(self) -> int:
-        per_fresh = 2 * DOC_OVERHEAD_BYTES + 4 * (self.dimension or 0)
+        # A delta slot: its document, its postings and terms in dicts, its arrays.
+        per_fresh = 2 * DOC_OVERHEAD_BYTES + (self.dimension or 0)
         return self._main.nbytes + per_fresh * self._delta.used + self._delta_metadata_bytes
 
     # --- search ----------------------------------------------------------------------
@@ -349,8 +454,8 @@ class AgentIndex:
         has_vector = np.zeros(size, dtype=np.bool_)
         if query.mode != "lexical" and query.vector is not None:
             similarity = np.zeros(size, dtype=np.float64)
-            if main.matrix is not None:
-                similarity[: len(main.docs)] = main.matrix @ query.vector
+            if main.vectors is not None:
+                similarity[: len(main.docs)] = main.vectors.cosines(query.vector, len(main.docs))
                 has_vector[: len(main.docs)] = main.has_vector
             if fresh and delta.has_vector[:fresh].any():
                 has_vector[len(main.docs) :] = delta.has_vector[:fresh]
@@ -386,6 +491,11 @@ class AgentIndex:
                 # Within the time the question names, a weaker resemblance is enough:
                 # the time is half of what was asked ("what did I do last May?").
                 near = (lexical_score > 0) | (dense_score >= query.min_similarity - WINDOW_SLACK)
+                if similarity is not None:
+                    # A word in common is a match when the meaning is not far off: "team"
+                    # alone does not make a team rota answer a question about football.
+                    supported = similarity >= query.min_similarity - LEXICAL_SUPPORT
+                    lexical_match &= ~has_vector | supported
                 matched = lexical_match | dense_match | (inside & near)
                 lists = [(lexical_score, lexical_match, LEXICAL_WEIGHT)]
                 if similarity is not None:
@@ -447,14 +557,13 @@ class AgentIndex:
         fresh = [d for d in self._delta.live_docs() if d.live(now) and filters.admits(d)]
         total = int(admitted.sum()) + len(fresh)
         if before is not None:
-            admitted &= main.rank < bisect.bisect_left(main.sks, before)
+            admitted[bisect.bisect_left(main.sks, before) :] = False
             fresh = [d for d in fresh if d.sk < before]
         chosen = np.flatnonzero(admitted)
         remaining = len(chosen) + len(fresh)
         if limit < 1:
             return Listed(total, more=remaining > 0)
-        if len(chosen) > limit:
-            chosen = chosen[np.argpartition(-main.rank[chosen], limit - 1)[:limit]]
+        chosen = chosen[-limit:]  # the main segment is in sort key order
         newest = sorted([main.docs[i] for i in chosen] + fresh, key=lambda d: d.sk, reverse=True)
         return Listed(total, newest[:limit], more=remaining > limit)
 
@@ -473,7 +582,7 @@ class AgentIndex:
         everyone = len(main.docs) + len(delta)
         weights = []
         for term in terms:
-            df, n = main.df.get(term, 0), len(main.docs)
+            df, n = main.df(term), len(main.docs)
             if df == 0:
                 df, n = delta.df.get(term, 0), everyone
             # bm25s's "lucene" idf; a term no document holds weighs nothing
@@ -489,8 +598,7 @@ def _ranks(score: Floats, matched: Mask, created: Floats) -> Floats:
     chosen = np.flatnonzero(matched)
     if len(chosen) > RANK_DEPTH:
         ranks[chosen] = RANK_DEPTH + 1
-        chosen = chosen[np.argpartition(-score[chosen], RANK_DEPTH)[:RANK_DEPTH]]
-    order = chosen[np.lexsort((-created[chosen], -score[chosen]))]  # ties: newest first
+    order = _ordered(_best(chosen, score, created, RANK_DEPTH), score, created)
     ranks[order] = np.arange(1, len(order) + 1)
     return ranks
 
@@ -499,15 +607,59 @@ def _page(
     chosen: npt.NDArray[np.intp], score: Floats, created: Floats, offset: int, limit: int
 ) -> npt.NDArray[np.intp]:
     """Positions offset..offset+limit of `chosen`, best first and, among equals, newest
-    first (as a person expects of their notes). Only the best are sorted: those scoring at
-    least the last place of the page, ties included."""
+    first (as a person expects of their notes). Only the best are sorted."""
     wanted = offset + limit
-    if len(chosen) > 4 * wanted:
-        scores = score[chosen]
-        cut = np.partition(scores, len(scores) - wanted)[len(scores) - wanted]
-        chosen = chosen[scores >= cut]
-    order = chosen[np.lexsort((-created[chosen], -score[chosen]))]
-    return order[offset:wanted]
+    return _ordered(_best(chosen, score, created, wanted), score, created)[offset:wanted]
+
+
+def _ordered(chosen: npt.NDArray[np.intp], score: Floats, created: Floats) -> npt.NDArray[np.intp]:
+    """`chosen` (in position order) best first; among equal scores newest first, then by
+    position."""
+    return chosen[np.lexsort((-created[chosen], -score[chosen]))]
+
+
+def _best(
+    chosen: npt.NDArray[np.intp], score: Floats, created: Floats, count: int
+) -> npt.NDArray[np.intp]:
+    """The first `count` of `chosen` (positions, ascending) as `_ordered` would order them,
+    in position order, without sorting them all.
+
+    Most of a large index often shares a handful of scores: a fusion gives every document
+    past RANK_DEPTH in each list it matches the same share (when nearly every document
+    resembles the question a little, nearly all of them), and a one-word search scores
+    every match alike. np.partition slows down about tenfold on such ties, so a large group
+    of equal scores is never partitioned: one at the bottom is dropped while the rest fill
+    the page, one at the top (or at the cut) is cut by time instead."""
+    if len(chosen) <= count:
+        return chosen
+    if count < 1:
+        return chosen[:0]
+    scores = score[chosen]
+    while len(chosen) > 2 * count:
+        above = scores > scores.min()
+        kept = int(np.count_nonzero(above))
+        if kept < count or 2 * kept > len(chosen):  # too few left, or few to drop
+            break
+        chosen, scores = chosen[above], scores[above]
+    if len(chosen) <= count:
+        return chosen
+    top = scores.max()
+    if np.count_nonzero(scores == top) >= count:
+        cut = top
+    else:
+        cut = np.partition(scores, len(scores) - count)[len(scores) - count]
+    better, tied = chosen[scores > cut], chosen[scores == cut]
+    return np.sort(np.concatenate([better, _newest(tied, created, count - len(better))]))
+
+
+def _newest(chosen: npt.NDArray[np.intp], created: Floats, count: int) -> npt.NDArray[np.intp]:
+    """The `count` newest of `chosen` (positions, ascending); among equal times the first."""
+    if len(chosen) <= count:
+        return chosen
+    times = created[chosen]
+    cut = np.partition(times, len(times) - count)[len(times) - count]
+    newer = chosen[times > cut]
+    return np.concatenate([newer, chosen[times == cut][: count - len(newer)]])
 
 
 def _fused(lists: Sequence[tuple[Floats, Mask, float]], created: Floats) -> Floats:

@@ -1,5 +1,6 @@
 """A vector as stored on an item: float16 bytes (half the size of float32, and precise enough
-for cosine ranking), with the model that made it and its dimension beside it."""
+for cosine ranking), with the model that made it and its dimension beside it; and as an index
+holds many of them: int8 with a scale per row (`Quantized`)."""
 
 from typing import Any
 
@@ -11,6 +12,9 @@ EMBEDDING_MODEL = "embedding_model"
 EMBEDDING_DIM = "embedding_dim"
 
 Vector = npt.NDArray[np.float32]
+StoredVector = npt.NDArray[np.float16]  # as an item holds it
+CODE_MAX = 127  # int8 codes run from -CODE_MAX to CODE_MAX
+BLOCK_BYTES = 1 << 20  # rows widened to float32 at a time for a product: about 1 MiB
 
 
 def pack(vector: Vector) -> bytes:
@@ -39,3 +43,99 @@ def of_item(item: dict[str, Any], model_id: str | None) -> Vector | None:
     if not isinstance(data, bytes | bytearray) or not isinstance(dimension, int):
         return None
     return unpack(bytes(data), dimension)
+
+
+def stored(item: dict[str, Any], model_id: str | None) -> StoredVector | None:
+    """`of_item`, as the float16 values the item holds (no copy): what an index load reads
+    of a vector before it quantizes it."""
+    if model_id is None or item.get(EMBEDDING_MODEL) != model_id:
+        return None
+    data, dimension = item.get(EMBEDDING), item.get(EMBEDDING_DIM)
+    if not isinstance(data, bytes | bytearray) or not isinstance(dimension, int):
+        return None
+    if len(data) != 2 * dimension:
+        return None
+    return np.frombuffer(data, dtype="<f2")
+
+
+class Quantized:
+    """Vectors held as int8 codes with a float32 scale per row (`scale * codes` is the
+    vector): a quarter of float32's memory. A cosine with a float32 query is within about
+    0.002 of float32's (rankings measured in docs/search.md), and is faster to compute over
+    many rows, since it reads a quarter of the bytes: rows are widened to float32 a block at
+    a time, in cache, for BLAS.
+
+    Quantizing is exact on its own output: the vectors of `rows` quantize to the same codes
+    and scales again, so a document moved between segments (or rebuilt) scores the same."""
+
+    def __init__(self, count: int, dimension: int) -> None:
+        self.codes = np.zeros((count, dimension), dtype=np.int8)
+        self.scales = np.zeros(count, dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self.scales)
+
+    @property
+    def nbytes(self) -> int:
+        return self.codes.nbytes + self.scales.nbytes
+
+    def put(self, at: npt.NDArray[np.intp] | slice | int, vectors: npt.ArrayLike) -> None:
+        """Quantize vectors (one per row, any float type) into rows `at`."""
+        if isinstance(at, int):
+            at = slice(at, at + 1)
+        rows = np.asarray(vectors, dtype=np.float32).reshape(-1, self.codes.shape[1])
+        scales = _scales(np.abs(rows).max(axis=1, initial=0.0))
+        divisor = np.where(scales > 0, scales, np.float32(1))
+        codes = np.rint(rows / divisor[:, None])
+        self.codes[at] = np.clip(codes, -CODE_MAX, CODE_MAX).astype(np.int8)
+        self.scales[at] = scales
+
+    def copy_from(self, at: int, source: "Quantized", rows: npt.NDArray[np.intp]) -> None:
+        """Rows `rows` of `source` into rows at..., as they are."""
+        self.codes[at : at + len(rows)] = source.codes[rows]
+        self.scales[at : at + len(rows)] = source.scales[rows]
+
+    def vector(self, row: int) -> Vector:
+        vector: Vector = self.codes[row].astype(np.float32) * self.scales[row]
+        return vector
+
+    def grown(self, count: int) -> "Quantized":
+        bigger = Quantized(count, self.codes.shape[1])
+        bigger.codes[: len(self)] = self.codes
+        bigger.scales[: len(self)] = self.scales
+        return bigger
+
+    def cosines(self, query: Vector, count: int) -> npt.NDArray[np.float64]:
+        """Dot products of the first `count` rows with `query` (cosines, for unit vectors)."""
+        dimension = self.codes.shape[1]
+        out = np.empty(count, dtype=np.float32)
+        query = np.asarray(query, dtype=np.float32)
+        step = max(1, BLOCK_BYTES // (4 * max(dimension, 1)))
+        block = np.empty((min(step, count), dimension), dtype=np.float32)
+        for start in range(0, count, step):
+            end = min(start + step, count)
+            rows = block[: end - start]
+            np.copyto(rows, self.codes[start:end], casting="safe")
+            np.matmul(rows, query, out=out[start:end])
+        out *= self.scales[:count]
+        return out.astype(np.float64)
+
+
+def _scales(peaks: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """A scale per row that makes its largest value CODE_MAX; among a float32 and its
+    neighbours, one that `CODE_MAX * scale / CODE_MAX` gives back exactly (nearly every
+    float32 is one; every one has such a neighbour), so quantizing a quantized vector
+    changes nothing."""
+    scales = (peaks / np.float32(CODE_MAX)).astype(np.float32)
+    fixed = _round_trip(scales) == scales
+    if not fixed.all():
+        up = np.nextafter(scales, np.float32(np.inf))
+        down = np.nextafter(scales, np.float32(0))
+        scales = np.where(fixed, scales, np.where(_round_trip(up) == up, up, down))
+    return scales
+
+
+def _round_trip(scales: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """The scale a vector quantized with `scales` gets when quantized again."""
+    peak = (scales * np.float32(CODE_MAX)).astype(np.float32)
+    return (peak / np.float32(CODE_MAX)).astype(np.float32)
