@@ -1,12 +1,16 @@
 """Archival memory: unlimited, searched on demand, stored once per distinct text.
 
-An insert writes the memory and a guard item keyed by the text's SHA-256 in one
-transaction, conditioned on the guard being absent: however many callers insert the same
-text at once, exactly one memory results and the others learn which one it is.
+An insert writes the memory and a guard item keyed by its text's hash in one transaction,
+conditioned on the guard being absent: however many callers insert the same text at once,
+exactly one memory results and the others learn which one it is. Texts that differ only in
+case, spacing or Unicode form (`normalized`) are the same text: the hash is of the text so
+normalized. Memories stored before that rule carry the hash of their text as written and
+are guarded by it (`legacy_hashes`).
 """
 
 import contextlib
 import hashlib
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -98,8 +102,38 @@ class Listing:
         return self.memories[-1].memory_id if self.more and self.memories else None
 
 
+def normalized(text: str) -> str:
+    """What two texts share when they say the same thing in the same words: Unicode
+    compatibility forms folded (NFKC: full-width letters, ligatures, non-breaking spaces),
+    case folded, runs of whitespace (line breaks included) one space, the ends trimmed."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return " ".join(folded.split())
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def content_hash(content: str) -> str:
-    return hashlib.sha256(content.encode()).hexdigest()
+    """A memory's identity: the SHA-256 of its normalized text, which keys its guard."""
+    return _sha256(normalized(content))
+
+
+def legacy_hashes(content: str) -> list[str]:
+    """The guards of memories stored before texts were normalized that this text
+    duplicates, as far as their hashes can tell: those memories carry (and are guarded by)
+    the SHA-256 of their text as written, so a text is looked for as it is written and with
+    its spaces collapsed (a memory written in other case or Unicode forms is not found).
+    Without its own hash, which an insert's condition covers."""
+    own = content_hash(content)
+    written = {_sha256(content): None, _sha256(" ".join(content.split())): None}
+    return [h for h in written if h != own]
+
+
+def hash_matches(content: str, digest: str) -> bool:
+    """Whether `digest` is a hash this text's memory can carry: the current one, or the one
+    of the text as written (memories stored, and files exported, before normalization)."""
+    return digest in (content_hash(content), _sha256(content))
 
 
 def _content(text: str) -> str:
@@ -126,11 +160,15 @@ async def insert(
     tags: Sequence[str] = (),
 ) -> ArchivalInsert:
     """Stored, embedded and searchable (on every replica) when this returns. Idempotent by
-    content: text already stored comes back as it was stored (its category, context,
-    confidence and tags unchanged)."""
+    content: text already stored (the same once `normalized`: in other case, spacing or
+    Unicode forms too) comes back as it was stored (its text, category, context, confidence
+    and tags unchanged)."""
     text = _content(content)
     digest = content_hash(text)
     table = engine.table
+    stored = await _stored_before_normalization(table, agent_id, text)
+    if stored is not None:
+        return ArchivalInsert(stored, created=False)
     (vector,) = await engine.vectors([text])
     vector_attributes = vectors.attributes(vector, engine.model_id)
     for attempt in range(INSERT_ATTEMPTS):
@@ -165,6 +203,34 @@ async def insert(
                 table, agent_id, digest, condition=AttrEquals("memory_id", guard.memory_id)
             )
     raise MemoryBusy("Archival memory is being written by too many callers at once; try again.")
+
+
+async def _stored_before_normalization(
+    table: Table, agent_id: str, text: str
+) -> ArchivalMemory | None:
+    """The memory stored before texts were normalized that holds this text, if any.
+
+    Its guard is keyed by the hash of its text as written, not by `content_hash`, so the
+    insert's condition cannot see it: it is read here instead. A read suffices, with no
+    condition in the insert's transaction, because no writer makes a guard of that kind any
+    more (but a server of the older version still running beside this one, during an
+    upgrade): one found absent stays absent. A guard whose memory is gone is removed, as
+    `insert` does for its own."""
+    hashes = legacy_hashes(text)
+    if not hashes:
+        return None
+    for guard in (await repository.archival_guards(table, agent_id, hashes)).values():
+        existing = await repository.get_archival(table, agent_id, guard.memory_id)
+        if existing is not None:
+            return existing
+        with contextlib.suppress(ConditionFailed):
+            await repository.delete_guard(
+                table,
+                agent_id,
+                guard.content_hash,
+                condition=AttrEquals("memory_id", guard.memory_id),
+            )
+    return None
 
 
 def _memory(agent_id: str, doc: Doc) -> ArchivalMemory:
@@ -292,31 +358,34 @@ async def plan_inserts(
     entries: Sequence[tuple[str, Sequence[str]]],
     vectors_by_text: Mapping[str, Vector | None],
 ) -> PlannedInserts:
-    """The inserts of these (text, tags), each text once (the tags of its repeats joined),
-    with the vectors given for them; one read finds the texts stored already."""
-    wanted: dict[str, list[str]] = {}
+    """The inserts of these (text, tags), each text once (the first of texts that are the
+    same once normalized, with the tags of all of them), with the vectors given for them;
+    one read finds the texts stored already (under either kind of guard: see
+    `_stored_before_normalization` for why a read suffices for the older kind)."""
+    wanted: dict[str, tuple[str, str, list[str]]] = {}  # by content hash: as given, as stored
     for content, tags in entries:
         text = _content(content)
-        wanted.setdefault(text, [])
-        wanted[text] += [t for t in tags if t not in wanted[text]]
-    hashes = {text: content_hash(text) for text in wanted}
-    stored = await repository.archival_guards(engine.table, agent_id, list(hashes.values()))
+        _, _, joined = wanted.setdefault(content_hash(text), (content, text, []))
+        joined += [t for t in tags if t not in joined]
+    legacy = {digest: legacy_hashes(text) for digest, (_, text, _) in wanted.items()}
+    looked_up = [*wanted, *(h for hashes in legacy.values() for h in hashes)]
+    stored = await repository.archival_guards(engine.table, agent_id, looked_up)
     created_at = datetime.fromtimestamp(engine.clock.now(), UTC)
     ops: list[Put] = []
     items: list[Item] = []
     memories: list[ArchivalMemory] = []
-    for text, tags in wanted.items():
-        if hashes[text] in stored:
+    for digest, (given, text, tags) in wanted.items():
+        if digest in stored or any(h in stored for h in legacy[digest]):
             continue
         memory = ArchivalMemory(
             agent_id=agent_id,
             memory_id=repository.new_memory_id(created_at),
             content=text,
-            content_hash=hashes[text],
+            content_hash=digest,
             created_at=created_at,
             tags=tags,
         )
-        attributes = vectors.attributes(vectors_by_text.get(text), engine.model_id)
+        attributes = vectors.attributes(vectors_by_text.get(given), engine.model_id)
         written, item = repository.archival_insert_ops(memory, attributes)
         ops += written
         items.append(item)

@@ -45,7 +45,7 @@ from api.memory.schemas import (
     MemoryForms,
     Tag,
 )
-from api.messages.schemas import MAX_QUERY_CHARS
+from api.messages.query import ConflictingQuery, SearchQuery
 from api.search.engine import SearchBusy, SemanticSearchUnavailable
 from api.search.index import Mode as SearchMode
 from api.store.table import InvalidCursor
@@ -236,12 +236,13 @@ async def list_archival(
 
 
 @router.get(
-    "/archival/search", responses=errors(SemanticSearchUnavailable, InvalidPage, EmbeddingError)
+    "/archival/search",
+    responses=errors(ConflictingQuery, SemanticSearchUnavailable, InvalidPage, EmbeddingError),
 )
 async def search_archival(
     agent: OwnedAgent,
     search: SearchDep,
-    query: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
+    query: SearchQuery,
     page: Annotated[int, Query(ge=1)] = 1,
     limit: Annotated[int, Query(ge=1, le=100)] = archival.PAGE_SIZE,
     mode: SearchMode | None = None,

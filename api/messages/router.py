@@ -13,7 +13,8 @@ from api.deps import SearchDep
 from api.embeddings.base import EmbeddingError
 from api.messages import service
 from api.messages.models import SaidRole
-from api.messages.schemas import ID_PATTERN, MAX_QUERY_CHARS, MessageHitOut, MessageSearchOut
+from api.messages.query import ConflictingQuery, SearchQuery
+from api.messages.schemas import ID_PATTERN, MessageHitOut, MessageSearchOut
 from api.messages.service import InvalidTimeRange
 from api.search.engine import SemanticSearchUnavailable
 from api.search.index import Mode
@@ -23,14 +24,18 @@ router = APIRouter(prefix="/agents/{agent_id}/messages", tags=["messages"])
 
 @router.get(
     "/search",
-    responses=errors(AgentNotFound, InvalidTimeRange, SemanticSearchUnavailable, EmbeddingError),
+    responses=errors(
+        AgentNotFound,
+        InvalidTimeRange,
+        ConflictingQuery,
+        SemanticSearchUnavailable,
+        EmbeddingError,
+    ),
 )
 async def search_messages(
     agent: OwnedAgent,
     search: SearchDep,
-    q: Annotated[
-        str, Query(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look for.")
-    ],
+    query: SearchQuery,
     mode: Mode | None = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
@@ -42,14 +47,15 @@ async def search_messages(
     before: Annotated[datetime | None, Query(description="Said before this time.")] = None,
 ) -> MessageSearchOut:
     """Best first, each with its score and (when semantic ranking took part) its cosine
-    similarity to the query. `mode`: hybrid (the default with an embedding backend),
-    lexical or semantic. A session id names a conversation as `POST /chat` does; one that
-    does not exist finds nothing. A time without a zone is UTC."""
+    similarity to the query (`query`; `q`, its former name, is taken too). `mode`: hybrid
+    (the default with an embedding backend), lexical or semantic. A session id names a
+    conversation as `POST /chat` does; one that does not exist finds nothing. A time
+    without a zone is UTC."""
     result = await service.search(
         search,
         agent.created_by,
         agent.agent_id,
-        q,
+        query,
         mode=mode,
         limit=limit,
         offset=offset,
@@ -61,7 +67,7 @@ async def search_messages(
         before=before,
     )
     return MessageSearchOut(
-        query=q,
+        query=query,
         total=result.total,
         mode=result.mode,
         messages=[MessageHitOut.of(h) for h in result.hits],

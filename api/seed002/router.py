@@ -28,6 +28,7 @@ from api.memory.errors import (
 from api.memory.preconditions import BLOCK_WRITE, IfMatch
 from api.memory.service import BlockView
 from api.messages import service as messages
+from api.messages.query import ConflictingQuery
 from api.runtime.deps import RuntimeDep
 from api.search.engine import SearchBusy, SemanticSearchUnavailable
 from api.seed002 import service
@@ -98,7 +99,10 @@ async def add_messages(
     return [MessageOut.of_message(agent.agent_id, m) for m in stored]
 
 
-@router.post("/messages/search", responses=errors(SemanticSearchUnavailable, EmbeddingError))
+@router.post(
+    "/messages/search",
+    responses=errors(ConflictingQuery, SemanticSearchUnavailable, EmbeddingError),
+)
 async def search_messages(
     body: SearchIn, user: CurrentUser, search: SearchDep, settings: SettingsDep
 ) -> list[MessageOut]:

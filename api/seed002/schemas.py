@@ -3,9 +3,9 @@ name (except `session_id`, ours, on POST /messages) and values of the wrong type
 
 import uuid
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, ConfigDict, Field, JsonValue
+from pydantic import AfterValidator, ConfigDict, Field, JsonValue, model_validator
 
 from api.agents.models import Agent
 from api.chat.schemas import MAX_SESSION_ID_BYTES
@@ -14,6 +14,7 @@ from api.kit.model import ApiModel
 from api.kit.text import BlockName, MetadataKey, PlainName, Visible
 from api.memory.blocks import MAX_BLOCK_NAME
 from api.memory.service import BlockView
+from api.messages import query as search_query
 from api.messages.models import Message, MessageRecall, SaidRole
 from api.messages.schemas import ID_PATTERN, MAX_QUERY_CHARS
 from api.messages.service import MessageHit
@@ -83,7 +84,15 @@ class SearchIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_name: AgentName
-    query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS)]
+    query: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=MAX_QUERY_CHARS,
+            validation_alias=search_query.NAMES,
+            description=search_query.DESCRIPTION,
+        ),
+    ]
     limit: Annotated[
         int | None,
         Field(
@@ -93,6 +102,18 @@ class SearchIn(ApiModel):
             "no more than MEMORY_MAX_SEARCH_LIMIT (20).",
         ),
     ] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_query(cls, data: Any) -> Any:
+        """`q` alone is the query; beside `query`, with the same value, it is dropped (or
+        the model would refuse it as a field of its own); with another, ConflictingQuery.
+        That is an AppError, not a ValueError, on purpose: pydantic lets it through, so the
+        answer is the same 400 `conflicting_query` as the other search routes give."""
+        if isinstance(data, dict) and search_query.NAME in data and search_query.ALIAS in data:
+            search_query.check_one(data)
+            return {k: v for k, v in data.items() if k != search_query.ALIAS}
+        return data
 
 
 class MemoryBlockIn(ApiModel):

@@ -17,6 +17,7 @@ from api.memory.errors import ContentTooLong, InvalidBlockName, InvalidCharLimit
 from api.memory_runs import service as memory_runs
 from api.memory_runs.deps import MemoryRunnerDep
 from api.memory_runs.service import MemoryRunNotFound
+from api.messages.query import ConflictingQuery, SearchQuery
 from api.messages.schemas import MAX_QUERY_CHARS
 from api.runtime.deps import RuntimeDep
 from api.search.engine import SearchBusy, SemanticSearchUnavailable
@@ -213,10 +214,12 @@ async def summary(
     return SummaryResponse(summary=render.xml(block) if format_ == "xml" else render.value(block))
 
 
-@router.get("/search", responses=seed_errors(SemanticSearchUnavailable, EmbeddingError))
+@router.get(
+    "/search", responses=seed_errors(ConflictingQuery, SemanticSearchUnavailable, EmbeddingError)
+)
 async def search(
     user_id: UserIdQuery,
-    query: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
+    query: SearchQuery,
     user: CurrentUser,
     engine: SearchDep,
     max_results: Annotated[int, Query(ge=1, le=MAX_RESULTS)] = 5,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from api.memory import blocks
 from api.memory import repository as memory
-from api.memory.archival import MAX_CONTENT_CHARS, content_hash
+from api.memory.archival import MAX_CONTENT_CHARS, hash_matches
 from api.transfer.errors import InvalidImportFile
 from api.transfer.format import (
     AgentRecord,
@@ -107,7 +107,9 @@ class Checker:
             raise refuse(line, f"{record.memory_id!r} is not an archival memory's id.")
         if len(record.content) > MAX_CONTENT_CHARS:
             raise refuse(line, f"An archival memory holds at most {MAX_CONTENT_CHARS} chars.")
-        if content_hash(record.content) != record.content_hash:
+        # The hash of the normalized text, or (memories stored, files exported, before
+        # texts were normalized) of the text as written: the writer keys the memory anew.
+        if not hash_matches(record.content, record.content_hash):
             raise refuse(line, f"Memory {record.memory_id}'s hash does not match its content.")
         if record.vector is not None:
             try:

@@ -19,7 +19,7 @@ from api.agents.service import AgentNameTaken, normalize_name
 from api.conversations import repository as conversations
 from api.conversations import service as conversations_service
 from api.conversations.models import Conversation, SessionLookup
-from api.memory import blocks
+from api.memory import archival, blocks
 from api.memory import repository as memory
 from api.memory import service as memory_service
 from api.memory.models import ArchivalMemory, CapacityWarning, CoreMemory, MemoryBlockDef
@@ -317,27 +317,34 @@ class Writer:
         batch, self._archival = self._archival, []
         if not batch:
             return
+        # Each memory is keyed by the hash of its normalized text, whatever hash the file
+        # gives (checked: that one, or the one of its text as written, from before texts
+        # were normalized), so a memory from an older file is found again as any other is.
+        digests = [archival.content_hash(r.content) for r in batch]
+        legacy = [archival.legacy_hashes(r.content) for r in batch]
         # An agent this import made has no memories but this import's: no need to look.
-        # (A concurrent writer is still caught by the guards' conditions below.)
+        # (A concurrent writer is still caught by the guards' conditions below. Guards of
+        # memories stored before normalization are read only, which suffices: no writer
+        # makes one any more; see api/memory/archival.py.)
         stored = (
             {}
             if self.report.created
             else await memory.archival_guards(
-                self.table, self.agent_id, [r.content_hash for r in batch]
+                self.table, self.agent_id, [*digests, *(h for hs in legacy for h in hs)]
             )
         )
         fresh: dict[str, ArchivalRecord] = {}
-        for record in batch:
-            if record.content_hash in stored or record.content_hash in fresh:
+        for record, digest, older in zip(batch, digests, legacy, strict=True):
+            if digest in stored or digest in fresh or any(h in stored for h in older):
                 self.report.skip("archival", "the same text is stored already", record.memory_id)
             else:
-                fresh[record.content_hash] = record
+                fresh[digest] = record
         if not fresh:
             return
         attributes = await self._vectors(list(fresh.values()))
         ops: list[TxOp] = []
         upserts: list[Item] = []
-        memories = [self._memory(r) for r in fresh.values()]
+        memories = [self._memory(r, digest) for digest, r in fresh.items()]
         for memory_item, attrs in zip(memories, attributes, strict=True):
             writes, item = memory.archival_insert_ops(memory_item, attrs)
             ops += writes
@@ -356,12 +363,12 @@ class Writer:
             return
         self.report.written["archival"] += len(memories)
 
-    def _memory(self, record: ArchivalRecord) -> ArchivalMemory:
+    def _memory(self, record: ArchivalRecord, digest: str) -> ArchivalMemory:
         return ArchivalMemory(
             agent_id=self.agent_id,
             memory_id=record.memory_id,
             content=record.content,
-            content_hash=record.content_hash,
+            content_hash=digest,
             created_at=record.created_at,
             category=record.category,
             context=record.context,

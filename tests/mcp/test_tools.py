@@ -121,6 +121,13 @@ async def test_archival_memory_tools_reply_as_seed_000_shows(local_server: str) 
         again = reply(
             await client.call_tool("archival_memory_insert", {"agent": agent_id, "content": fact})
         )
+        # The same text in other case and spacing is the same memory.
+        respaced = "  ADA drinks three  cups of coffee daily.\nShe prefers DARK roast. "
+        again_otherwise = reply(
+            await client.call_tool(
+                "archival_memory_insert", {"agent": agent_id, "content": respaced}
+            )
+        )
         found = reply(
             await client.call_tool("archival_memory_search", {"agent": agent_id, "query": "coffee"})
         )
@@ -132,6 +139,7 @@ async def test_archival_memory_tools_reply_as_seed_000_shows(local_server: str) 
     preview = '"Ada drinks three cups of coffee daily..."'
     assert re.fullmatch(rf"Inserted into archival memory \({DAY}\): {preview}", inserted)
     assert re.fullmatch(rf"Already in archival memory \({DAY}\): {preview} \(no change\)", again)
+    assert again_otherwise == again
     assert re.fullmatch(
         rf'Archival Memory Search for "coffee" \(Page 1 of 1, 1 total\):\n\n'
         rf"\[1\] \({DAY}\) Ada drinks three cups of coffee daily\.\.\.",

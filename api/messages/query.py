@@ -1,0 +1,56 @@
+"""The words a search looks for, under one name on every search route: `query`, as archival
+search and seeds 002 and 004 name it. Message search named it `q`, which every search
+route still takes as an alias (left out of the document); a request giving both with
+different values is refused, never answered for one of them."""
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from fastapi import Depends, Query, Request
+from pydantic import AliasChoices
+
+from api.errors import BadRequest
+from api.messages.schemas import MAX_QUERY_CHARS
+
+NAME = "query"
+ALIAS = "q"
+# Validation aliases: `query`, else `q`. The document names only the first.
+NAMES = AliasChoices(NAME, ALIAS)
+DESCRIPTION = "What to look for (`q` is taken too, as an alias)."
+
+
+class ConflictingQuery(BadRequest):
+    code = "conflicting_query"
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"Give the search query once: `{NAME}` and `{ALIAS}` (its alias) were both given, "
+            "with different values."
+        )
+
+
+def check_one(given: Mapping[str, Any]) -> None:
+    """ConflictingQuery when `given` (a query string, a body) holds both names, with
+    different values; the same value under both names is one query."""
+    if NAME in given and ALIAS in given and given[NAME] != given[ALIAS]:
+        raise ConflictingQuery()
+
+
+async def _search_query(
+    request: Request,
+    query: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=MAX_QUERY_CHARS,
+            validation_alias=NAMES,
+            description=DESCRIPTION,
+        ),
+    ],
+) -> str:
+    check_one(request.query_params)
+    return query
+
+
+# A route's query string parameter `query` (or `q`).
+SearchQuery = Annotated[str, Depends(_search_query)]
