@@ -45,10 +45,6 @@ INLINE_CHANGES = 200  # items applied to an index on the event loop; more go to 
 MINILM_MIN_SIMILARITY = 0.31
 MIN_SIMILARITY = {"onnx": MINILM_MIN_SIMILARITY, "static": 0.26, "openai": 0.3}
 DEFAULT_MIN_SIMILARITY = 0.3
-# The meaning's weight in hybrid fusion, beside the words' 1.0: a transformer's similarity is
-# the stronger signal (bench/recall.py: MRR 0.555 at 1.0, 0.573 at 1.5); a static model's
-# is not (0.427 and 0.433).
-TRANSFORMER_DENSE_WEIGHT = 1.5
 BACKGROUND_WAIT_SECONDS = 10.0  # at shutdown, for writes still under way
 # Vectors of batches up to this size are kept for reuse (queries, a turn's messages); a
 # bulk load or a re-embedding would only push them out.
@@ -125,11 +121,6 @@ class SearchEngine:
         if "minilm" in model_id:  # the same model under onnx, local or ollama
             return MINILM_MIN_SIMILARITY
         return MIN_SIMILARITY.get(kind, DEFAULT_MIN_SIMILARITY)
-
-    @property
-    def dense_weight(self) -> float:
-        kind = (self.model_id or "").split(":", 1)[0]
-        return 1.0 if kind == "static" else TRANSFORMER_DENSE_WEIGHT
 
     # --- writing -----------------------------------------------------------------------
 
@@ -312,7 +303,6 @@ class SearchEngine:
             vector=vector,
             mode=chosen,
             min_similarity=floor,
-            dense_weight=self.dense_weight,
             window=when.span(text, now),
             recent=when.asks_about_now(text),
         )

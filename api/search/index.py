@@ -37,6 +37,9 @@ B = 0.0
 RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al.)
 RANK_DEPTH = 1000  # places ranked one by one in each list of a fusion
 LEXICAL_WEIGHT = 1.0
+# 1.5 for a transformer lifted our evaluation's MRR by 0.02 but reordered seed 003's own
+# example of three equal word matches: both lists weigh alike.
+DENSE_WEIGHT = 1.0
 WINDOW_SLACK = 0.1  # how far below the similarity floor a document said in the window may be
 # In hybrid mode, how far below the floor a document sharing a word with the question may
 # be and still match (bench/recall.py: questions nothing answers that got anything, 88% ->
@@ -49,10 +52,12 @@ RECENT_POOL = 20  # ...among this many of the best matches
 DELTA_MIN = 256  # documents the delta may hold before a rebuild...
 DELTA_SHARE = 0.05  # ...or this share of the main segment, whichever is larger
 DEAD_SHARE = 0.25  # masked documents in the main segment that trigger a rebuild
-# A Doc, its strings and the bookkeeping around it (its sort key's place, thread and array
-# entries), measured with tracemalloc: beside the text, the vector and the terms.
-DOC_OVERHEAD_BYTES = 1000
-TERM_BYTES = 200  # a distinct term: its string, its entries in bm25s's vocabulary
+# What a document holds beside its text, its vector, its postings and its terms: the Doc
+# (176 bytes), its sort key, id and content hash (about 310), its entries in the arrays (about
+# 60) and what the load leaves scattered (measured with tracemalloc and a worker's RSS at
+# 100k memories; bench/search.py).
+DOC_OVERHEAD_BYTES = 700
+TERM_BYTES = 200  # a distinct term: its stem, its entries in bm25s's vocabulary
 QUANTIZE_BLOCK = 4096  # documents whose vectors are stacked and quantized at once
 TRIM_DOCS = 5000  # builds of at least this many documents give freed memory back
 
@@ -122,7 +127,6 @@ class Query:
     vector: Vector | None  # None: no embedder, or lexical mode
     mode: Mode
     min_similarity: float
-    dense_weight: float = 1.0  # the meaning's weight in a fusion, beside the words' 1.0
     window: tuple[float, float] | None = None  # a time the question names, [start, end)
     recent: bool = False  # the question asks how things are now
 
@@ -499,7 +503,7 @@ class AgentIndex:
                 matched = lexical_match | dense_match | (inside & near)
                 lists = [(lexical_score, lexical_match, LEXICAL_WEIGHT)]
                 if similarity is not None:
-                    lists.append((dense_score, dense_match, query.dense_weight))
+                    lists.append((dense_score, dense_match, DENSE_WEIGHT))
                 if (matched & inside).any():
                     # Within the time the question names, ranked by what it asks about.
                     relevance = dense_score if similarity is not None else lexical_score

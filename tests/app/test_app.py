@@ -74,8 +74,8 @@ def test_health_reports_the_store(client: TestClient, settings: Settings) -> Non
         "store": "sqlite",
         "table": "app-test",
         "version": __version__,
-        "embedding_backend": "static",
-        "embedding_dimension": 256,
+        "embedding_backend": "onnx",
+        "embedding_dimension": 384,
         "database_path": str(settings.sqlite_path),  # local mode only (tests/seed002)
     }
     assert settings.sqlite_path.exists()  # the table was created at start

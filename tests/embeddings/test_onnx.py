@@ -78,7 +78,7 @@ def test_only_the_first_256_tokens_count(embedder: OnnxEmbedder) -> None:
 
 
 def test_reads_a_paraphrase_among_everyday_notes(embedder: OnnxEmbedder) -> None:
-    """"what food do I like?" nearer the pizza than to notes that share its shape ("the
+    """ "what food do I like?" nearer the pizza than to notes that share its shape ("the
     car needs..."), which a static model barely tells apart (0.253 against 0.252)."""
     notes = [
         "I love pizza with extra mozzarella.",

@@ -85,7 +85,7 @@ def test_openai_compatible_needs_no_key_and_remembers(server: str) -> None:
 
 def test_rest_memory_shows_messages_search_blocks_and_context(server: str) -> None:
     out = run_example("rest_memory.py", server)
-    assert out[0] == "server: ok, embeddings: static"
+    assert out[0] == "server: ok, embeddings: onnx"
     assert out[1].startswith("agent: rest-example (")
     assert out[2:5] == [
         "latest messages:",

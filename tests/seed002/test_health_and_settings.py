@@ -45,8 +45,8 @@ def test_health_in_local_mode_shows_the_database_file(tmp_path: Path, clock: Fro
     with running(settings, clock) as client:
         health = client.get("/health").json()
     assert health["status"] == "ok"
-    assert health["embedding_backend"] == "static"
-    assert health["embedding_dimension"] == 256
+    assert health["embedding_backend"] == "onnx"
+    assert health["embedding_dimension"] == 384
     assert health["database_path"] == str(settings.sqlite_path)
 
 
@@ -81,7 +81,7 @@ def test_health_in_google_mode_shows_no_server_path(
         assert health["status"] == "ok"
         assert health["database_path"] is None
         assert str(tmp_path) not in str(health)
-        assert health["embedding_dimension"] == 256
+        assert health["embedding_dimension"] == 384
 
 
 def test_the_default_port_is_8283() -> None:

@@ -35,7 +35,6 @@ Got it. And what's my personal preference for email tone?</summary>
 <relevant_memories>
 1. User: What's the main goal for the Q4 launch?
 2. Assistant: The main goal is to increase user acquisition by 15%.
-3. User: Got it. And what's my personal preference for email tone?
 </relevant_memories>"""
 
 
@@ -86,8 +85,7 @@ def test_the_seeds_workflow(api: TestClient) -> None:
     assert found["relevant_memories"] == [
         "User: What's the main goal for the Q4 launch?",
         "Assistant: The main goal is to increase user acquisition by 15%.",
-        "User: Got it. And what's my personal preference for email tone?",
-    ]
+    ]  # not the question about email tone: it neither shares a word nor means the same
     assert found["success"] is True
     assert found["pending_runs"] == 0
     # Provenance: each memory's id, source, role and score, best first.
@@ -95,7 +93,6 @@ def test_the_seeds_workflow(api: TestClient) -> None:
     assert [(m["source"], m["role"]) for m in memories] == [
         ("archival", "user"),
         ("archival", "assistant"),
-        ("archival", "user"),
     ]
     assert [m["score"] for m in memories] == sorted((m["score"] for m in memories), reverse=True)
     assert all(m["id"] and m["created_at"] for m in memories)
