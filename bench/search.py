@@ -126,7 +126,9 @@ def worker_rss(server: int) -> dict[int, float]:
     return {pid: rss_mib(pid) for pid in children(server) or [server]}
 
 
-async def fill(path: Path, agent_id: str, count: int, backend: str, words: str) -> None:
+async def fill(
+    path: Path, agent_id: str, count: int, backend: str = "static", words: str = "common"
+) -> None:
     """`count` memories, as archival.insert writes them (the same items and vectors)."""
     embedder = get_embedding_backend(backend)
     assert embedder is not None
