@@ -47,6 +47,7 @@ SHIPPED_SHA256: Final[Mapping[str, str]] = {
     "model.onnx": "5cb6f294db41f97994e6b005b5f8219d4d83edad40494b80e9cc78212904e20b",
 }
 
+LOAD_DELAY_SECONDS = 1.0  # after the start, before the shipped model loads unasked
 _REBUILD_HINT = (
     "reinstall the package (pip install --force-reinstall agent-memory) "
     "or rebuild the model with tools/build_onnx_model.py"
@@ -163,6 +164,7 @@ class OnnxEmbedder(ThreadedEmbedder):
         self._model_id, self._dimension = str(config["model_id"]), int(config["dimension"])
         self._loaded: OnnxModel | None = None
         self._loading: asyncio.Future[OnnxModel] | None = None
+        self._deferred: asyncio.TimerHandle | None = None
 
     @property
     def model_id(self) -> str:
@@ -173,13 +175,17 @@ class OnnxEmbedder(ThreadedEmbedder):
         return self._dimension
 
     async def start(self) -> None:
-        """The shipped model (its files checked against their pins) loads in a thread that
-        the server's start does not wait for; a directory of one's own loads now, so that a
-        model that cannot load stops the start and says why."""
+        """The shipped model (its files checked against their pins) loads in a thread a
+        moment after the start, or at the first embedding if that comes sooner: the
+        import and the session's building (about 0.3 s of CPU) would otherwise compete
+        with the server's own start for the interpreter. A directory of one's own loads
+        now, so that a model that cannot load stops the start and says why."""
         if self._pins is None:
             await asyncio.to_thread(self._load)
         else:
-            self._load_soon()
+            self._deferred = asyncio.get_running_loop().call_later(
+                LOAD_DELAY_SECONDS, self._load_soon
+            )
 
     def _load_soon(self) -> "asyncio.Future[OnnxModel]":
         if self._loading is None:
@@ -220,6 +226,8 @@ class OnnxEmbedder(ThreadedEmbedder):
         return out
 
     async def aclose(self) -> None:
+        if self._deferred is not None:
+            self._deferred.cancel()
         if self._loading is not None and not self._loading.done():
             await asyncio.wait([self._loading])
 
