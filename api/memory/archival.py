@@ -262,9 +262,11 @@ async def search(
     mode: Mode | None = None,
     tags: frozenset[str] | None = None,
     categories: frozenset[str] | None = None,
+    min_similarity: float | None = None,
 ) -> SearchPage:
     """One page of the matches among all the agent's memories, best first. A page past the
-    end comes back empty, with the total, so the caller can say how many pages there are."""
+    end comes back empty, with the total, so the caller can say how many pages there are.
+    `min_similarity`: the least cosine a semantic match needs (None: the model's floor)."""
     text = " ".join(query.split())
     if not text:
         raise EmptyContent("Search query is empty; give words to search for.")
@@ -277,6 +279,7 @@ async def search(
         filters=Filters(kinds=frozenset({"archival"}), tags=tags, categories=categories),
         offset=(page - 1) * page_size,
         limit=page_size,
+        min_similarity=min_similarity,
     )
     return SearchPage(
         query=text,

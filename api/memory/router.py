@@ -248,12 +248,22 @@ async def search_archival(
     mode: SearchMode | None = None,
     category: Annotated[list[Category] | None, Query()] = None,
     tags: Annotated[list[Tag] | None, Query(max_length=MAX_TAGS)] = None,
+    min_similarity: Annotated[
+        float | None,
+        Query(
+            ge=-1.0,
+            le=1.0,
+            description="The least cosine similarity a semantic match needs; "
+            "default: the model's floor.",
+        ),
+    ] = None,
 ) -> ArchivalSearchOut:
     """Pages of `limit` (5 by default), best match first, each memory with its score (and
     its cosine similarity to the query when semantic ranking took part). `mode`: hybrid (the
     default with an embedding backend), lexical (BM25, words in common) or semantic.
     `category` (repeatable) keeps memories of those categories; `tags` (repeatable) those
-    carrying any of those tags, or one of them as their category."""
+    carrying any of those tags, or one of them as their category. `min_similarity` asks for
+    closer matches, or looser ones, than the model's calibrated floor."""
     found = await archival.search(
         search,
         agent.agent_id,
@@ -263,6 +273,7 @@ async def search_archival(
         mode=mode,
         tags=frozenset(tags) if tags else None,
         categories=frozenset(category) if category else None,
+        min_similarity=min_similarity,
     )
     return ArchivalSearchOut(
         query=found.query,

@@ -45,12 +45,22 @@ async def search_messages(
     conversation_id: Annotated[str | None, Query(max_length=64)] = None,
     after: Annotated[datetime | None, Query(description="Said at or after this time.")] = None,
     before: Annotated[datetime | None, Query(description="Said before this time.")] = None,
+    min_similarity: Annotated[
+        float | None,
+        Query(
+            ge=-1.0,
+            le=1.0,
+            description="The least cosine similarity a semantic match needs; "
+            "default: the model's floor.",
+        ),
+    ] = None,
 ) -> MessageSearchOut:
     """Best first, each with its score and (when semantic ranking took part) its cosine
     similarity to the query (`query`; `q`, its former name, is taken too). `mode`: hybrid
     (the default with an embedding backend), lexical or semantic. A session id names a
     conversation as `POST /chat` does; one that does not exist finds nothing. A time
-    without a zone is UTC."""
+    without a zone is UTC. `min_similarity` asks for closer matches, or looser ones, than
+    the model's calibrated floor."""
     result = await service.search(
         search,
         agent.created_by,
@@ -65,6 +75,7 @@ async def search_messages(
         conversation_id=conversation_id,
         after=after,
         before=before,
+        min_similarity=min_similarity,
     )
     return MessageSearchOut(
         query=query,

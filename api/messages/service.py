@@ -243,11 +243,13 @@ async def search(
     after: datetime | None = None,
     before: datetime | None = None,
     with_metadata: bool = False,
+    min_similarity: float | None = None,
 ) -> MessageSearch:
     """An agent of `owner`'s messages across all its conversations (or one, named by its
     id or by a session id as `POST /chat` names it), best first. A session that does not
     exist finds nothing. `with_metadata`: each hit also carries the metadata its client
-    stored with it (kept in the index with the text)."""
+    stored with it (kept in the index with the text). `min_similarity`: the least cosine
+    a semantic match needs (None: the model's floor)."""
     chosen = search.mode_for(mode)
     after, before = _utc(after), _utc(before)
     if after is not None and before is not None and after >= before:
@@ -271,6 +273,7 @@ async def search(
         ),
         offset=offset,
         limit=limit,
+        min_similarity=min_similarity,
     )
     hits = [_hit(h, with_metadata) for h in result.hits]
     return MessageSearch(result.total, result.mode, hits)

@@ -107,10 +107,16 @@ async def search_messages(
     body: SearchIn, user: CurrentUser, search: SearchDep, settings: SettingsDep
 ) -> list[MessageOut]:
     """The agent's messages most relevant to the query, best first, each with its cosine
-    `similarity` to the query."""
+    `similarity` to the query. `min_similarity` (ours) asks for closer matches, or looser
+    ones, than the model's calibrated floor."""
     limit = _search_limit(body.limit, settings)
     agent, hits = await service.search_messages(
-        search, user.email, body.agent_name, body.query, limit
+        search,
+        user.email,
+        body.agent_name,
+        body.query,
+        limit,
+        min_similarity=body.min_similarity,
     )
     return [MessageOut.of_hit(agent.agent_id, h) for h in hits]
 

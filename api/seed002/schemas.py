@@ -102,6 +102,17 @@ class SearchIn(ApiModel):
             "no more than MEMORY_MAX_SEARCH_LIMIT (20).",
         ),
     ] = None
+    # Ours, beside the seed's fields: left out, the search is the seed's.
+    min_similarity: Annotated[
+        float | None,
+        Field(
+            strict=True,
+            ge=-1.0,
+            le=1.0,
+            description="The least cosine similarity a semantic match needs; "
+            "default: the model's floor.",
+        ),
+    ] = None
 
     @model_validator(mode="before")
     @classmethod

@@ -131,18 +131,41 @@ def _message(
 
 
 async def search_messages(
-    search: SearchEngine, email: str, agent_name: str, query: str, limit: int
+    search: SearchEngine,
+    email: str,
+    agent_name: str,
+    query: str,
+    limit: int,
+    *,
+    min_similarity: float | None = None,
 ) -> tuple[Agent, list[MessageHit]]:
     agent = await agents.get_by_name(search.table, email, agent_name)
-    return agent, await _relevant(search, email, agent.agent_id, query, limit)
+    return agent, await _relevant(
+        search, email, agent.agent_id, query, limit, min_similarity=min_similarity
+    )
 
 
 async def _relevant(
-    search: SearchEngine, owner: str, agent_id: str, query: str, limit: int
+    search: SearchEngine,
+    owner: str,
+    agent_id: str,
+    query: str,
+    limit: int,
+    *,
+    min_similarity: float | None = None,
 ) -> list[MessageHit]:
     """Best first (the engine's ranking: hybrid with an embedding backend), each with its
-    cosine similarity to the query and the metadata stored with it."""
-    found = await messages.search(search, owner, agent_id, query, limit=limit, with_metadata=True)
+    cosine similarity to the query and the metadata stored with it. `min_similarity`: the
+    least cosine a semantic match needs (None: the model's floor)."""
+    found = await messages.search(
+        search,
+        owner,
+        agent_id,
+        query,
+        limit=limit,
+        with_metadata=True,
+        min_similarity=min_similarity,
+    )
     return found.hits
 
 

@@ -226,11 +226,28 @@ async def search(
     tags: Annotated[
         str | None, Query(max_length=500, description="Comma-separated, e.g. `user`: any of them.")
     ] = None,
+    min_similarity: Annotated[
+        float | None,
+        Query(
+            ge=-1.0,
+            le=1.0,
+            description="Ours: the least cosine similarity a semantic match needs; "
+            "default: the model's floor.",
+        ),
+    ] = None,
 ) -> SearchResult:
-    """The subject's archival memories best matching the query, best first."""
+    """The subject's archival memories best matching the query, best first.
+    `min_similarity` (ours) asks for closer matches, or looser ones, than the model's
+    calibrated floor."""
     wanted = frozenset(t.strip() for t in tags.split(",") if t.strip()) if tags else None
     found = await service.search(
-        engine, user.email, user_id, query, max_results=max_results, tags=wanted or None
+        engine,
+        user.email,
+        user_id,
+        query,
+        max_results=max_results,
+        tags=wanted or None,
+        min_similarity=min_similarity,
     )
     return SearchResult(
         results=[m.memory.content for m in found.matches],

@@ -257,11 +257,20 @@ async def search(
     *,
     max_results: int,
     tags: frozenset[str] | None,
+    min_similarity: float | None = None,
 ) -> SearchPage:
     """The subject's archival memories best matching the query (with these tags, any of
-    them), best first: every write that returned before is found."""
+    them), best first: every write that returned before is found. `min_similarity`: the
+    least cosine a semantic match needs (None: the model's floor)."""
     subject = await subjects.get(search.table, email, user_id)
-    return await archival.search(search, subject.agent_id, query, page_size=max_results, tags=tags)
+    return await archival.search(
+        search,
+        subject.agent_id,
+        query,
+        page_size=max_results,
+        tags=tags,
+        min_similarity=min_similarity,
+    )
 
 
 async def delete(search: SearchEngine, email: str, user_id: str) -> None:
