@@ -45,7 +45,7 @@ from api.memory.schemas import (
     MemoryForms,
     Tag,
 )
-from api.messages.query import ConflictingQuery, SearchQuery
+from api.messages.query import ConflictingQuery, MinSimilarity, SearchQuery
 from api.search.engine import SearchBusy, SemanticSearchUnavailable
 from api.search.index import Mode as SearchMode
 from api.store.table import InvalidCursor
@@ -248,15 +248,7 @@ async def search_archival(
     mode: SearchMode | None = None,
     category: Annotated[list[Category] | None, Query()] = None,
     tags: Annotated[list[Tag] | None, Query(max_length=MAX_TAGS)] = None,
-    min_similarity: Annotated[
-        float | None,
-        Query(
-            ge=-1.0,
-            le=1.0,
-            description="The least cosine similarity a semantic match needs; "
-            "default: the model's floor.",
-        ),
-    ] = None,
+    min_similarity: MinSimilarity = None,
 ) -> ArchivalSearchOut:
     """Pages of `limit` (5 by default), best match first, each memory with its score (and
     its cosine similarity to the query when semantic ranking took part). `mode`: hybrid (the

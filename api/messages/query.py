@@ -54,3 +54,15 @@ async def _search_query(
 
 # A route's query string parameter `query` (or `q`).
 SearchQuery = Annotated[str, Depends(_search_query)]
+
+
+# The floor a search may ask for in place of its model's (api/search/engine.py).
+MinSimilarity = Annotated[
+    float | None,
+    Query(
+        ge=-1.0,
+        le=1.0,
+        description="The least cosine similarity a semantic match needs; "
+        "default: the model's floor.",
+    ),
+]

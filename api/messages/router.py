@@ -13,7 +13,7 @@ from api.deps import SearchDep
 from api.embeddings.base import EmbeddingError
 from api.messages import service
 from api.messages.models import SaidRole
-from api.messages.query import ConflictingQuery, SearchQuery
+from api.messages.query import ConflictingQuery, MinSimilarity, SearchQuery
 from api.messages.schemas import ID_PATTERN, MessageHitOut, MessageSearchOut
 from api.messages.service import InvalidTimeRange
 from api.search.engine import SemanticSearchUnavailable
@@ -45,15 +45,7 @@ async def search_messages(
     conversation_id: Annotated[str | None, Query(max_length=64)] = None,
     after: Annotated[datetime | None, Query(description="Said at or after this time.")] = None,
     before: Annotated[datetime | None, Query(description="Said before this time.")] = None,
-    min_similarity: Annotated[
-        float | None,
-        Query(
-            ge=-1.0,
-            le=1.0,
-            description="The least cosine similarity a semantic match needs; "
-            "default: the model's floor.",
-        ),
-    ] = None,
+    min_similarity: MinSimilarity = None,
 ) -> MessageSearchOut:
     """Best first, each with its score and (when semantic ranking took part) its cosine
     similarity to the query (`query`; `q`, its former name, is taken too). `mode`: hybrid
