@@ -2,10 +2,16 @@
 for cosine ranking), with the model that made it and its dimension beside it; and as an index
 holds many of them: int8 with a scale per row (`Quantized`)."""
 
+import functools
+import itertools
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from api.kit import cores
 
 EMBEDDING = "embedding"
 EMBEDDING_MODEL = "embedding_model"
@@ -15,6 +21,8 @@ Vector = npt.NDArray[np.float32]
 StoredVector = npt.NDArray[np.float16]  # as an item holds it
 CODE_MAX = 127  # int8 codes run from -CODE_MAX to CODE_MAX
 BLOCK_BYTES = 1 << 20  # rows widened to float32 at a time for a product: about 1 MiB
+QUERY_LEVELS = 255  # whole steps a query is rounded to on each side of zero (at most)
+PARALLEL_ROWS = 25_000  # rows each core takes at least, for a product shared between cores
 
 
 def pack(vector: Vector) -> bytes:
@@ -106,19 +114,64 @@ class Quantized:
         return bigger
 
     def cosines(self, query: Vector, count: int) -> npt.NDArray[np.float64]:
-        """Dot products of the first `count` rows with `query` (cosines, for unit vectors)."""
-        dimension = self.codes.shape[1]
+        """Dot products of the first `count` rows with `query` (cosines, for unit vectors).
+
+        The query is rounded to whole steps of its own scale too (up to QUERY_LEVELS of
+        them, few enough that no sum reaches 2**24): every product and sum is then a whole
+        number, exact in float32 whatever order BLAS adds in, so a row scores the same in
+        any block, segment or share. Past PARALLEL_ROWS rows, each core takes a share
+        (numpy lets go of the GIL): widening int8 to float32 costs more than the product."""
         out = np.empty(count, dtype=np.float32)
         query = np.asarray(query, dtype=np.float32)
-        step = max(1, BLOCK_BYTES // (4 * max(dimension, 1)))
-        block = np.empty((min(step, count), dimension), dtype=np.float32)
-        for start in range(0, count, step):
-            end = min(start + step, count)
-            rows = block[: end - start]
-            np.copyto(rows, self.codes[start:end], casting="safe")
-            np.matmul(rows, query, out=out[start:end])
+        dimension = max(self.codes.shape[1], 1)
+        levels = min(QUERY_LEVELS, (2**24 - 1) // (CODE_MAX * dimension))
+        peak = float(np.abs(query).max(initial=0.0))
+        step = np.float32(peak / levels) if peak > 0 else np.float32(1)
+        query = np.rint(query / step).astype(np.float32)
+        parts = min(_cores(), count // PARALLEL_ROWS) if count >= 2 * PARALLEL_ROWS else 1
+        if parts > 1:
+            bounds = [count * k // parts for k in range(parts + 1)]
+            spans = list(itertools.pairwise(bounds))
+            list(_pool().map(lambda span: self._dot(query, span[0], span[1], out), spans))
+        else:
+            self._dot(query, 0, count, out)
         out *= self.scales[:count]
+        out *= step
         return out.astype(np.float64)
+
+    def _dot(self, query: Vector, start: int, end: int, out: npt.NDArray[np.float32]) -> None:
+        """out[start:end] = rows start..end · query, a block of rows widened at a time."""
+        dimension = self.codes.shape[1]
+        step = max(1, BLOCK_BYTES // (4 * max(dimension, 1)))
+        block = _block(step * dimension).reshape(step, dimension)
+        for at in range(start, end, step):
+            upto = min(at + step, end)
+            rows = block[: upto - at]
+            np.copyto(rows, self.codes[at:upto], casting="safe")
+            np.matmul(rows, query, out=out[at:upto])
+
+
+_blocks = threading.local()
+
+
+def _block(size: int) -> npt.NDArray[np.float32]:
+    """This thread's float32 buffer of `size` values (kept: a fresh one each product would
+    be paged in again each time)."""
+    block: npt.NDArray[np.float32] | None = getattr(_blocks, "block", None)
+    if block is None or len(block) < size:
+        block = _blocks.block = np.empty(size, dtype=np.float32)
+    return block[:size]
+
+
+@functools.cache
+def _cores() -> int:
+    return cores.usable_cores()
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    """Threads for the shares of one product, one per core, made on first use."""
+    return ThreadPoolExecutor(_cores(), thread_name_prefix="search-vectors")
 
 
 def _scales(peaks: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

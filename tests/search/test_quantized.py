@@ -3,9 +3,11 @@ cosines stay within a few thousandths of float32's, rankings stay the same, a do
 scores the same in the main segment and in the delta, and a rebuild changes nothing."""
 
 import numpy as np
+import pytest
 
 from api.embeddings.base import Embedder
 from api.search import tokens
+from api.search import vectors as vectors_module
 from api.search.documents import Doc
 from api.search.index import AgentIndex, Filters, Query
 from api.search.vectors import Quantized
@@ -111,3 +113,15 @@ def test_a_document_scores_the_same_in_the_delta_the_main_segment_and_after_a_re
     index.rebuild()
     assert ranked() == before
     assert [d.vector is not None for d in index.docs()] == [True] * 500
+
+
+def test_a_product_shared_between_cores_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(2)
+    rows = rng.standard_normal((5000, 32)).astype(np.float32)
+    held = Quantized(len(rows), 32)
+    held.put(slice(None), rows)
+    query = rng.standard_normal(32).astype(np.float32)
+    alone = held.cosines(query, 4999)
+    monkeypatch.setattr(vectors_module, "PARALLEL_ROWS", 1000)
+    monkeypatch.setattr(vectors_module, "_cores", lambda: 3)
+    assert np.array_equal(held.cosines(query, 4999), alone)
