@@ -150,9 +150,8 @@ class OnnxEmbedder(ThreadedEmbedder):
     (`path`, unpinned) written by tools/build_onnx_model.py.
 
     The shipped files are checked against their pins when this is made (at the server's
-    start, a few tens of milliseconds); its session is loaded by `start()` in a worker
-    thread, which the server's start does not wait for, so `/health` answers while it
-    loads. The first embedding waits for it."""
+    start, a few tens of milliseconds); `start()` schedules its session's load (below),
+    which the first embedding waits for."""
 
     inline_texts = 0  # every run goes to a thread: milliseconds are not the loop's to spend
 
