@@ -18,10 +18,13 @@ from api.store.dynamodb_local import free_port
 
 __all__ = [
     "CORES",
+    "GROUP",
+    "PARENT",
     "ROOT",
     "ServerProcess",
     "free_port",
     "printing_process",
+    "processes_where",
     "serve",
     "server_process",
     "sizes",
@@ -45,18 +48,7 @@ class ServerProcess:
     process: "subprocess.Popen[bytes]"
 
     def pids(self) -> list[int]:
-        group = self.process.pid
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue  # gone meanwhile
-            if int(fields[2]) == group:  # the process group
-                found.append(int(entry.name))
-        return found
+        return processes_where(GROUP, self.process.pid)
 
     def cpu_seconds(self) -> float:
         """User and system time of every process of the server so far."""
@@ -72,6 +64,24 @@ class ServerProcess:
     def memory_kib(self, field_name: str) -> int:
         """`VmRSS` (now) or `VmHWM` (peak) summed over the server's processes."""
         return sum(status_kib(pid, field_name) for pid in self.pids())
+
+
+PARENT, GROUP = 1, 2  # fields of /proc/<pid>/stat after the command's name
+
+
+def processes_where(field: int, value: int) -> list[int]:
+    """The processes whose /proc stat `field` (PARENT or GROUP) is `value`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[field]) == value:
+            found.append(int(entry.name))
+    return found
 
 
 def status_kib(pid: int, field_name: str) -> int:

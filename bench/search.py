@@ -46,7 +46,7 @@ from api.memory.models import ArchivalMemory
 from api.search import vectors
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
-from bench.common import serve, sizes, status_kib
+from bench.common import PARENT, processes_where, serve, sizes, status_kib
 from bench.report import Report, p50_p95_ms
 
 _VOCABULARY = (
@@ -105,25 +105,10 @@ def rss_mib(pid: int) -> float:
     return status_kib(pid, "VmRSS") / 1024
 
 
-def children(pid: int) -> list[int]:
-    """The processes `pid` started (a server's workers, and multiprocessing's helper)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        if int(fields[1]) == pid:  # the parent
-            found.append(int(entry.name))
-    return found
-
-
 def worker_rss(server: int) -> dict[int, float]:
     """Resident MiB of each process that may answer requests: the server's children, or the
     server itself when it runs without workers (`--workers 1`)."""
-    return {pid: rss_mib(pid) for pid in children(server) or [server]}
+    return {pid: rss_mib(pid) for pid in processes_where(PARENT, server) or [server]}
 
 
 async def fill(

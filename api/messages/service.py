@@ -155,22 +155,6 @@ async def _vector_of(search: SearchEngine, message: Message) -> Item:
 
 
 @dataclass(frozen=True)
-class MessageHit:
-    conversation_id: str
-    message_id: str
-    role: str
-    content: str
-    actor_id: str | None
-    interrupted: bool
-    created_at: datetime
-    score: float
-    similarity: float | None
-    metadata: dict[str, Any] | None = None  # only when the search asked for it
-    before: "Turn | None" = None  # the turns around it in its conversation, as context
-    after: "Turn | None" = None
-
-
-@dataclass(frozen=True)
 class Turn:
     """A message beside a match, shown for context: not a match itself."""
 
@@ -186,6 +170,22 @@ class Turn:
         return cls(
             doc.item_id, doc.role or "", doc.text, datetime.fromtimestamp(doc.created_at, UTC)
         )
+
+
+@dataclass(frozen=True)
+class MessageHit:
+    conversation_id: str
+    message_id: str
+    role: str
+    content: str
+    actor_id: str | None
+    interrupted: bool
+    created_at: datetime
+    score: float
+    similarity: float | None
+    metadata: dict[str, Any] | None = None  # only when the search asked for it
+    before: Turn | None = None  # the turns around it in its conversation, as context
+    after: Turn | None = None
 
 
 @dataclass(frozen=True)

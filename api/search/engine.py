@@ -51,6 +51,17 @@ BACKGROUND_WAIT_SECONDS = 10.0  # at shutdown, for writes still under way
 RECENT_BATCH = 16
 
 
+def floor_of(model_id: str | None) -> float:
+    """A model's similarity floor, from its id (`onnx:all-minilm-l6-v2-onnx-int8`)."""
+    name = (model_id or "").lower()
+    kind = name.split(":", 1)[0]
+    if kind in MIN_SIMILARITY:
+        return MIN_SIMILARITY[kind]
+    if "minilm" in name:  # the same model run by local or ollama
+        return MINILM_MIN_SIMILARITY
+    return DEFAULT_MIN_SIMILARITY
+
+
 class SemanticSearchUnavailable(AppError):
     status_code = 400
     code = "semantic_search_unavailable"
@@ -96,6 +107,7 @@ class SearchEngine:
         self._applying: set[str] = set()  # agents whose own writes are about to be applied
         self._reported = metrics.SearchIndexSizes()  # what the process's gauges hold of ours
         self._recent = RecentVectors()
+        self._floor = floor_of(self.model_id)
 
     @property
     def model_id(self) -> str | None:
@@ -116,11 +128,7 @@ class SearchEngine:
     @property
     def min_similarity(self) -> float:
         """The model's similarity floor: semantic results below it are never returned."""
-        model_id = (self.model_id or "").lower()
-        kind = model_id.split(":", 1)[0]
-        if "minilm" in model_id:  # the same model under onnx, local or ollama
-            return MINILM_MIN_SIMILARITY
-        return MIN_SIMILARITY.get(kind, DEFAULT_MIN_SIMILARITY)
+        return self._floor
 
     # --- writing -----------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from api.embeddings.base import EmbeddingConfigError
-from api.embeddings.onnx import MODEL_DIR, MODEL_FILES, SHIPPED_SHA256, OnnxEmbedder
+from api.embeddings.onnx import MODEL_DIR, MODEL_FILES, SHIPPED_SHA256, OnnxEmbedder, read_config
 
 TEXTS = [
     "I love pizza with extra mozzarella.",
@@ -137,3 +137,16 @@ async def test_a_damaged_model_of_ones_own_stops_the_start(model_copy: Path) -> 
     embedder = OnnxEmbedder(path=model_copy)
     with pytest.raises(EmbeddingConfigError, match="unreadable"):
         await embedder.start()
+
+
+def test_a_file_that_differs_from_its_pin_is_named_with_both_digests(model_copy: Path) -> None:
+    (model_copy / "tokenizer.json").write_text("{}")
+    pins = dict(SHIPPED_SHA256)
+    with pytest.raises(EmbeddingConfigError, match=r"tokenizer\.json has sha256 .*not the pinned"):
+        read_config(model_copy, pins)
+
+
+def test_an_unreadable_config_is_refused(model_copy: Path) -> None:
+    (model_copy / "config.json").write_text('{"model_id": "x"}')  # no dimension
+    with pytest.raises(EmbeddingConfigError, match="unreadable"):
+        OnnxEmbedder(path=model_copy)

