@@ -18,15 +18,17 @@ from typing import cast
 
 from api.memory import repository
 from api.memory.errors import (
+    AlreadySuperseded,
     ArchivalMemoryNotFound,
     ContentTooLong,
     EmptyContent,
     InvalidPage,
+    InvalidSupersession,
     MemoryBusy,
 )
 from api.memory.models import ArchivalMemory, Category
 from api.memory.retry import backoff
-from api.search import vectors
+from api.search import facts, vectors
 from api.search.documents import Doc
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
@@ -39,19 +41,25 @@ from api.store.table import (
     Put,
     Table,
     TransactionCancelled,
+    TxOp,
 )
 
 PAGE_SIZE = 5
 MAX_CONTENT_CHARS = 50_000  # well inside an item's 400 KB, even at 4 bytes a character
 INSERT_ATTEMPTS = 20  # each lost race means another insert of this text won
+MAX_REPLACED = 20  # current memories of one attribute a new one replaces at most
 
 
 @dataclass(frozen=True)
 class ArchivalInsert:
-    """The memory holding the text, and whether this call created it."""
+    """The memory holding the text, whether this call created it, the memories it replaced
+    (as they are now: superseded by it), and those it was asked to replace that another
+    write had replaced first (as they are now)."""
 
     memory: ArchivalMemory
     created: bool
+    replaced: list[ArchivalMemory] = field(default_factory=list)
+    not_replaced: list[ArchivalMemory] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -158,19 +166,32 @@ async def insert(
     context: str | None = None,
     confidence: float | None = None,
     tags: Sequence[str] = (),
+    valid_from: datetime | None = None,
+    supersedes: Sequence[str] = (),
+    automatic: bool = True,
 ) -> ArchivalInsert:
     """Stored, embedded and searchable (on every replica) when this returns. Idempotent by
     content: text already stored (the same once `normalized`: in other case, spacing or
     Unicode forms too) comes back as it was stored (its text, category, context, confidence
-    and tags unchanged)."""
+    and tags unchanged), unless that memory was superseded: then the text is true again and
+    is stored anew.
+
+    `valid_from`: when it became true (default: now). `supersedes`: ids of memories it
+    replaces (each refused as unknown unless the agent's). With `automatic`, it also
+    replaces the current memories that state the same attribute of the same subject with
+    another value (`facts`). The new memory and the ends of those it replaces are written
+    in one transaction; one another write replaced first is left as it is, and said."""
     text = _content(content)
     digest = content_hash(text)
     table = engine.table
     stored = await _stored_before_normalization(table, agent_id, text)
     if stored is not None:
         return ArchivalInsert(stored, created=False)
+    asked = await _targets(table, agent_id, supersedes)
+    statement = facts.statement_of(text, category) if automatic else None
     (vector,) = await engine.vectors([text])
     vector_attributes = vectors.attributes(vector, engine.model_id)
+    guard_of: str | None = None  # a superseded memory of this text, whose guard moves
     for attempt in range(INSERT_ATTEMPTS):
         created_at = datetime.fromtimestamp(engine.clock.now(), UTC)
         memory = ArchivalMemory(
@@ -183,25 +204,145 @@ async def insert(
             context=(context or "").strip() or None,
             confidence=confidence,
             tags=list(dict.fromkeys(tags)),
+            valid_from=valid_from,
         )
+        found = await _same_attribute(engine, agent_id, statement, asked)
+        memory, replacing, kept = _plan_replacements(memory, asked, found)
+        written, item = repository.archival_insert_ops(memory, vector_attributes, guard_of=guard_of)
+        ops: list[TxOp] = [*written]
+        upserts = [item]
+        for old in replacing.values():
+            since = ArchivalMemory.from_dynamo_item(old).valid_since
+            op, ended = repository.supersede_op(
+                old, at=max(memory.valid_since, since), by=memory.memory_id
+            )
+            ops.append(op)
+            upserts.append(ended)
+        if memory.superseded_by is not None:  # said to hold before what holds now
+            ops.append(repository.still_current(agent_id, memory.superseded_by))
         try:
-            if await repository.insert_archival(engine, memory, vector_attributes):
-                return ArchivalInsert(memory, created=True)
-        except TransactionCancelled:  # a conflicting transaction, not a verdict: again
-            await backoff(attempt)
-            continue
+            await engine.commit(agent_id, ops, upserts=upserts)
+        except TransactionCancelled as e:
+            if any(e.refused(i) for i in range(2, len(ops))):  # replaced meanwhile: again
+                asked = await _targets(table, agent_id, supersedes)
+                continue
+            if not e.refused(0):  # a conflicting transaction, not a verdict: again
+                await backoff(attempt)
+                continue
+        else:
+            return ArchivalInsert(
+                memory,
+                created=True,
+                replaced=[ArchivalMemory.from_dynamo_item(i) for i in upserts[1:]],
+                not_replaced=kept,
+            )
         guard = await repository.archival_guard(table, agent_id, digest)
         if guard is None:  # deleted since our insert was refused: try again
+            guard_of = None
             continue
         existing = await repository.get_archival(table, agent_id, guard.memory_id)
-        if existing is not None:
+        if existing is not None and existing.current:
             return ArchivalInsert(existing, created=False)
+        if existing is not None:
+            guard_of = existing.memory_id
+            continue
         # A guard whose memory is gone would block this text forever: remove it, if it is
         # still that guard, and insert afresh.
         with contextlib.suppress(ConditionFailed):
             await repository.delete_guard(
                 table, agent_id, digest, condition=AttrEquals("memory_id", guard.memory_id)
             )
+    raise MemoryBusy("Archival memory is being written by too many callers at once; try again.")
+
+
+async def _targets(table: Table, agent_id: str, ids: Sequence[str]) -> dict[str, Item]:
+    """The stored items of the memories a writer says it replaces; an id that is not one of
+    the agent's memories is refused, before anything is written."""
+    if not ids:
+        return {}
+    found = await repository.archival_items(table, agent_id, ids)
+    for memory_id in ids:
+        if memory_id not in found:
+            raise ArchivalMemoryNotFound(memory_id)
+    return found
+
+
+async def _same_attribute(
+    engine: SearchEngine,
+    agent_id: str,
+    statement: facts.Statement | None,
+    asked: Mapping[str, Item],
+) -> dict[str, Item]:
+    """The current memories that state `statement`'s attribute with another value, as
+    stored (the index finds them; the table gives their items)."""
+    if statement is None:
+        return {}
+    listed = await engine.latest(
+        agent_id,
+        filters=Filters(kinds=frozenset({"archival"}), attribute=statement.key),
+        limit=MAX_REPLACED,
+    )
+    other = [
+        doc.item_id
+        for doc in listed.docs
+        if doc.item_id not in asked
+        and (said := facts.statement_of(doc.text, doc.category)) is not None
+        and said.value != statement.value
+    ]
+    return await repository.archival_items(engine.table, agent_id, other) if other else {}
+
+
+def _plan_replacements(
+    memory: ArchivalMemory, asked: Mapping[str, Item], found: Mapping[str, Item]
+) -> tuple[ArchivalMemory, dict[str, Item], list[ArchivalMemory]]:
+    """The new memory (superseded at birth when it states what held before a current
+    memory: "lived in Lisbon since 2019" after "Lives in: Porto" of 2024), the items it
+    replaces, and the asked-for ones already replaced (kept as they are)."""
+    kept = [m for m in map(ArchivalMemory.from_dynamo_item, asked.values()) if not m.current]
+    replacing = {i: item for i, item in asked.items() if "superseded_by" not in item}
+    newer = [
+        m
+        for m in map(ArchivalMemory.from_dynamo_item, found.values())
+        if m.valid_since > memory.valid_since
+    ]
+    if newer:
+        latest = min(newer, key=lambda m: m.valid_since)
+        memory = memory.model_copy(
+            update={"superseded_at": latest.valid_since, "superseded_by": latest.memory_id}
+        )
+    for memory_id, item in found.items():
+        if ArchivalMemory.from_dynamo_item(item).valid_since <= memory.valid_since:
+            replacing.setdefault(memory_id, item)
+    return memory, replacing, kept
+
+
+async def supersede(engine: SearchEngine, agent_id: str, memory_id: str, by: str) -> ArchivalMemory:
+    """Mark a memory as replaced by another of the agent's (`by`, current), from when `by`
+    became true; the memory as it is now. Both are checked in the write itself, so of two
+    writers replacing one memory at once exactly one does; the other is told by whom."""
+    if memory_id == by:
+        raise InvalidSupersession(f"Archival memory {memory_id} cannot replace itself (no change).")
+    for attempt in range(INSERT_ATTEMPTS):
+        items = await _targets(engine.table, agent_id, [memory_id, by])
+        old, new = (ArchivalMemory.from_dynamo_item(items[i]) for i in (memory_id, by))
+        if not old.current:
+            raise AlreadySuperseded(memory_id, old.superseded_by)
+        if not new.current:
+            raise InvalidSupersession(
+                f"Archival memory {by} cannot replace {memory_id}: it was itself replaced by "
+                f"{new.superseded_by}; replace {memory_id} with the current one (no change)."
+            )
+        at = max(new.valid_since, old.valid_since)
+        op, ended = repository.supersede_op(items[memory_id], at=at, by=by)
+        try:
+            await engine.commit(
+                agent_id, [op, repository.still_current(agent_id, by)], upserts=[ended]
+            )
+        except TransactionCancelled as e:
+            if not (e.refused(0) or e.refused(1)):
+                await backoff(attempt)
+            continue  # a verdict is read again, and told
+        return ArchivalMemory.from_dynamo_item(ended)
     raise MemoryBusy("Archival memory is being written by too many callers at once; try again.")
 
 
@@ -245,7 +386,14 @@ def _memory(agent_id: str, doc: Doc) -> ArchivalMemory:
         context=doc.context,
         confidence=doc.confidence,
         tags=list(doc.tags),
+        valid_from=_moment(doc.valid_from),
+        superseded_at=_moment(doc.superseded_at),
+        superseded_by=doc.superseded_by,
     )
+
+
+def _moment(epoch: float | None) -> datetime | None:
+    return None if epoch is None else datetime.fromtimestamp(epoch, UTC)
 
 
 def _match(agent_id: str, hit: Hit) -> Match:
@@ -263,10 +411,14 @@ async def search(
     tags: frozenset[str] | None = None,
     categories: frozenset[str] | None = None,
     min_similarity: float | None = None,
+    as_of: datetime | None = None,
+    include_history: bool = False,
 ) -> SearchPage:
     """One page of the matches among all the agent's memories, best first. A page past the
     end comes back empty, with the total, so the caller can say how many pages there are.
-    `min_similarity`: the least cosine a semantic match needs (None: the model's floor)."""
+    `min_similarity`: the least cosine a semantic match needs (None: the model's floor).
+    Current memories only, unless the question asks about the past ("where did I live
+    before?", "in 2024") or `include_history`; with `as_of`, those true at that moment."""
     text = " ".join(query.split())
     if not text:
         raise EmptyContent("Search query is empty; give words to search for.")
@@ -276,7 +428,13 @@ async def search(
         agent_id,
         text,
         mode=mode,
-        filters=Filters(kinds=frozenset({"archival"}), tags=tags, categories=categories),
+        filters=Filters(
+            kinds=frozenset({"archival"}),
+            tags=tags,
+            categories=categories,
+            as_of=None if as_of is None else as_of.timestamp(),
+            history=include_history,
+        ),
         offset=(page - 1) * page_size,
         limit=page_size,
         min_similarity=min_similarity,

@@ -136,6 +136,28 @@ class ArchivalMemoryNotFound(MemoryRefused):
         super().__init__(f"Archival memory {memory_id} does not exist.")
 
 
+class AlreadySuperseded(MemoryRefused):
+    """Another write replaced the memory first: one replacement per memory."""
+
+    status_code = 409
+    code = "already_superseded"
+
+    def __init__(self, memory_id: str, by: str | None) -> None:
+        super().__init__(
+            f"Archival memory {memory_id} was already replaced by {by} (no change).",
+            memory_id=memory_id,
+            superseded_by=by,
+        )
+
+
+class InvalidSupersession(MemoryRefused):
+    """A replacement that would make no sense: a memory replacing itself, or one that is
+    no longer current (the chain of replacements would loop or branch)."""
+
+    status_code = 409
+    code = "invalid_supersession"
+
+
 class MemoryBusy(MemoryRefused):
     """Optimistic retries ran out: so many writers at once that this one never got a turn."""
 

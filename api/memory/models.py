@@ -41,6 +41,44 @@ class CoreMemory(Entity):
         return keys.core_memory(self.agent_id, self.block_name)
 
 
+# What wrote a block's lines: a model's tool in a turn, a tool called over MCP, a person or
+# a client over a REST API (ours, seed 002's, seed 004's, an agent's persona), a seed 004
+# memory run, or compaction moving old lines to archival memory.
+ChangeSource = Literal["tool", "mcp", "rest", "memory_run", "compaction"]
+LineAction = Literal["append", "replace", "delete", "rewrite"]
+
+
+class CoreMemoryChange(Entity):
+    """One version of a block's lines, as it came about: written in the same transaction
+    as that version, so the history never misses or invents one. `append` has the new line,
+    `delete` the old one, `replace` both, at `line_number`; a `rewrite` (a whole new set of
+    lines: a PATCH, a persona, compaction) has the lines it removed and added instead.
+
+    A version that only changed the definition (description, word limit) has none. Keyed
+    by the block's `created_at` too, so a block deleted and made again under the same name
+    starts a history of its own."""
+
+    ENTITY = keys.CORE_MEMORY_CHANGE
+
+    agent_id: str
+    block_name: str
+    block_created_at: datetime | None = None  # its definition's; None: an old block's
+    version: int
+    at: datetime
+    source: ChangeSource
+    action: LineAction
+    line_number: int | None = None
+    old_line: str | None = None
+    new_line: str | None = None
+    removed: list[str] = Field(default_factory=list)  # a rewrite's
+    added: list[str] = Field(default_factory=list)
+
+    def key(self) -> Key:
+        return keys.core_memory_change(
+            self.agent_id, self.block_name, self.block_created_at, self.version
+        )
+
+
 Category = Literal["fact", "pattern", "preference", "capability"]  # seed 003's
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 
@@ -57,6 +95,20 @@ class ArchivalMemory(Entity):
     context: str | None = None  # seed 003: when or why it matters
     confidence: float | None = None  # seed 003: 0.0 to 1.0
     tags: list[str] = Field(default_factory=list)  # seed 004: who said it (`user`, ...)
+    # When it became true: a date its writer gave, or (None) when it was stored.
+    valid_from: datetime | None = None
+    # When it stopped being true, and the memory that says what is true since: both set
+    # together, once, by a supersession; the memory itself stays.
+    superseded_at: datetime | None = None
+    superseded_by: str | None = None
+
+    @property
+    def valid_since(self) -> datetime:
+        return self.valid_from or self.created_at
+
+    @property
+    def current(self) -> bool:
+        return self.superseded_by is None
 
     def key(self) -> Key:
         ts = keys.timestamp(self.created_at.timestamp())

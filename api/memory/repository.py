@@ -17,6 +17,7 @@ from api.memory.models import (
     ArchivalMemory,
     CapacityWarning,
     CoreMemory,
+    CoreMemoryChange,
     MemoryBlockDef,
 )
 from api.search import repository as search_repository
@@ -25,7 +26,9 @@ from api.store import keys
 from api.store.table import (
     PK,
     SK,
+    AttrAbsent,
     AttrEquals,
+    Check,
     Condition,
     ConditionFailed,
     Delete,
@@ -36,6 +39,7 @@ from api.store.table import (
     Put,
     Table,
     TransactionCancelled,
+    all_of,
 )
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -121,20 +125,26 @@ async def create_block(table: Table, definition: MemoryBlockDef, core: CoreMemor
 
 
 async def save_block(
-    table: Table, definition: MemoryBlockDef, core: CoreMemory, *, previous_version: int | None
+    table: Table,
+    definition: MemoryBlockDef,
+    core: CoreMemory,
+    *,
+    previous_version: int | None,
+    change: CoreMemoryChange | None = None,
 ) -> None:
     """A block's definition and lines together, if the definition still exists (reason 0)
     and nobody wrote the lines since `previous_version` was read (reason 1; None: read as
-    absent)."""
+    absent); with the change that made the lines' new version, when they changed."""
     condition = (
         ItemAbsent() if previous_version is None else AttrEquals("version", previous_version)
     )
-    await table.transact_write(
-        [
-            Put(definition.to_dynamo_item(), condition=ItemExists()),
-            Put(core.to_dynamo_item(), condition=condition),
-        ]
-    )
+    ops = [
+        Put(definition.to_dynamo_item(), condition=ItemExists()),
+        Put(core.to_dynamo_item(), condition=condition),
+    ]
+    if change is not None:
+        ops.append(Put(change.to_dynamo_item()))
+    await table.transact_write(ops)
 
 
 def _unchanged_since(previous_version: int | None) -> Condition:
@@ -143,14 +153,36 @@ def _unchanged_since(previous_version: int | None) -> Condition:
     return ItemAbsent() if previous_version is None else AttrEquals("version", previous_version)
 
 
-async def save_core(table: Table, core: CoreMemory, *, previous_version: int | None) -> None:
-    """Write the block's lines if unchanged since read; ConditionFailed tells the caller to
-    read again."""
-    await table.put(core.to_dynamo_item(), condition=_unchanged_since(previous_version))
+async def save_core(
+    table: Table, core: CoreMemory, *, previous_version: int | None, change: CoreMemoryChange
+) -> None:
+    """Write the block's lines if unchanged since read, with the change that made them, in
+    one transaction; ConditionFailed tells the caller to read again."""
+    try:
+        await table.transact_write(
+            [
+                Put(core.to_dynamo_item(), condition=_unchanged_since(previous_version)),
+                Put(change.to_dynamo_item()),
+            ]
+        )
+    except TransactionCancelled as e:
+        if e.refused(0):
+            raise ConditionFailed(f"[{core.block_name}] was written meanwhile.") from None
+        raise
 
 
-async def delete_block(table: Table, agent_id: str, block: str, *, version: int | None) -> None:
-    """The block; with `version`, only while its lines are at that version (reason 1)."""
+async def delete_block(
+    table: Table,
+    agent_id: str,
+    block: str,
+    *,
+    version: int | None,
+    created_at: datetime | None = None,
+) -> None:
+    """The block; with `version`, only while its lines are at that version (reason 1).
+    Then its line history (that of the block made at `created_at`, so never the history of
+    a block made again under the name meanwhile), a page at a time; what a crash leaves of
+    it is never read again, and goes with the agent."""
     lines_condition = None if version is None else AttrEquals("version", version)
     await table.transact_write(
         [
@@ -159,6 +191,28 @@ async def delete_block(table: Table, agent_id: str, block: str, *, version: int 
             Delete(keys.capacity_warning(agent_id, block)),
         ]
     )
+    pk, sk = keys.core_memory_changes_of(agent_id, block, created_at)
+    while True:
+        # Always the first page: what was deleted is gone, so no cursor is needed.
+        page = await table.query(pk, sk=sk, limit=100)
+        if not page.items:
+            return
+        await table.batch_write(deletes=[Key(item[PK], item[SK]) for item in page.items])
+
+
+async def changes_page(
+    table: Table,
+    agent_id: str,
+    block: str,
+    created_at: datetime | None,
+    *,
+    limit: int,
+    cursor: str | None = None,
+) -> tuple[list[CoreMemoryChange], str | None]:
+    """A page of the line history of the block made at `created_at`, newest first."""
+    pk, sk = keys.core_memory_changes_of(agent_id, block, created_at)
+    page = await table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
+    return [CoreMemoryChange.from_dynamo_item(item) for item in page.items], page.cursor
 
 
 # --- capacity warnings -------------------------------------------------------------------
@@ -227,18 +281,49 @@ async def insert_archival(
     return True
 
 
-def archival_insert_ops(memory: ArchivalMemory, vector_attributes: Item) -> tuple[list[Put], Item]:
+def archival_insert_ops(
+    memory: ArchivalMemory, vector_attributes: Item, *, guard_of: str | None = None
+) -> tuple[list[Put], Item]:
     """The writes that insert a memory (with its vector): its hash guard first, refused when
-    the text is stored already, then the memory; and the memory's item, for the search
-    engine's change."""
+    the text is stored already (with `guard_of`: unless the guard still names that memory,
+    a superseded one whose text is true again), then the memory; and the memory's item,
+    for the search engine's change."""
     guard = ArchivalHashGuard(
         agent_id=memory.agent_id, content_hash=memory.content_hash, memory_id=memory.memory_id
     )
     item = {**memory.to_dynamo_item(), **vector_attributes}
+    guarded = ItemAbsent() if guard_of is None else AttrEquals("memory_id", guard_of)
     return [
-        Put(guard.to_dynamo_item(), condition=ItemAbsent()),
+        Put(guard.to_dynamo_item(), condition=guarded),
         Put(item, condition=ItemAbsent()),
     ], item
+
+
+async def archival_items(table: Table, agent_id: str, memory_ids: Sequence[str]) -> dict[str, Item]:
+    """The stored items (vectors included) of these memories that exist, by id."""
+    wanted = [k for k in (archival_key(agent_id, i) for i in dict.fromkeys(memory_ids)) if k]
+    found = await table.batch_get(wanted) if wanted else []
+    return {item["memory_id"]: item for item in found}
+
+
+def _current() -> Condition:
+    return all_of(ItemExists(), AttrAbsent("superseded_by"))
+
+
+def supersede_op(item: Item, *, at: datetime, by: str) -> tuple[Put, Item]:
+    """The write that ends a memory's validity at `at`, replaced by the memory `by`, refused
+    unless it is still current; and its item as written (for the search engine's change)."""
+    memory = ArchivalMemory.from_dynamo_item(item)
+    ended = memory.model_copy(update={"superseded_at": at, "superseded_by": by})
+    written = {**item, **ended.to_dynamo_item()}
+    return Put(written, condition=_current()), written
+
+
+def still_current(agent_id: str, memory_id: str) -> Check:
+    """A transaction's check that a memory exists and nothing has replaced it."""
+    key = archival_key(agent_id, memory_id)
+    assert key is not None  # ids checked by the caller
+    return Check(key, _current())
 
 
 async def archival_guards(

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from api.kit.json_data import plain
-from api.search import vectors
+from api.search import facts, vectors
 from api.search.vectors import StoredVector, Vector
 from api.store import keys
 from api.store.table import SK, Item
@@ -37,6 +37,13 @@ class Doc:
     context: str | None = None  # archival
     confidence: float | None = None  # archival
     tags: tuple[str, ...] = ()  # archival: seed 004's (who said it)
+    # archival: when it became true (None: when stored), when it stopped being true and
+    # what replaced it (None: it is current), and the attribute it states
+    # (`facts`), which a newer statement of it takes over
+    valid_from: float | None = None
+    superseded_at: float | None = None
+    superseded_by: str | None = None
+    attribute: str | None = None
     conversation_id: str | None = None  # message
     role: str | None = None
     actor_id: str | None = None
@@ -51,6 +58,18 @@ class Doc:
 
     def live(self, now: float) -> bool:
         return self.ttl is None or self.ttl > now
+
+    @property
+    def valid_since(self) -> float:
+        return self.created_at if self.valid_from is None else self.valid_from
+
+    def valid_at(self, moment: float) -> bool:
+        """Whether it was true at `moment`: a message from then or before, a memory valid then."""
+        if self.kind == "message":
+            return self.created_at <= moment
+        return self.valid_since <= moment and (
+            self.superseded_at is None or self.superseded_at > moment
+        )
 
 
 def _epoch(value: Any) -> float:
@@ -70,11 +89,18 @@ def _shared(value: str | None) -> str | None:
     return None if value is None else sys.intern(value)
 
 
+def _attribute(text: str, category: str | None) -> str | None:
+    found = facts.statement_of(text, category)
+    return None if found is None else sys.intern(found.key)
+
+
 def of_item(item: Item, model_id: str | None) -> Doc | None:
     """The doc of an archival or message item; None for any other item."""
     entity = item.get(keys.ENTITY)
     vector = vectors.stored(item, model_id)  # no copy: an index quantizes it soon
     if entity == keys.ARCHIVAL_MEMORY:
+        valid_from, superseded_at = item.get("valid_from"), item.get("superseded_at")
+        category = _shared(item.get("category"))
         return Doc(
             sk=item[SK],
             kind="archival",
@@ -83,10 +109,14 @@ def of_item(item: Item, model_id: str | None) -> Doc | None:
             item_id=item["memory_id"],
             vector=vector,
             content_hash=item.get("content_hash"),
-            category=_shared(item.get("category")),
+            category=category,
             context=item.get("context"),
             confidence=float(item["confidence"]) if item.get("confidence") is not None else None,
             tags=tuple(item.get("tags") or ()),
+            valid_from=_epoch(valid_from) if valid_from is not None else None,
+            superseded_at=_epoch(superseded_at) if superseded_at is not None else None,
+            superseded_by=item.get("superseded_by"),
+            attribute=_attribute(item["content"], category),
         )
     if entity == keys.MESSAGE_RECALL:
         ttl = item.get("ttl")

@@ -313,6 +313,7 @@ class SearchEngine:
             min_similarity=floor,
             window=when.span(text, now),
             recent=when.asks_about_now(text),
+            past=when.asks_about_past(text),
         )
         async with self._lock(agent_id):
             index = await self._fresh(agent_id, current)

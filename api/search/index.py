@@ -49,6 +49,7 @@ CONTEXT_WEIGHT = 0.5  # how much of the preceding message's score a message take
 WINDOW_WEIGHT = 2.0  # the weight of "within the time the question names" in the fusion
 RECENT_WEIGHT = 1.0  # the weight of recency, for questions about how things are now
 RECENT_POOL = 20  # ...among this many of the best matches
+PAST_WEIGHT = 2.0  # the weight of "no longer true", for questions about how things were
 DELTA_MIN = 256  # documents the delta may hold before a rebuild...
 DELTA_SHARE = 0.05  # ...or this share of the main segment, whichever is larger
 DEAD_SHARE = 0.25  # masked documents in the main segment that trigger a rebuild
@@ -77,10 +78,22 @@ class Filters:
     # `tags=user,assistant`, seed 003's categories).
     tags: frozenset[str] | None = None
     categories: frozenset[str] | None = None  # archival memories of these categories
+    # What was true at this moment (epoch seconds): messages said by then, memories valid
+    # then. None: what is true now, the memories no other has superseded, unless `history`
+    # admits those too.
+    as_of: float | None = None
+    history: bool = False
+    attribute: str | None = None  # archival memories stating this attribute (`facts`)
 
     def admits(self, doc: Doc) -> bool:
         return (
             doc.kind in self.kinds
+            and (
+                doc.valid_at(self.as_of)
+                if self.as_of is not None
+                else self.history or doc.superseded_at is None
+            )
+            and (self.attribute is None or doc.attribute == self.attribute)
             and (self.categories is None or doc.category in self.categories)
             and (
                 self.tags is None or doc.category in self.tags or not self.tags.isdisjoint(doc.tags)
@@ -129,6 +142,24 @@ class Query:
     min_similarity: float
     window: tuple[float, float] | None = None  # a time the question names, [start, end)
     recent: bool = False  # the question asks how things are now
+    past: bool = False  # the question asks how things were before ("where did I live before?")
+
+
+def _validity(docs: Sequence[Doc]) -> tuple[Floats, Floats]:
+    """When each document became true and until when it was (for "inside the time the
+    question names"): a statement of an attribute from its start until superseded (now,
+    while current); any other document, a note or a message, at one moment."""
+    start = np.asarray([d.valid_since for d in docs], dtype=np.float64)
+    until = np.asarray(
+        [
+            d.superseded_at
+            if d.superseded_at is not None
+            else (math.inf if d.attribute is not None else d.valid_since)
+            for d in docs
+        ],
+        dtype=np.float64,
+    )
+    return start, until
 
 
 def _codes(values: Iterable[str | None]) -> tuple[npt.NDArray[np.int32], dict[str, int]]:
@@ -189,6 +220,9 @@ class _Main:
             [math.inf if d.ttl is None else d.ttl for d in self.docs], dtype=np.float64
         )
         self.expiring = bool(np.isfinite(self.ttl).any())
+        self.start, self.until = _validity(self.docs)
+        self.superseded = np.asarray([d.superseded_at is not None for d in self.docs], np.bool_)
+        self.attribute, self.attributes = _codes(d.attribute for d in self.docs)
         self.role, self.roles = _codes(d.role for d in self.docs)
         self.actor, self.actors = _codes(d.actor_id for d in self.docs)
         self.conversation, self.conversations = _codes(d.conversation_id for d in self.docs)
@@ -235,6 +269,15 @@ class _Main:
             mask &= self.created >= filters.after
         if filters.before is not None:
             mask &= self.created < filters.before
+        if filters.as_of is not None:
+            # A message's start is when it was said; only a superseded memory's end counts.
+            mask &= (self.start <= filters.as_of) & (
+                (self.until > filters.as_of) | ~self.superseded
+            )
+        elif not filters.history:
+            mask &= ~self.superseded
+        if filters.attribute is not None:
+            mask &= self.attribute == self.attributes.get(filters.attribute, -2)
         if filters.categories is not None:
             mask &= self._of_categories(filters.categories)
         if filters.tags is not None:
@@ -434,15 +477,33 @@ class AgentIndex:
         main, delta = self._main, self._delta
         fresh = delta.used  # the delta's slots, dead ones included (never admitted)
         size = len(main.docs) + fresh
-        live = main.mask(filters, now)
+        # A question about the past or a named time looks among superseded memories too;
+        # which of them it may find is decided below.
+        widened = (
+            (query.past or query.window is not None)
+            and filters.as_of is None
+            and not filters.history
+        )
+        scope = dataclasses.replace(filters, history=True) if widened else filters
+        live = main.mask(scope, now)
         created = main.created
         previous = main.previous if main.threaded else None
         fresh_present = delta.present(now)
         if fresh:
-            admitted = delta.admitted(filters, filters.admits) & fresh_present
+            admitted = delta.admitted(scope, scope.admits) & fresh_present
             live = np.concatenate([live, admitted])
             created = np.concatenate([created, delta.created[:fresh]])
             previous = np.concatenate([main.previous, delta.previous[:fresh]])
+
+        inside = np.zeros(size, dtype=np.bool_)
+        superseded = np.zeros(size, dtype=np.bool_)
+        if query.window is not None or query.past:
+            start, until, superseded = self._validity()
+            if query.window is not None:
+                begin, end = query.window
+                inside = live & (start < end) & (until >= begin)
+            if widened and not query.past:  # "in 2024": what was true then, not before
+                live &= ~superseded | inside
         if not live.any():
             return Found(0, mode=query.mode)
 
@@ -482,10 +543,7 @@ class AgentIndex:
             dense_match = live & has_vector & (similarity >= query.min_similarity)
             dense_score = _with_context(np.where(has_vector, similarity, 0.0), previous)
 
-        inside = np.zeros(size, dtype=np.bool_)
-        if query.window is not None:
-            start, end = query.window
-            inside = live & (created >= start) & (created < end)
+        past = live & superseded if query.past else np.zeros(size, dtype=np.bool_)
         match query.mode:
             case "lexical":
                 matched, score = lexical_match, lexical_score
@@ -511,9 +569,15 @@ class AgentIndex:
                 if query.recent:
                     recent = matched & _top(lists, created, RECENT_POOL)
                     lists.append((created, recent, RECENT_WEIGHT))
+                if (matched & past).any():
+                    # What was true before, ranked by what it asks about.
+                    relevance = dense_score if similarity is not None else lexical_score
+                    lists.append((relevance, matched & past, PAST_WEIGHT))
                 score = _fused(lists, created)
-        if query.mode != "hybrid" and inside.any():
-            score = score + (matched & inside) * (float(score.max()) + 1.0)
+        if query.mode != "hybrid":
+            for first in (inside, past):
+                if first.any():
+                    score = score + (matched & first) * (float(score.max()) + 1.0)
         chosen = np.flatnonzero(matched)
         page = _page(chosen, score, created, offset, limit)
         return Found(
@@ -570,6 +634,22 @@ class AgentIndex:
         chosen = chosen[-limit:]  # the main segment is in sort key order
         newest = sorted([main.docs[i] for i in chosen] + fresh, key=lambda d: d.sk, reverse=True)
         return Listed(total, newest[:limit], more=remaining > limit)
+
+    def _validity(self) -> tuple[Floats, Floats, Mask]:
+        """Each position's start and end of validity (`_validity`), and whether it is a
+        superseded memory: the main segment's arrays, the delta's made now (few)."""
+        main, delta = self._main, self._delta
+        if not delta.used:
+            return main.start, main.until, main.superseded
+        placeholder = Doc(sk="", kind="message", text="", created_at=0.0, item_id="")
+        docs = [d if d is not None else placeholder for d in delta.docs]
+        start, until = _validity(docs)
+        superseded = np.fromiter((d.superseded_at is not None for d in docs), np.bool_, len(docs))
+        return (
+            np.concatenate([main.start, start]),
+            np.concatenate([main.until, until]),
+            np.concatenate([main.superseded, superseded]),
+        )
 
     def _fresh_doc(self, position: int) -> Doc:
         doc = self._delta.docs[position - len(self._main.docs)]

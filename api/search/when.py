@@ -338,6 +338,19 @@ def _is_month(found: re.Match[str], question: str) -> bool:
     )
 
 
+_PAST = re.compile(
+    r"\b(before|previously|previous|formerly|former|used to|in the past|earlier|prior|"
+    r"originally|at first|(my|the|our|your) old|back then|no longer|changed?)\b"
+)
+
+
+def asks_about_past(question: str) -> bool:
+    """Whether the question asks how things were before ("Where did I live before?", "my
+    old phone number", "what did I use to drive?"), so that what is no longer true (a
+    superseded memory) may answer it, first."""
+    return _PAST.search(question.lower().replace("use to", "used to")) is not None
+
+
 def asks_about_now(question: str) -> bool:
     """Whether the question asks how things are now ("Where do I live now?"), so that the
     latest of several matching statements should come first."""
