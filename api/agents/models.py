@@ -22,6 +22,9 @@ class Agent(Entity):
     agent_persona: str = ""
     event_expiry_days: int = Field(default=7, ge=0)
     recent_turns: int = Field(default=10, ge=0)  # conversation turns loaded per turn
+    # A new archival memory replaces the current one stating the same attribute of the same
+    # subject with another value (api/search/facts.py); off: only when a writer says so.
+    auto_supersede: bool = True
     metadata: StoredJson = Field(default_factory=dict)  # free JSON (seed 002)
     created_at: datetime
     updated_at: datetime

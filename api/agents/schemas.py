@@ -45,6 +45,13 @@ class AgentCreate(ApiModel):
         title="Recent turns in context",
         description="How many of the latest turns of a session the agent sees; 0 for none.",
     )
+    auto_supersede: bool = Field(
+        default=True,
+        strict=True,
+        title="Replace changed facts",
+        description='A new memory stating another value of the same fact ("Lives in: Porto" '
+        'after "Lives in: Lisbon") replaces the old one, which is kept as history.',
+    )
     metadata: Metadata = Field(
         default_factory=dict,
         title="Metadata",
@@ -75,6 +82,7 @@ class AgentUpdate(ApiModel):
     persona: str | None = Field(default=None, max_length=5000)
     event_expiry_days: int | None = Field(default=None, strict=True, ge=0, le=3650)
     recent_turns: int | None = Field(default=None, strict=True, ge=0, le=MAX_RECENT_TURNS)
+    auto_supersede: bool | None = Field(default=None, strict=True)
     metadata: Metadata | None = None
 
 
@@ -87,6 +95,7 @@ class AgentOut(ApiModel):
     persona: str
     event_expiry_days: int
     recent_turns: int
+    auto_supersede: bool
     metadata: dict[str, JsonValue]
     created_at: datetime
     updated_at: datetime
@@ -102,6 +111,7 @@ class AgentOut(ApiModel):
             persona=agent.agent_persona,
             event_expiry_days=agent.event_expiry_days,
             recent_turns=agent.recent_turns,
+            auto_supersede=agent.auto_supersede,
             metadata=agent.metadata,
             created_at=agent.created_at,
             updated_at=agent.updated_at,

@@ -136,6 +136,7 @@ def _new(email: str, body: AgentCreate, clock: Clock) -> Agent:
         agent_persona=body.persona,
         event_expiry_days=body.event_expiry_days,
         recent_turns=body.recent_turns,
+        auto_supersede=body.auto_supersede,
         metadata=body.metadata,
         created_at=now,
         updated_at=now,
@@ -281,7 +282,8 @@ async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) ->
     raise AgentBusy("The agent is being edited by others; try again.")
 
 
-KEPT_AS_IS = ("event_expiry_days", "recent_turns", "metadata")  # same name on the agent
+# same name on the agent
+KEPT_AS_IS = ("event_expiry_days", "recent_turns", "auto_supersede", "metadata")
 
 
 def _apply(
@@ -298,11 +300,7 @@ def _apply(
                 for k, v in changes.items()
                 if k in ("name", "architecture", "provider", "model", "persona")
             },
-            **{
-                k: v
-                for k, v in changes.items()
-                if k in ("event_expiry_days", "recent_turns", "metadata")
-            },
+            **{k: v for k, v in changes.items() if k in KEPT_AS_IS},
             "updated_at": _now(clock),
             "version": agent.version + 1,
         }

@@ -3,11 +3,13 @@ search and seeds 002 and 004 name it. Message search named it `q`, which every s
 route still takes as an alias (left out of the document); a request giving both with
 different values is refused, never answered for one of them."""
 
+import re
 from collections.abc import Mapping
+from datetime import UTC, datetime, time
 from typing import Annotated, Any
 
 from fastapi import Depends, Query, Request
-from pydantic import AliasChoices
+from pydantic import AfterValidator, AliasChoices, BeforeValidator
 
 from api.errors import BadRequest
 from api.messages.schemas import MAX_QUERY_CHARS
@@ -64,5 +66,40 @@ MinSimilarity = Annotated[
         le=1.0,
         description="The least cosine similarity a semantic match needs; "
         "default: the model's floor.",
+    ),
+]
+
+
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _whole_day(value: Any) -> Any:
+    """A date alone means the whole of that day: what was true at its end (UTC)."""
+    if isinstance(value, str) and _DATE_ONLY.fullmatch(value.strip()):
+        day = datetime.fromisoformat(value.strip()).date()
+        return datetime.combine(day, time.max, tzinfo=UTC)
+    return value
+
+
+def _in_utc(value: datetime | None) -> datetime | None:
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
+AS_OF_DESCRIPTION = (
+    "What was true at this moment: a date (`2025-03-02`, the end of that day, UTC) or a "
+    "date and time (ISO 8601; UTC unless it says otherwise). Default: now."
+)
+# A moment, as every route that answers "as of" takes it (a type for query strings and
+# bodies alike).
+Moment = Annotated[datetime, BeforeValidator(_whole_day), AfterValidator(_in_utc)]
+AsOf = Annotated[Moment | None, Query(description=AS_OF_DESCRIPTION)]
+IncludeHistory = Annotated[
+    bool,
+    Query(
+        description="Also memories that were replaced (superseded) by newer ones, each with "
+        "`superseded_at` and `superseded_by`. Default: only when the question is about the "
+        'past ("where did I live before?", "in 2024").'
     ),
 ]
