@@ -111,6 +111,17 @@ class Checker:
         # texts were normalized) of the text as written: the writer keys the memory anew.
         if not hash_matches(record.content, record.content_hash):
             raise refuse(line, f"Memory {record.memory_id}'s hash does not match its content.")
+        # Replaced once, by another memory, at a moment: both said, or neither. (The
+        # replacement may be missing from the file: an export is no snapshot.)
+        if (record.superseded_at is None) != (record.superseded_by is None):
+            raise refuse(
+                line,
+                f"Memory {record.memory_id} gives one of superseded_at and superseded_by "
+                "without the other.",
+            )
+        by = record.superseded_by
+        if by is not None and (by == record.memory_id or memory.created_at_of(by) is None):
+            raise refuse(line, f"Memory {record.memory_id} is superseded by {by!r}, no memory.")
         if record.vector is not None:
             try:
                 size = len(record.vector.packed())

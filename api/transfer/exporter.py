@@ -68,6 +68,7 @@ def agent_record(agent: Agent) -> AgentRecord:
         persona=agent.agent_persona,
         event_expiry_days=agent.event_expiry_days,
         recent_turns=agent.recent_turns,
+        auto_supersede=agent.auto_supersede,
         metadata=plain(agent.metadata) or {},
         created_at=agent.created_at,
         updated_at=agent.updated_at,
@@ -99,6 +100,9 @@ def archival_record(
         context=memory_item.context,
         confidence=memory_item.confidence,
         tags=memory_item.tags,
+        valid_from=memory_item.valid_from,
+        superseded_at=memory_item.superseded_at,
+        superseded_by=memory_item.superseded_by,
         vector=_vector(item) if with_vector else None,
     )
 

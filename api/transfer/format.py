@@ -1,12 +1,13 @@
 """The export file: JSON Lines, one record a line, framed by a header and a trailer.
 
 ```
-{"type": "header", "format": "agent-memory-export", "version": 1, ...}
+{"type": "header", "format": "agent-memory-export", "version": 2, ...}
 {"type": "agent", ...}
 {"type": "subject", ...}                     seed 004's user_id, when the agent is one's
 {"type": "block", ...}                       definition and lines, one per block
 {"type": "capacity_warning", ...}
-{"type": "archival", ...}                    oldest first, optionally with its vector
+{"type": "archival", ...}                    oldest first, with its validity, optionally
+                                             its vector
 {"type": "conversation", ...}                each followed by its messages, oldest first
 {"type": "message", ...}
 {"type": "memory_run", ...}                  seed 004's runs (their results: the summaries)
@@ -32,7 +33,9 @@ from api.memory.models import Category
 from api.messages.models import Role
 
 FORMAT: Literal["agent-memory-export"] = "agent-memory-export"
-VERSION = 1
+# 2: an agent's `auto_supersede`, an archival memory's validity (`valid_from`,
+# `superseded_at`, `superseded_by`). A file of version 1 reads as one without them.
+VERSION = 2
 MEDIA_TYPE = "application/x-ndjson"
 MAX_LINE_BYTES = 4 * 1024 * 1024  # an archival memory or message is far below this
 
@@ -69,6 +72,7 @@ class AgentRecord(_Record):
     persona: str = ""
     event_expiry_days: int = Field(ge=0)
     recent_turns: int = Field(ge=0)
+    auto_supersede: bool = True  # a file from before the setting: on, as a new agent is
     metadata: Metadata = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime
@@ -117,7 +121,17 @@ class ArchivalRecord(_Record):
     context: str | None = None
     confidence: float | None = Field(default=None, ge=0, le=1)
     tags: list[str] = Field(default_factory=list)
+    # When it became true (absent: when it was stored); once replaced, when it stopped
+    # being true and the memory (of the same file) that replaced it. Absent in files from
+    # before validity: current, true since stored.
+    valid_from: datetime | None = None
+    superseded_at: datetime | None = None
+    superseded_by: str | None = None
     vector: VectorRecord | None = None
+
+    @property
+    def current(self) -> bool:
+        return self.superseded_by is None
 
 
 class ConversationRecord(_Record):

@@ -120,6 +120,9 @@ class Writer:
         self._subject_id: str | None = None  # the subject written with the agent
         self._agent_written = False
         self._archival: list[ArchivalRecord] = []
+        # Texts (their hashes) of replaced memories written: the only ones an agent this
+        # import made can be given again by a later record.
+        self._replaced_texts: set[str] = set()
         self._messages: list[MessageRecord] = []
 
     # --- the agent ---------------------------------------------------------------------
@@ -202,6 +205,7 @@ class Writer:
                 agent_persona=record.persona,
                 event_expiry_days=record.event_expiry_days,
                 recent_turns=record.recent_turns,
+                auto_supersede=record.auto_supersede,
                 metadata=metadata,
                 created_at=record.created_at,
                 updated_at=record.updated_at,
@@ -317,51 +321,119 @@ class Writer:
         batch, self._archival = self._archival, []
         if not batch:
             return
+        planned = await self._plan_archival(batch)
+        if not planned:
+            return
+        attributes = await self._vectors([p.record for p in planned])
+        writes: list[list[TxOp]] = []
+        upserts: list[Item] = []
+        for plan, attrs in zip(planned, attributes, strict=True):
+            ops, item = memory.archival_insert_ops(plan.memory, attrs, guard_of=plan.guard_of)
+            writes.append([*ops] if plan.guard else [*ops[1:]])
+            upserts.append(item)
+        try:
+            await self.search.commit(
+                self.agent_id, [op for ops in writes for op in ops], upserts=upserts
+            )
+        except TransactionCancelled:
+            # Another writer stored one of these meanwhile: one at a time, then.
+            for plan, one, item in zip(planned, writes, upserts, strict=True):
+                try:
+                    await self.search.commit(self.agent_id, one, upserts=[item])
+                except TransactionCancelled as e:
+                    if not any(e.refused(i) for i in range(len(one))):
+                        raise  # a conflict, not a verdict
+                    self.report.skip(
+                        "archival", "the same text is stored already", plan.memory.memory_id
+                    )
+                else:
+                    self.report.written["archival"] += 1
+            return
+        self.report.written["archival"] += len(planned)
+
+    async def _plan_archival(self, batch: list[ArchivalRecord]) -> list["_Planned"]:
+        """The memories of a batch to write, each with what to do with its text's hash
+        guard. A text has one guard, naming the latest memory stored of it; a text may be
+        stored more than once when all but its latest memory were replaced (a fact true
+        again), and at most one of its memories is current. So a replaced memory is written
+        beside the current one of its text; a current memory is skipped when its text has
+        a current memory already, and otherwise takes the guard over."""
         # Each memory is keyed by the hash of its normalized text, whatever hash the file
         # gives (checked: that one, or the one of its text as written, from before texts
         # were normalized), so a memory from an older file is found again as any other is.
         digests = [archival.content_hash(r.content) for r in batch]
         legacy = [archival.legacy_hashes(r.content) for r in batch]
-        # An agent this import made has no memories but this import's: no need to look.
-        # (A concurrent writer is still caught by the guards' conditions below. Guards of
-        # memories stored before normalization are read only, which suffices: no writer
+        # An agent this import made has no memories but this import's, and of a text
+        # (normalized) only a replaced memory comes before another: only those texts are
+        # looked up. (A concurrent writer is still caught by the guards' conditions. Guards
+        # of memories stored before normalization are read only, which suffices: no writer
         # makes one any more; see api/memory/archival.py.)
-        stored = (
-            {}
+        wanted = (
+            [d for d in digests if d in self._replaced_texts]
             if self.report.created
-            else await memory.archival_guards(
-                self.table, self.agent_id, [*digests, *(h for hs in legacy for h in hs)]
-            )
+            else [*digests, *(h for hs in legacy for h in hs)]
         )
-        fresh: dict[str, ArchivalRecord] = {}
-        for record, digest, older in zip(batch, digests, legacy, strict=True):
-            if digest in stored or digest in fresh or any(h in stored for h in older):
-                self.report.skip("archival", "the same text is stored already", record.memory_id)
-            else:
-                fresh[digest] = record
-        if not fresh:
-            return
-        attributes = await self._vectors(list(fresh.values()))
-        ops: list[TxOp] = []
-        upserts: list[Item] = []
-        memories = [self._memory(r, digest) for digest, r in fresh.items()]
-        for memory_item, attrs in zip(memories, attributes, strict=True):
-            writes, item = memory.archival_insert_ops(memory_item, attrs)
-            ops += writes
-            upserts.append(item)
-        try:
-            await self.search.commit(self.agent_id, ops, upserts=upserts)
-        except TransactionCancelled:
-            # Another writer stored one of these texts meanwhile: one at a time, then.
-            for memory_item, attrs in zip(memories, attributes, strict=True):
-                if await memory.insert_archival(self.search, memory_item, attrs):
-                    self.report.written["archival"] += 1
-                else:
+        stored = await memory.archival_guards(self.table, self.agent_id, wanted) if wanted else {}
+        holders = {
+            digest: guard.memory_id
+            for digest, older in zip(digests, legacy, strict=True)
+            if (guard := stored.get(digest) or next(filter(None, map(stored.get, older)), None))
+        }
+        # Whether a memory holding a text is current, and whether a memory of the file is
+        # in the store already (imported before), where a guard names another memory.
+        ask = [
+            i
+            for record, digest in zip(batch, digests, strict=True)
+            if holders.get(digest, record.memory_id) != record.memory_id
+            for i in (holders[digest], record.memory_id)
+        ]
+        items = await memory.archival_items(self.table, self.agent_id, ask) if ask else {}
+
+        planned: list[_Planned] = []
+        latest: dict[str, _Planned] = {}  # the batch's latest memory of each text
+        for record, digest in zip(batch, digests, strict=True):
+            mine = self._memory(record, digest)
+            earlier = latest.get(digest)
+            if earlier is not None:
+                holder_current = earlier.record.current
+            elif digest in holders:
+                holder = holders[digest]
+                if holder == record.memory_id:
                     self.report.skip(
-                        "archival", "the same text is stored already", memory_item.memory_id
+                        "archival", "the same text is stored already", record.memory_id
                     )
-            return
-        self.report.written["archival"] += len(memories)
+                    continue
+                if record.memory_id in items:
+                    self.report.skip("archival", "imported before", record.memory_id)
+                    continue
+                found = items.get(holder)
+                holder_current = found is not None and "superseded_by" not in found
+            else:  # the text's first memory
+                plan = _Planned(record, mine, guard=True)
+                planned.append(plan)
+                latest[digest] = plan
+                continue
+            if holder_current and record.current:
+                self.report.skip("archival", "the same text is stored already", record.memory_id)
+                continue
+            if holder_current or not record.current:  # history beside its text's memory
+                planned.append(_Planned(record, mine, guard=False))
+                continue
+            # The current memory of a text whose memories were all replaced: the guard
+            # is its from now on (moved, as when the engine stores a fact true again).
+            if earlier is not None:
+                plan = _Planned(record, mine, guard=earlier.guard, guard_of=earlier.guard_of)
+                earlier.guard = False  # one write of a guard per transaction
+            else:
+                guard = stored.get(digest)
+                moved = None if guard is None else guard.memory_id
+                plan = _Planned(record, mine, guard=True, guard_of=moved)
+            planned.append(plan)
+            latest[digest] = plan
+        self._replaced_texts.update(
+            archival.content_hash(p.record.content) for p in planned if not p.record.current
+        )
+        return planned
 
     def _memory(self, record: ArchivalRecord, digest: str) -> ArchivalMemory:
         return ArchivalMemory(
@@ -374,6 +446,9 @@ class Writer:
             context=record.context,
             confidence=record.confidence,
             tags=record.tags,
+            valid_from=record.valid_from,
+            superseded_at=record.superseded_at,
+            superseded_by=record.superseded_by,
         )
 
     async def _vectors(self, records: list[ArchivalRecord]) -> list[Item]:
@@ -548,6 +623,17 @@ class Writer:
             self.report.written["memory_run"] += 1
         else:
             self.report.skip("memory_run", "imported before", record.run_id)
+
+
+@dataclass
+class _Planned:
+    """A memory of the file to write; with `guard`, its text's hash guard too (made, or
+    with `guard_of` taken over from that replaced memory of the same text)."""
+
+    record: ArchivalRecord
+    memory: ArchivalMemory
+    guard: bool
+    guard_of: str | None = None
 
 
 def _name(name: str, attempt: int) -> str:

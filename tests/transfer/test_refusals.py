@@ -13,6 +13,7 @@ from api.kit.clock import FrozenClock
 from api.search.engine import SearchEngine
 from api.transfer import service as transfer
 from api.transfer.errors import InvalidImportFile
+from api.transfer.format import VERSION
 from tests.transfer.conftest import (
     BOB,
     everything,
@@ -71,9 +72,9 @@ async def test_a_file_of_a_newer_format_or_another_kind_is_refused(
     search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
 ) -> None:
     lines = records(exported)
-    lines[0]["version"] = 2
+    lines[0]["version"] = VERSION + 1
     message = await refused(search_sqlite, tmp_path, reframed(lines))
-    assert "version 2 of the format, made by a newer server" in message
+    assert f"version {VERSION + 1} of the format, made by a newer server" in message
     assert "neither an agent-memory export nor a Letta" in await refused(
         search_sqlite, tmp_path, b"hello, world\n"
     )
