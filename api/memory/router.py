@@ -14,6 +14,7 @@ from api.kit.forms import form_of
 from api.memory import archival
 from api.memory import service as memory
 from api.memory.errors import (
+    AlreadySuperseded,
     ArchivalMemoryNotFound,
     BlockExists,
     BlockFull,
@@ -24,8 +25,10 @@ from api.memory.errors import (
     EmptyContent,
     InvalidBlockName,
     InvalidPage,
+    InvalidSupersession,
     InvalidWordLimit,
     LineOutOfRange,
+    MemoryBusy,
     etag,
 )
 from api.memory.models import Category
@@ -37,15 +40,25 @@ from api.memory.schemas import (
     ArchivalOut,
     ArchivalPage,
     ArchivalSearchOut,
+    ArchivalWriteOut,
     BlockCreate,
+    BlockHistoryPage,
     BlockOut,
     BlockUpdate,
     LineChangeOut,
+    LineHistoryOut,
     LineIn,
     MemoryForms,
+    SupersedeRequest,
     Tag,
 )
-from api.messages.query import ConflictingQuery, MinSimilarity, SearchQuery
+from api.messages.query import (
+    AsOf,
+    ConflictingQuery,
+    IncludeHistory,
+    MinSimilarity,
+    SearchQuery,
+)
 from api.search.engine import SearchBusy, SemanticSearchUnavailable
 from api.search.index import Mode as SearchMode
 from api.store.table import InvalidCursor
@@ -117,6 +130,7 @@ async def update_block(
         lines=body.lines,
         expected=expected,
         clock=clock,
+        source="rest",
     )
     return _tagged(response, updated)
 
@@ -150,7 +164,7 @@ async def append_line(
     """Add a line at the end, with no need to read the block first. A line already there
     is not added again (200, `changed: false`, its line number): safe to retry."""
     change = await memory.append_line(
-        table, agent.agent_id, block, body.content, expected=expected, clock=clock
+        table, agent.agent_id, block, body.content, expected=expected, clock=clock, source="rest"
     )
     if not change.changed:
         response.status_code = status.HTTP_200_OK
@@ -173,7 +187,14 @@ async def replace_line(
 ) -> LineChangeOut:
     """Replace line N (from 1); the same text again changes nothing (`changed: false`)."""
     change = await memory.replace_line(
-        table, agent.agent_id, block, line_number, body.content, expected=expected, clock=clock
+        table,
+        agent.agent_id,
+        block,
+        line_number,
+        body.content,
+        expected=expected,
+        clock=clock,
+        source="rest",
     )
     return _changed(response, change)
 
@@ -193,9 +214,28 @@ async def delete_line(
     """Remove line N; the lines below move up. Not idempotent by itself (a retry removes
     the next line): send If-Match to make a retry safe."""
     change = await memory.delete_line(
-        table, agent.agent_id, block, line_number, expected=expected, clock=clock
+        table, agent.agent_id, block, line_number, expected=expected, clock=clock, source="rest"
     )
     return _changed(response, change)
+
+
+@router.get(
+    "/blocks/{block}/history", responses=errors(InvalidBlockName, BlockNotFound, InvalidCursor)
+)
+async def block_history(
+    agent: OwnedAgent,
+    block: str,
+    table: TableDep,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    cursor: str | None = None,
+) -> BlockHistoryPage:
+    """The block's line history, newest first: which line each version appended,
+    replaced or deleted (or, for a rewrite, removed and added), when, and through what
+    (`tool`, `mcp`, `rest`, `memory_run`, `compaction`). `cursor` continues a listing."""
+    changes, next_cursor = await memory.block_history(
+        table, agent.agent_id, block, limit=limit, cursor=cursor
+    )
+    return BlockHistoryPage(changes=[LineHistoryOut.of(c) for c in changes], cursor=next_cursor)
 
 
 def _tagged(response: Response, block: memory.BlockView) -> BlockOut:
@@ -249,13 +289,16 @@ async def search_archival(
     category: Annotated[list[Category] | None, Query()] = None,
     tags: Annotated[list[Tag] | None, Query(max_length=MAX_TAGS)] = None,
     min_similarity: MinSimilarity = None,
+    as_of: AsOf = None,
+    include_history: IncludeHistory = False,
 ) -> ArchivalSearchOut:
     """Pages of `limit` (5 by default), best match first, each memory with its score (and
     its cosine similarity to the query when semantic ranking took part). `mode`: hybrid (the
     default with an embedding backend), lexical (BM25, words in common) or semantic.
     `category` (repeatable) keeps memories of those categories; `tags` (repeatable) those
     carrying any of those tags, or one of them as their category. `min_similarity` asks for
-    closer matches, or looser ones, than the model's calibrated floor."""
+    closer matches, or looser ones, than the model's calibrated floor. Memories true now,
+    unless the question is about the past or `include_history`; `as_of`: those true then."""
     found = await archival.search(
         search,
         agent.agent_id,
@@ -266,6 +309,8 @@ async def search_archival(
         tags=frozenset(tags) if tags else None,
         categories=frozenset(category) if category else None,
         min_similarity=min_similarity,
+        as_of=as_of,
+        include_history=include_history,
     )
     return ArchivalSearchOut(
         query=found.query,
@@ -281,8 +326,15 @@ async def search_archival(
     "/archival",
     status_code=status.HTTP_201_CREATED,
     responses={
-        200: {"model": ArchivalOut, "description": "The same text was stored already."},
-        **errors(EmptyContent, ContentTooLong, EmbeddingError, SearchBusy),
+        200: {"model": ArchivalWriteOut, "description": "The same text was stored already."},
+        **errors(
+            EmptyContent,
+            ContentTooLong,
+            ArchivalMemoryNotFound,
+            EmbeddingError,
+            SearchBusy,
+            MemoryBusy,
+        ),
     },
 )
 async def insert_archival(
@@ -290,9 +342,13 @@ async def insert_archival(
     body: ArchivalCreate,
     response: Response,
     search: SearchDep,
-) -> ArchivalOut:
+) -> ArchivalWriteOut:
     """Idempotent: the same text again returns the stored memory (200). Searchable on every
-    server as soon as this answers."""
+    server as soon as this answers. It replaces the memories named in `supersedes` (404
+    for an id that is not one of the agent's memories, before anything is written) and,
+    unless the agent's `auto_supersede` is off, the current ones stating the same fact with
+    another value ("Lives in: Porto" after "Lives in: Lisbon"): `replaced` lists them,
+    ended and kept as history."""
     inserted = await archival.insert(
         search,
         agent.agent_id,
@@ -301,10 +357,30 @@ async def insert_archival(
         context=body.context,
         confidence=body.confidence,
         tags=body.tags,
+        valid_from=body.valid_from,
+        supersedes=body.supersedes,
+        automatic=agent.auto_supersede,
     )
     if not inserted.created:
         response.status_code = status.HTTP_200_OK
-    return ArchivalOut.of(inserted.memory)
+    return ArchivalWriteOut.of_insert(inserted)
+
+
+@router.post(
+    "/archival/{memory_id}/supersede",
+    responses=errors(
+        ArchivalMemoryNotFound, AlreadySuperseded, InvalidSupersession, SearchBusy, MemoryBusy
+    ),
+)
+async def supersede_archival(
+    agent: OwnedAgent, memory_id: str, body: SupersedeRequest, search: SearchDep
+) -> ArchivalOut:
+    """Mark the memory as replaced by `by` (a current memory of the agent), from when `by`
+    became true; the memory stays readable, exportable and searchable on request. Of two
+    writers replacing one memory at once exactly one does: the other gets 409
+    `already_superseded`, naming the winner."""
+    ended = await archival.supersede(search, agent.agent_id, memory_id, body.by)
+    return ArchivalOut.of(ended)
 
 
 @router.get("/archival/{memory_id}", responses=errors(ArchivalMemoryNotFound))

@@ -6,11 +6,23 @@ from pydantic import ConfigDict, Field, StringConstraints
 from api.kit.forms import Form
 from api.kit.model import ApiModel
 from api.kit.text import BlockName
-from api.memory.archival import Match
+from api.memory import validity
+from api.memory.archival import ArchivalInsert, Match
 from api.memory.blocks import MAX_BLOCK_NAME, MAX_WORD_LIMIT
-from api.memory.models import DEFAULT_WORD_LIMIT, ArchivalMemory, Category
+from api.memory.models import (
+    DEFAULT_WORD_LIMIT,
+    ArchivalMemory,
+    Category,
+    ChangeSource,
+    CoreMemoryChange,
+    LineAction,
+)
 from api.memory.service import BlockView, LineChange
+from api.messages.query import Moment
 from api.search.index import Mode as SearchMode
+
+MAX_SUPERSEDES = 20  # memories one write replaces, at most
+MemoryId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 
 
 class BlockOut(ApiModel):
@@ -87,6 +99,39 @@ class BlockUpdate(ApiModel):
     lines: list[str] | None = Field(default=None, description="Replaces every line")
 
 
+class LineHistoryOut(ApiModel):
+    version: int = Field(description="The block's version this change made")
+    at: datetime
+    source: ChangeSource = Field(description="What made it")
+    action: LineAction
+    line_number: int | None = Field(
+        description="The line appended, replaced or deleted (1-based); null for a rewrite"
+    )
+    old_line: str | None = Field(description="The line replaced or deleted")
+    new_line: str | None = Field(description="The line appended, or the replacement")
+    removed: list[str] = Field(description="A rewrite's lines that went")
+    added: list[str] = Field(description="A rewrite's new lines")
+
+    @classmethod
+    def of(cls, change: CoreMemoryChange) -> "LineHistoryOut":
+        return cls(
+            version=change.version,
+            at=change.at,
+            source=change.source,
+            action=change.action,
+            line_number=change.line_number,
+            old_line=change.old_line,
+            new_line=change.new_line,
+            removed=change.removed,
+            added=change.added,
+        )
+
+
+class BlockHistoryPage(ApiModel):
+    changes: list[LineHistoryOut]
+    cursor: str | None = Field(description="Continues the listing; null at its end")
+
+
 MAX_CONTEXT_CHARS = 2000
 MAX_TAGS = 16
 Tag = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
@@ -106,6 +151,14 @@ class ArchivalCreate(ApiModel):
     )
     confidence: Confidence | None = None
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+    valid_from: Moment | None = Field(
+        default=None, description="When it became true (a date or a date and time); default: now."
+    )
+    supersedes: list[MemoryId] = Field(
+        default_factory=list,
+        max_length=MAX_SUPERSEDES,
+        description="Ids of memories it replaces: each kept, ended when this one became true.",
+    )
 
 
 class ArchivalOut(ApiModel):
@@ -117,6 +170,11 @@ class ArchivalOut(ApiModel):
     context: str | None
     confidence: float | None
     tags: list[str]
+    valid_from: datetime = Field(description="When it became true (its creation, unless given).")
+    superseded_at: datetime | None = Field(
+        default=None, description="When it stopped being true; null while it is current."
+    )
+    superseded_by: str | None = Field(default=None, description="The memory that replaced it.")
 
     @classmethod
     def of(cls, memory: ArchivalMemory) -> "ArchivalOut":
@@ -129,7 +187,38 @@ class ArchivalOut(ApiModel):
             context=memory.context,
             confidence=memory.confidence,
             tags=memory.tags,
+            valid_from=memory.valid_since,
+            superseded_at=memory.superseded_at,
+            superseded_by=memory.superseded_by,
         )
+
+
+class ArchivalWriteOut(ArchivalOut):
+    replaced: list[ArchivalOut] = Field(
+        default_factory=list, description="Memories this one replaced, as they are now."
+    )
+    not_replaced: list[ArchivalOut] = Field(
+        default_factory=list,
+        description="Memories it was asked to replace that another write had replaced first.",
+    )
+    notes: list[str] = Field(
+        default_factory=list, description="The replacements, as a person reads them."
+    )
+
+    @classmethod
+    def of_insert(cls, inserted: ArchivalInsert) -> "ArchivalWriteOut":
+        return cls(
+            **ArchivalOut.of(inserted.memory).model_dump(),
+            replaced=[ArchivalOut.of(m) for m in inserted.replaced],
+            not_replaced=[ArchivalOut.of(m) for m in inserted.not_replaced],
+            notes=validity.replacement_lines(inserted),
+        )
+
+
+class SupersedeRequest(ApiModel):
+    model_config = ConfigDict(extra="forbid")
+
+    by: MemoryId = Field(description="The current memory that replaces this one.")
 
 
 class ArchivalPage(ApiModel):

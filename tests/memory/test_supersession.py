@@ -22,7 +22,9 @@ def engine(store: Table, clock: FrozenClock) -> SearchEngine:
     return SearchEngine(store, get_embedding_backend("static"), clock)
 
 
-async def _say(engine: SearchEngine, clock: FrozenClock, text: str, **kw: object) -> archival.ArchivalInsert:
+async def _say(
+    engine: SearchEngine, clock: FrozenClock, text: str, **kw: object
+) -> archival.ArchivalInsert:
     clock.advance(30 * DAY)
     return await archival.insert(engine, AGENT, text, **kw)  # type: ignore[arg-type]
 
@@ -134,7 +136,9 @@ async def test_explicit_supersession_and_its_refusals(
     with pytest.raises(ArchivalMemoryNotFound):
         await _say(engine, clock, "Something else", supersedes=["0" * 32])
     with pytest.raises(ArchivalMemoryNotFound):
-        await archival.supersede(engine, "another-agent", moved.memory.memory_id, again.memory.memory_id)
+        await archival.supersede(
+            engine, "another-agent", moved.memory.memory_id, again.memory.memory_id
+        )
     with pytest.raises(InvalidSupersession):
         await archival.supersede(engine, AGENT, moved.memory.memory_id, moved.memory.memory_id)
     with pytest.raises(InvalidSupersession):  # a replaced memory replaces nothing

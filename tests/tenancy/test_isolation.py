@@ -94,6 +94,18 @@ def archival_memory(owner: Tenant) -> dict[str, str]:
     return {**ids, "memory_id": created.json()["id"]}
 
 
+def replaced_archival_memory(owner: Tenant) -> dict[str, str]:
+    """A memory and the one that can replace it."""
+    ids = archival_memory(owner)
+    created = owner.client.post(
+        f"/agents/{ids['agent_id']}/memory/archival",
+        json={"content": "Owner's newer secret fact."},
+        headers=owner.headers,
+    )
+    assert created.status_code == 201, created.text
+    return {**ids, "by": created.json()["id"]}
+
+
 def run(owner: Tenant) -> dict[str, str]:
     ids = agent(owner)
     turn = owner.client.post(
@@ -195,6 +207,7 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
         block_line, body={"content": "taken over"}
     ),
     ("DELETE", "/agents/{agent_id}/memory/blocks/{block}/lines/{line_number}"): Probe(block_line),
+    ("GET", "/agents/{agent_id}/memory/blocks/{block}/history"): Probe(block_line),
     ("GET", "/agents/{agent_id}/memory/archival"): Probe(agent),
     ("GET", "/agents/{agent_id}/memory/archival/search"): Probe(
         archival_memory, query="?query=secret"
@@ -202,6 +215,9 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("POST", "/agents/{agent_id}/memory/archival"): Probe(agent, body={"content": "planted"}),
     ("GET", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
     ("DELETE", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
+    ("POST", "/agents/{agent_id}/memory/archival/{memory_id}/supersede"): Probe(
+        replaced_archival_memory, body={"by": "{by}"}, body_names_ids=True
+    ),
     ("GET", "/agents/{agent_id}/messages/search"): Probe(agent, query="?q=secret"),
     ("GET", "/agents/{agent_id}/export"): Probe(archival_memory),
     ("POST", "/agents/import"): SELF + " (lands in the caller's tenant, under ids of its own)",
