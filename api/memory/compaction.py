@@ -137,16 +137,18 @@ async def compact_block(
                     for x in removed[start : start + ARCHIVE_BATCH]
                 )
             )
+        now = datetime.fromtimestamp(search.clock.now(), tz=UTC)
         updated = CoreMemory(
             agent_id=agent_id,
             block_name=block,
             lines=shorter,
             word_count=blocks.count_words(shorter),
             version=core.version + 1,
-            updated_at=datetime.fromtimestamp(search.clock.now(), tz=UTC),
+            updated_at=now,
         )
+        change = service.rewrite_change(definition, updated, lines, at=now, source="compaction")
         try:
-            await repository.save_core(table, updated, previous_version=core.version)
+            await repository.save_core(table, updated, previous_version=core.version, change=change)
         except ConditionFailed:
             # Someone edited the block meanwhile: summarize what is there now. What was
             # archived stays archived; inserting it again is a no-op.

@@ -4,6 +4,10 @@ Every function takes an `agent_id` the caller already owns, and a block name as 
 names are normalized here, once for every caller. Every write of a block's lines is a
 read-modify-write guarded by its `version`; a write that lost the race reads again and
 retries, so concurrent edits all land and none overwrites another.
+
+Every new version of a block's lines is written with its `CoreMemoryChange` (what changed,
+when, by which `source`), in the same transaction: the block's line history. Writers say
+who they are; a caller that does not is taken for a person over REST.
 """
 
 from collections.abc import Callable, Sequence
@@ -28,7 +32,14 @@ from api.memory.errors import (
     MemoryBusy,
     VersionMismatch,
 )
-from api.memory.models import DEFAULT_WORD_LIMIT, CoreMemory, MemoryBlockDef
+from api.memory.models import (
+    DEFAULT_WORD_LIMIT,
+    ChangeSource,
+    CoreMemory,
+    CoreMemoryChange,
+    LineAction,
+    MemoryBlockDef,
+)
 from api.memory.retry import MAX_ATTEMPTS, backoff
 from api.search.engine import SearchEngine
 from api.store.table import ConditionFailed, Table, TransactionCancelled
@@ -155,6 +166,18 @@ async def read_block(table: Table, agent_id: str, block: str) -> BlockView:
     return view(*await _load(table, agent_id, block_name(block)))
 
 
+async def block_history(
+    table: Table, agent_id: str, block: str, *, limit: int, cursor: str | None = None
+) -> tuple[list[CoreMemoryChange], str | None]:
+    """A page of the block's line history, newest first, and the cursor of the next page
+    (None: no more). BlockNotFound for a block that does not exist (any more)."""
+    name = block_name(block)
+    definition, _ = await _load(table, agent_id, name)
+    return await repository.changes_page(
+        table, agent_id, name, definition.created_at, limit=limit, cursor=cursor
+    )
+
+
 async def core_memory_prompt(table: Table, agent_id: str) -> str:
     """Seed 000's `<core_memory>` section of the system prompt, every block numbered."""
     views = await list_blocks(table, agent_id)
@@ -273,6 +296,7 @@ async def update_block(
     lines: Sequence[str] | None = None,
     expected: int | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    source: ChangeSource = "rest",
 ) -> BlockView:
     """A new description, word limit or set of lines (cleaned, empty and repeated lines
     dropped), all in one write that moves the block's version on. With `expected`, only if
@@ -302,12 +326,16 @@ async def update_block(
         )
         return _Plan(wanted, 0, "")
 
-    return (await _edit(table, agent_id, name, plan, expected, changes, clock=clock)).block
+    edited = await _edit(table, agent_id, name, plan, expected, changes, clock=clock, source=source)
+    return edited.block
 
 
 async def delete_block(
     table: Table, agent_id: str, block: str, *, expected: int | None = None
 ) -> None:
+    """A custom block, its lines and its line history: a block made again under the name
+    starts from nothing, and the history of what was deleted is not kept (deleting the
+    agent removes every block's)."""
     name = block_name(block)
     definition, core = await _load(table, agent_id, name)
     if definition.is_default:
@@ -317,7 +345,11 @@ async def delete_block(
         raise VersionMismatch(name, version)
     try:
         await repository.delete_block(
-            table, agent_id, name, version=None if expected is None else version
+            table,
+            agent_id,
+            name,
+            version=None if expected is None else version,
+            created_at=definition.created_at,
         )
     except TransactionCancelled as e:
         if not e.refused(1):
@@ -341,6 +373,58 @@ class _Plan:
     line_number: int
     line: str
     previous: str | None = None
+    action: LineAction = "rewrite"
+
+
+def _change(
+    definition: MemoryBlockDef,
+    core: CoreMemory,
+    step: _Plan,
+    before: Sequence[str],
+    *,
+    at: datetime,
+    source: ChangeSource,
+) -> CoreMemoryChange:
+    """What made `core`'s version, from the plan that made it."""
+    if step.action == "rewrite":
+        return rewrite_change(definition, core, before, at=at, source=source)
+    old_line = {"replace": step.previous, "delete": step.line}.get(step.action)
+    return CoreMemoryChange(
+        agent_id=core.agent_id,
+        block_name=core.block_name,
+        block_created_at=definition.created_at,
+        version=core.version,
+        at=at,
+        source=source,
+        action=step.action,
+        line_number=step.line_number,
+        old_line=old_line,
+        new_line=None if step.action == "delete" else step.line,
+    )
+
+
+def rewrite_change(
+    definition: MemoryBlockDef,
+    core: CoreMemory,
+    before: Sequence[str],
+    *,
+    at: datetime,
+    source: ChangeSource,
+) -> CoreMemoryChange:
+    """A whole new set of lines (`core`'s) where there were `before`: the lines it removed
+    and those it added, each in its block's order."""
+    after, earlier = set(core.lines), set(before)
+    return CoreMemoryChange(
+        agent_id=core.agent_id,
+        block_name=core.block_name,
+        block_created_at=definition.created_at,
+        version=core.version,
+        at=at,
+        source=source,
+        action="rewrite",
+        removed=[line for line in before if line not in after],
+        added=[line for line in core.lines if line not in earlier],
+    )
 
 
 def _line(block: str, text: str, *, empty: str) -> str:
@@ -391,6 +475,7 @@ async def _edit(
     changes: dict[str, object] | None = None,
     *,
     clock: Clock = SYSTEM_CLOCK,
+    source: ChangeSource,
 ) -> LineChange:
     """Read, plan, write if the version is unchanged; otherwise start over from a fresh read
     (or, with `expected`, refuse once the version is another). `plan` sees the definition
@@ -410,20 +495,30 @@ async def _edit(
                 view(definition, core), step.line_number, step.line, step.previous, changed=False
             )
         lines = current if step.lines is None else step.lines
+        now = _at(clock)
         new_core = CoreMemory(
             agent_id=agent_id,
             block_name=block,
             lines=lines,
             word_count=blocks.count_words(lines),
             version=version + 1,
-            updated_at=_at(clock),
+            updated_at=now,
         )
         previous = core.version if core else None
+        change = (
+            None
+            if step.lines is None
+            else _change(updated, new_core, step, current, at=now, source=source)
+        )
         try:
-            if updated == definition:
-                await repository.save_core(table, new_core, previous_version=previous)
+            if updated == definition and change is not None:
+                await repository.save_core(
+                    table, new_core, previous_version=previous, change=change
+                )
             else:
-                await repository.save_block(table, updated, new_core, previous_version=previous)
+                await repository.save_block(
+                    table, updated, new_core, previous_version=previous, change=change
+                )
         except ConditionFailed:
             await backoff(attempt)
             continue
@@ -445,6 +540,7 @@ async def append_line(
     *,
     expected: int | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    source: ChangeSource = "rest",
 ) -> LineChange:
     """Add a line at the end; a line already present is not added again (changed=False,
     line_number tells where it is)."""
@@ -463,9 +559,9 @@ async def append_line(
             action="append to",
             char_limit=definition.char_limit,
         )
-        return _Plan(after, len(after), line)
+        return _Plan(after, len(after), line, action="append")
 
-    return await _edit(table, agent_id, name, plan, expected, clock=clock)
+    return await _edit(table, agent_id, name, plan, expected, clock=clock, source=source)
 
 
 async def replace_line(
@@ -477,6 +573,7 @@ async def replace_line(
     *,
     expected: int | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    source: ChangeSource = "rest",
 ) -> LineChange:
     name = block_name(block)
     line = _line(
@@ -502,9 +599,9 @@ async def replace_line(
             action=f"replace line {line_number} of",
             char_limit=definition.char_limit,
         )
-        return _Plan(after, line_number, line, previous)
+        return _Plan(after, line_number, line, previous, action="replace")
 
-    return await _edit(table, agent_id, name, plan, expected, clock=clock)
+    return await _edit(table, agent_id, name, plan, expected, clock=clock, source=source)
 
 
 async def delete_line(
@@ -515,6 +612,7 @@ async def delete_line(
     *,
     expected: int | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    source: ChangeSource = "rest",
 ) -> LineChange:
     """Remove a line; the lines below it move up by one. `line` is the removed line."""
     name = block_name(block)
@@ -522,9 +620,10 @@ async def delete_line(
     def plan(definition: MemoryBlockDef, lines: list[str]) -> _Plan:
         _check_line_number(name, line_number, lines)
         removed = lines[line_number - 1]
-        return _Plan([*lines[: line_number - 1], *lines[line_number:]], line_number, removed)
+        after = [*lines[: line_number - 1], *lines[line_number:]]
+        return _Plan(after, line_number, removed, action="delete")
 
-    return await _edit(table, agent_id, name, plan, expected, clock=clock)
+    return await _edit(table, agent_id, name, plan, expected, clock=clock, source=source)
 
 
 def _wanted_lines(block: str, lines: Sequence[str]) -> list[str]:
@@ -560,8 +659,11 @@ async def write_lines(
     *,
     expected: int | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    source: ChangeSource = "rest",
 ) -> BlockView:
     """Replace a block's whole content (a person editing it): lines cleaned, empty and
     repeated lines dropped. Written on the version read (a concurrent write makes it read
     again); with `expected`, only on that version."""
-    return await update_block(table, agent_id, block, lines=lines, expected=expected, clock=clock)
+    return await update_block(
+        table, agent_id, block, lines=lines, expected=expected, clock=clock, source=source
+    )

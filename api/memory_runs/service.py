@@ -341,7 +341,10 @@ class MemoryRunner:
             run_id=run.run_id,
         )
         context = ToolContext(
-            self.search, run.agent_id, summarizer_for(provider, agent.agent_model)
+            self.search,
+            run.agent_id,
+            summarizer_for(provider, agent.agent_model),
+            source="memory_run",
         )
         turn = Turn(
             agent=agent,

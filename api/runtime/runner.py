@@ -185,7 +185,7 @@ class Runtime:
             created_at=datetime.fromtimestamp(now, UTC),
             ttl=math.ceil(now) + expiry * DAY if expiry else None,
         )
-        context = ToolContext(self.search, agent.agent_id, summarizer)
+        context = ToolContext(self.search, agent.agent_id, summarizer, source="tool")
         turn = Turn(
             agent=agent,
             prompt=request.prompt,

@@ -16,6 +16,7 @@ Message            CONVERSATION#{id} / MESSAGE#{timestamp}#{message_id} messages
 ConversationLease  CONVERSATION#{id} / Lease                         the turn running in it
 MemoryBlockDef     Agent#{agent_id} / MemoryBlockDef#{block}        an agent's block definitions
 CoreMemory         Agent#{agent_id} / CoreMemory#{block}            read/update a block's lines
+CoreMemoryChange   Agent#{agent_id} / BlockHistory#{block}#{created}#{n} a block's line history
 ArchivalMemory     Agent#{agent_id} / Archival#{timestamp}#{memory_id} chronological archival
 ArchivalHashGuard  Agent#{agent_id} / ArchivalHash#{sha256}         idempotent archival insert
 CapacityWarning    Agent#{agent_id} / CapacityWarning#{block}       warning turns per block
@@ -60,6 +61,7 @@ MESSAGE = "Message"
 CONVERSATION_LEASE = "ConversationLease"
 MEMORY_BLOCK_DEF = "MemoryBlockDef"
 CORE_MEMORY = "CoreMemory"
+CORE_MEMORY_CHANGE = "CoreMemoryChange"
 ARCHIVAL_MEMORY = "ArchivalMemory"
 ARCHIVAL_HASH_GUARD = "ArchivalHashGuard"
 CAPACITY_WARNING = "CapacityWarning"
@@ -259,6 +261,30 @@ def memory_block_def(agent_id: str, block: str) -> Key:
 
 def core_memory(agent_id: str, block: str) -> Key:
     return Key(agent_partition(agent_id), f"CoreMemory#{_part('block name', block)}")
+
+
+_BLOCK_VERSION_DIGITS = 12  # zero-padded, so text order is version order
+
+
+def _block_history_prefix(agent_id: str, block: str, block_created_at: datetime | None) -> str:
+    # A block's creation time tells apart two blocks of one name, one deleted before the
+    # other was made ("0": a block made before blocks kept their times).
+    created = time_of(block_created_at) if block_created_at is not None else "0"
+    return f"BlockHistory#{_part('block name', block)}#{created}#"
+
+
+def core_memory_change(
+    agent_id: str, block: str, block_created_at: datetime | None, version: int
+) -> Key:
+    """The change that made `version` of a block's lines."""
+    prefix = _block_history_prefix(agent_id, block, block_created_at)
+    return Key(agent_partition(agent_id), f"{prefix}{version:0{_BLOCK_VERSION_DIGITS}d}")
+
+
+def core_memory_changes_of(agent_id: str, block: str, block_created_at: datetime | None) -> Query:
+    """A block's line history, in version order (reversed: newest first)."""
+    prefix = _block_history_prefix(agent_id, block, block_created_at)
+    return agent_partition(agent_id), Sk.begins_with(prefix)
 
 
 def archival(agent_id: str, ts: str, memory_id: str) -> Key:

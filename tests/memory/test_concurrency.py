@@ -74,9 +74,9 @@ async def test_deleting_an_agents_memory_removes_every_item(
     for i in range(120):  # more than a page
         await archival.insert(search, AGENT, f"memory {i}")
     deleted = await memory_service.delete_all(search, AGENT)
-    # blocks (definition, lines), a warning, memories with their guards, and search's
-    # version with one change per insert and per chunk of 90 deleted (two)
-    assert deleted == 3 * 2 + 1 + 2 * 120 + 1 + 120 + 2
+    # blocks (definition, lines), the append's line history, a warning, memories with their
+    # guards, and search's version with one change per insert and per chunk of 90 deleted
+    assert deleted == 3 * 2 + 1 + 1 + 2 * 120 + 1 + 120 + 2
     assert (await table.query(f"Agent#{AGENT}")).items == []
     assert [b.name for b in await memory_service.list_blocks(table, "other-agent")] == [
         "human",

@@ -10,6 +10,7 @@ from typing import Any
 from api.kit.clock import Clock
 from api.llm.types import ToolSpec
 from api.memory.errors import MemoryRefused
+from api.memory.models import ChangeSource
 from api.memory.summarizer import Summarizer
 from api.search.engine import SearchEngine
 from api.store.table import Table
@@ -24,6 +25,9 @@ class ToolContext:
     search: SearchEngine  # archival memory is written and searched through it
     agent_id: str
     summarizer: Summarizer
+    # Who is calling, as a block's line history records it: a model in a turn, a client
+    # over MCP, or a seed 004 memory run.
+    source: ChangeSource = "tool"
 
     @property
     def table(self) -> Table:

@@ -118,6 +118,7 @@ async def core_memory_append(context: ToolContext, arguments: Arguments) -> str:
         text_arg(arguments, "block"),
         text_arg(arguments, "content"),
         clock=context.clock,
+        source=context.source,
     )
     block = change.block
     if change.changed:
@@ -163,6 +164,7 @@ async def core_memory_replace(context: ToolContext, arguments: Arguments) -> str
         int_arg(arguments, "line_number"),
         text_arg(arguments, "new_content"),
         clock=context.clock,
+        source=context.source,
     )
     block = change.block
     if change.changed:
@@ -206,6 +208,7 @@ async def core_memory_delete(context: ToolContext, arguments: Arguments) -> str:
         text_arg(arguments, "block"),
         int_arg(arguments, "line_number"),
         clock=context.clock,
+        source=context.source,
     )
     block = change.block
     reply = (
