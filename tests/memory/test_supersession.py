@@ -46,15 +46,15 @@ async def test_a_new_value_of_an_attribute_replaces_the_old(
     assert stored.superseded_by == porto.memory.memory_id  # kept, ended, not deleted
 
     for mode in ("hybrid", "lexical", "semantic"):
-        now = await archival.search(engine, AGENT, "where do I live", mode=mode)  # type: ignore[arg-type]
+        now = await archival.search(engine, AGENT, "where do I live", mode=mode)
         assert _texts(now) == ["Lives in: Porto"], mode
-        before = await archival.search(engine, AGENT, "where did I live before", mode=mode)  # type: ignore[arg-type]
+        before = await archival.search(engine, AGENT, "where did I live before", mode=mode)
         assert _texts(before)[0] == "Lives in: Lisbon", mode
         everything = await archival.search(
             engine,
             AGENT,
             "where do I live",
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
             include_history=True,
         )
         assert sorted(_texts(everything)) == ["Lives in: Lisbon", "Lives in: Porto"], mode
@@ -162,7 +162,8 @@ async def test_of_two_writers_replacing_one_memory_exactly_one_does(
     )
     won = [r for r in results if not isinstance(r, BaseException)]
     lost = [r for r in results if isinstance(r, AlreadySuperseded)]
-    assert len(won) == 1 and len(lost) == 1
+    assert len(won) == 1
+    assert len(lost) == 1
     stored = await archival.get_memory(engine.table, AGENT, old.memory.memory_id)
     assert stored.superseded_by == won[0].superseded_by
 
@@ -171,7 +172,8 @@ async def test_a_text_true_again_is_stored_anew(engine: SearchEngine, clock: Fro
     lisbon = await _say(engine, clock, "Lives in: Lisbon")
     await _say(engine, clock, "Lives in: Porto")
     back = await _say(engine, clock, "lives in: lisbon")
-    assert back.created and back.memory.memory_id != lisbon.memory.memory_id
+    assert back.created
+    assert back.memory.memory_id != lisbon.memory.memory_id
     assert [m.content for m in back.replaced] == ["Lives in: Porto"]
     assert _texts(await archival.search(engine, AGENT, "where do I live")) == ["lives in: lisbon"]
     assert not (await _say(engine, clock, "Lives in: Lisbon")).created

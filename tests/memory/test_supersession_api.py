@@ -50,7 +50,8 @@ def test_a_changed_fact_replaces_the_old_one_and_says_so(
 ) -> None:
     lisbon = _write(client, base, clock, content="Lives in: Lisbon")
     assert lisbon["valid_from"] == lisbon["created_at"]
-    assert lisbon["superseded_at"] is None and lisbon["replaced"] == []
+    assert lisbon["superseded_at"] is None
+    assert lisbon["replaced"] == []
     porto = _write(client, base, clock, content="Lives in: Porto")
     assert [m["id"] for m in porto["replaced"]] == [lisbon["id"]]
     day = lisbon["created_at"][:10]
