@@ -13,7 +13,7 @@ from api.deps import SearchDep
 from api.embeddings.base import EmbeddingError
 from api.messages import service
 from api.messages.models import SaidRole
-from api.messages.query import ConflictingQuery, MinSimilarity, SearchQuery
+from api.messages.query import AsOf, ConflictingQuery, MinSimilarity, SearchQuery
 from api.messages.schemas import ID_PATTERN, MessageHitOut, MessageSearchOut
 from api.messages.service import InvalidTimeRange
 from api.search.engine import SemanticSearchUnavailable
@@ -46,13 +46,15 @@ async def search_messages(
     after: Annotated[datetime | None, Query(description="Said at or after this time.")] = None,
     before: Annotated[datetime | None, Query(description="Said before this time.")] = None,
     min_similarity: MinSimilarity = None,
+    as_of: AsOf = None,
 ) -> MessageSearchOut:
     """Best first, each with its score and (when semantic ranking took part) its cosine
     similarity to the query (`query`; `q`, its former name, is taken too). `mode`: hybrid
     (the default with an embedding backend), lexical or semantic. A session id names a
     conversation as `POST /chat` does; one that does not exist finds nothing. A time
     without a zone is UTC. `min_similarity` asks for closer matches, or looser ones, than
-    the model's calibrated floor."""
+    the model's calibrated floor. `as_of`: as it would have answered then (the messages
+    said by that moment)."""
     result = await service.search(
         search,
         agent.created_by,
@@ -68,6 +70,7 @@ async def search_messages(
         after=after,
         before=before,
         min_similarity=min_similarity,
+        as_of=as_of,
     )
     return MessageSearchOut(
         query=query,

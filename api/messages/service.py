@@ -244,12 +244,14 @@ async def search(
     before: datetime | None = None,
     with_metadata: bool = False,
     min_similarity: float | None = None,
+    as_of: datetime | None = None,
 ) -> MessageSearch:
     """An agent of `owner`'s messages across all its conversations (or one, named by its
     id or by a session id as `POST /chat` names it), best first. A session that does not
     exist finds nothing. `with_metadata`: each hit also carries the metadata its client
     stored with it (kept in the index with the text). `min_similarity`: the least cosine
-    a semantic match needs (None: the model's floor)."""
+    a semantic match needs (None: the model's floor). `as_of`: as the search would have
+    answered then (messages said by that moment)."""
     chosen = search.mode_for(mode)
     after, before = _utc(after), _utc(before)
     if after is not None and before is not None and after >= before:
@@ -270,6 +272,7 @@ async def search(
             conversation_id=conversation_id,
             after=after.timestamp() if after else None,
             before=before.timestamp() if before else None,
+            as_of=as_of.timestamp() if as_of else None,
         ),
         offset=offset,
         limit=limit,
