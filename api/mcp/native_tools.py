@@ -42,7 +42,13 @@ async def _native(ctx: Context[Any, Any], tool: str, agent: str, **arguments: An
         found = await me.agent(agent)
         _check_offered(tool, found)
         # The summarizer compacts blocks after a turn; a tool call alone never uses it.
-        context = ToolContext(me.search, found.agent_id, TruncatingSummarizer(), source="mcp")
+        context = ToolContext(
+            me.search,
+            found.agent_id,
+            TruncatingSummarizer(),
+            source="mcp",
+            auto_supersede=found.auto_supersede,
+        )
         given = {name: value for name, value in arguments.items() if value is not None}
         return await NATIVE_TOOLS[tool].execute(context, given)
 

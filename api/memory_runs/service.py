@@ -345,6 +345,7 @@ class MemoryRunner:
             run.agent_id,
             summarizer_for(provider, agent.agent_model),
             source="memory_run",
+            auto_supersede=agent.auto_supersede,
         )
         turn = Turn(
             agent=agent,

@@ -185,7 +185,13 @@ class Runtime:
             created_at=datetime.fromtimestamp(now, UTC),
             ttl=math.ceil(now) + expiry * DAY if expiry else None,
         )
-        context = ToolContext(self.search, agent.agent_id, summarizer, source="tool")
+        context = ToolContext(
+            self.search,
+            agent.agent_id,
+            summarizer,
+            source="tool",
+            auto_supersede=agent.auto_supersede,
+        )
         turn = Turn(
             agent=agent,
             prompt=request.prompt,

@@ -14,8 +14,14 @@ archival_memory_search
 archival_memory_insert
     Inserted into archival memory (2024-01-15): "Uses V60 brewing method..."
     Already in archival memory (2024-01-15): "Uses V60 brewing method..." (no change)
+  and after an insert, a line for each memory it replaced (the same fact, another value):
+    Replaced: 'Lives in: Lisbon' (2025-03-02) → 'Lives in: Porto'
 
-Dates are the memory's creation date (UTC). Results are numbered across pages ([6] opens
+A replaced memory is found only by questions about the past ("where did I live before?",
+"in 2024"), labelled "(until 2025-06-01)" after its preview.
+
+Dates are when the memory became true: its creation date (UTC) unless its writer gave one.
+Results are numbered across pages ([6] opens
 page 2). Each shows a preview: the memory's first sentence, at most PREVIEW_CHARS (80)
 characters cut at a word, and "..." when anything was left out. Refusals (empty content or
 query, a page below 1) are replies, worded by the memory service.
@@ -24,7 +30,7 @@ query, a page below 1) are replies, worded by the memory service.
 import re
 
 from api.llm.types import ToolSpec
-from api.memory import archival
+from api.memory import archival, validity
 from api.memory.archival import SearchPage
 from api.memory.models import ArchivalMemory
 from api.tools.native.base import Arguments, NativeTool, ToolContext, int_arg, schema, text_arg
@@ -45,18 +51,27 @@ def preview(content: str) -> str:
 
 
 def day(memory: ArchivalMemory) -> str:
-    return memory.created_at.strftime("%Y-%m-%d")
+    """When it became true: its creation, unless its writer gave a date."""
+    return memory.valid_since.strftime("%Y-%m-%d")
 
 
 # --- archival_memory_insert ------------------------------------------------------------
 
 
 async def archival_memory_insert(context: ToolContext, arguments: Arguments) -> str:
-    result = await archival.insert(context.search, context.agent_id, text_arg(arguments, "content"))
+    result = await archival.insert(
+        context.search,
+        context.agent_id,
+        text_arg(arguments, "content"),
+        automatic=context.auto_supersede,
+    )
     memory = result.memory
-    if result.created:
-        return f'Inserted into archival memory ({day(memory)}): "{preview(memory.content)}"'
-    return f'Already in archival memory ({day(memory)}): "{preview(memory.content)}" (no change)'
+    if not result.created:
+        return (
+            f'Already in archival memory ({day(memory)}): "{preview(memory.content)}" (no change)'
+        )
+    inserted = f'Inserted into archival memory ({day(memory)}): "{preview(memory.content)}"'
+    return "\n".join([inserted, *validity.replacement_lines(result)])
 
 
 ARCHIVAL_MEMORY_INSERT = NativeTool(
@@ -86,7 +101,7 @@ def render_search(result: SearchPage) -> str:
             f"({result.pages} {'page' if result.pages == 1 else 'pages'}, {result.total} total)."
         )
     rows = [
-        f"[{rank}] ({day(m)}) {preview(m.content)}"
+        f"[{rank}] ({day(m)}) {preview(m.content)}{validity.until(m)}"
         for rank, m in enumerate(result.memories, result.first_rank)
     ]
     parts = [

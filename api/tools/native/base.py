@@ -28,6 +28,9 @@ class ToolContext:
     # Who is calling, as a block's line history records it: a model in a turn, a client
     # over MCP, or a seed 004 memory run.
     source: ChangeSource = "tool"
+    # The agent's `auto_supersede`: whether a new archival memory replaces the current one
+    # stating the same fact.
+    auto_supersede: bool = True
 
     @property
     def table(self) -> Table:

@@ -40,7 +40,7 @@ import math
 from typing import Any
 
 from api.llm.types import ToolSpec
-from api.memory import archival
+from api.memory import archival, validity
 from api.memory.errors import MemoryRefused
 from api.memory.models import CATEGORIES, ArchivalMemory, Category
 from api.memory.schemas import MAX_CONTEXT_CHARS
@@ -139,7 +139,8 @@ def render_found(query: str, found: archival.SearchPage, limit: int) -> str:
         return f"No memories found for '{query}'."
     rows = [f"Found {_quantity(len(found.matches))} for '{query}':"]
     for memory in found.memories:
-        rows.append(f"- [{memory.category or 'uncategorized'}] {one_line(memory.content)}")
+        kind = memory.category or "uncategorized"
+        rows.append(f"- [{kind}] {one_line(memory.content)}{validity.until(memory)}")
         rows += _details(memory)
     if found.total > len(found.matches):
         more = (
@@ -198,10 +199,12 @@ async def _store(context: ToolContext, arguments: Arguments) -> str:
         category=category,
         context=why,
         confidence=confidence,
+        automatic=context.auto_supersede,
     )
     memory = result.memory
     if result.created:
-        return f"Stored {category} memory: {memory.content}"
+        stored = f"Stored {category} memory: {memory.content}"
+        return "\n".join([stored, *validity.replacement_lines(result)])
     kind = f"{memory.category} memory" if memory.category else "an uncategorized memory"
     return f"Already stored as {kind}: {memory.content} (no change)"
 
