@@ -189,21 +189,25 @@ class Written:
     text: str
     category: Category | None
     ref: Ref  # ("step", chain id, index), ("distractor", group id, index), ("note", id, 0)
+    person: str
 
 
 def writes(person: Person, notes: dict[str, str]) -> list[Written]:
     """Everything written into the person's archival memory, in time order."""
     out = [
-        Written(s.at, s.text, s.category, ("step", c.id, i))
+        Written(s.at, s.text, s.category, ("step", c.id, i), person.id)
         for c in person.chains
         for i, s in enumerate(c.steps)
     ]
     out += [
-        Written(t.at, t.text, t.category, ("distractor", g.id, i))
+        Written(t.at, t.text, t.category, ("distractor", g.id, i), person.id)
         for g in person.distractors
         for i, t in enumerate(g.items)
     ]
-    out += [Written(n.at, notes.get(n.note, ""), None, ("note", n.note, 0)) for n in person.notes]
+    out += [
+        Written(n.at, notes.get(n.note, ""), None, ("note", n.note, 0), person.id)
+        for n in person.notes
+    ]
     return sorted(out, key=lambda w: w.at)
 
 
@@ -391,12 +395,10 @@ def judge(
     `written`: memory id -> what it holds) into right, wrong and skipped, and find the
     missed ones."""
     by_ref = {w.ref: memory_id for memory_id, w in written.items()}
-    person_of = {c.id: p.id for p in people for c in p.chains}
-    person_of |= {g.id: p.id for p in people for g in p.distractors}
     out = Supersessions()
     for old_id, new_id in sorted(ended.items(), key=lambda e: written[e[1]].at):
         old, new = written[old_id], written[new_id]
-        made = Supersession(old, new, person_of.get(new.ref[1], "?"))
+        made = Supersession(old, new, new.person)
         same_chain = old.ref[0] == new.ref[0] == "step" and old.ref[1] == new.ref[1]
         if same_chain and new.ref[2] == old.ref[2] + 1:
             continue
