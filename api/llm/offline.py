@@ -8,6 +8,13 @@ so they are known in that session alone. It says plainly
 what it is. Tests use it as a scripted model too: its behaviour is a pure function of the
 request.
 
+Facts stay current: a name, a home or an employer (SINGLE_VALUED) said again replaces its
+line with `core_memory_replace` (the line number read from the numbered lines of its
+prompt) instead of adding a second one; likes add up. It understands the usual ways people
+correct themselves: "Actually, call me Bob", "I moved to Porto", "I live in Porto now, not
+Lisbon any more", "I don't work at Acme any more" (that line is deleted). Offered only
+`core_memory_append`, it appends as before.
+
 A memory run (seed 004: a system prompt with `<memory_blocks>` and new messages in
 `<new_messages>`) gets another behaviour, still deterministic: in one step it notes what
 the messages state (names, places, work, likes and preferences, goals; also what the
@@ -19,7 +26,7 @@ SUMMARY_LINES.
 
 import re
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 
 from api.llm.types import (
@@ -35,6 +42,10 @@ from api.llm.types import (
 
 MODEL = "offline-demo"
 APPEND_TOOL = "core_memory_append"
+REPLACE_TOOL = "core_memory_replace"
+DELETE_TOOL = "core_memory_delete"
+# Labels with one value at a time: a new one replaces the old. Others ("Likes") add up.
+SINGLE_VALUED = ("Name", "Lives in", "Works at")
 DISCLAIMER = "(I am the offline demo model: I remember simple facts and answer from memory.)"
 
 
@@ -47,13 +58,44 @@ class Fact:
 # What a person states, and the line it becomes in core memory. A fact ends at
 # punctuation or where the next clause about the person begins ("... and I work at ...").
 _END = r"(?=\s+and\s+(?:i|i'm|my)\b|[,.!?;]|$)"
+_NOW = r"(?:now |currently |actually )?"
+_NOT = r"(?:don't|do not|no longer|not)"
+# "call me" names only when what follows reads as a name: not "call me back", "call me
+# when ...", and never after "don't" or "not".
+_CALL_ME = (
+    r"(?<!n't )(?<!not )\bcall me "
+    r"(?!(?:back|later|when|if|at|on|in|tomorrow|tonight|now|again|please|anytime|a|an|the)\b)"
+    r"([A-Za-z][\w'-]*(?: [A-Za-z][\w'-]*){0,2})"
+)
+_CALL_END = r"(?=\s+(?:please|from now on|instead|and)\b|[,.!?;]|$)"
 STATEMENTS = [
     (re.compile(r"\bmy name is ([^,.!?;]+?)" + _END, re.I), "Name"),
     (re.compile(r"\bi(?:'m| am) called ([^,.!?;]+?)" + _END, re.I), "Name"),
-    (re.compile(r"\bi live in ([^,.!?;]+?)" + _END, re.I), "Lives in"),
-    (re.compile(r"\bi work (?:at|for) ([^,.!?;]+?)" + _END, re.I), "Works at"),
+    (re.compile(_CALL_ME + _CALL_END, re.I), "Name"),
+    (re.compile(rf"\bi {_NOW}live in ([^,.!?;]+?)" + _END, re.I), "Lives in"),
+    (
+        re.compile(r"\bi(?:'ve| have)? (?:just |recently )?moved to ([^,.!?;]+?)" + _END, re.I),
+        "Lives in",
+    ),
+    (re.compile(rf"\bi {_NOW}work (?:at|for) ([^,.!?;]+?)" + _END, re.I), "Works at"),
     (re.compile(r"\bi (?:really )?(?:like|love|enjoy) ([^,.!?;]+?)" + _END, re.I), "Likes"),
 ]
+
+# What a person says is no longer true: (the label, or None for any label's line) and the
+# value. "I don't live in Lisbon any more", "not Lisbon any more".
+RETRACTIONS = [
+    (re.compile(rf"\bi {_NOT} live in ([^,.!?;]+?)" + _END, re.I), "Lives in"),
+    (re.compile(rf"\bi {_NOT} work (?:at|for) ([^,.!?;]+?)" + _END, re.I), "Works at"),
+    (re.compile(rf"\bi {_NOT} (?:like|love|enjoy) ([^,.!?;]+?)" + _END, re.I), "Likes"),
+    (re.compile(r"\bnot (?:in |at |for )?([^,.!?;]+?) any ?(?:more|longer)\b", re.I), None),
+]
+# Words that end a value without being part of it: "Porto now", "Acme any more", "Berlin
+# last week".
+_TRAILING = re.compile(
+    r"\s+(?:now|these days|nowadays|any ?more|any longer|recently|yesterday|today"
+    r"|(?:last|this) (?:week|month|year))$",
+    re.I,
+)
 
 # What a person says that the model notices in the conversation but does not store: it is
 # known in that session (through its recent conversation) and nowhere else.
@@ -72,11 +114,18 @@ QUESTIONS = [
 RECENT_HEADING = "Recent conversation:"
 
 
+def _value(text: str) -> str:
+    value = text.strip().rstrip(".")
+    while (trimmed := _TRAILING.sub("", value)) != value:
+        value = trimmed
+    return value
+
+
 def facts_in(text: str, patterns: Sequence[tuple[re.Pattern[str], str]] = STATEMENTS) -> list[Fact]:
     found: list[tuple[int, Fact]] = []
     for pattern, label in patterns:
         for match in pattern.finditer(text):
-            value = match.group(1).strip().rstrip(".")
+            value = _value(match.group(1))
             if value:
                 found.append(
                     (
@@ -87,6 +136,90 @@ def facts_in(text: str, patterns: Sequence[tuple[re.Pattern[str], str]] = STATEM
     return [fact for _, fact in sorted(found, key=lambda pair: pair[0])]
 
 
+def retractions_in(text: str) -> list[tuple[str | None, str]]:
+    """What the text says is no longer true, in the order it says it: (label, or None for a
+    line of any label, value)."""
+    found: list[tuple[int, str | None, str]] = []
+    for pattern, label in RETRACTIONS:
+        for match in pattern.finditer(text):
+            value = _value(match.group(1))
+            if value:
+                found.append((match.start(), label, value))
+    return [(label, value) for _, label, value in sorted(found, key=lambda f: f[0])]
+
+
+Edit = tuple[str, dict[str, object]]  # a tool's name and its arguments
+
+
+def _label_of(line: str) -> str:
+    label, colon, _ = line.partition(": ")
+    return label if colon else ""
+
+
+def note(lines: list[str], block: str, fact: Fact, tools: Collection[str]) -> list[Edit]:
+    """The edits that put `fact` in `block`, whose lines are `lines` (updated as the edits
+    will leave them): a single-valued label's line is replaced, and any more lines of that
+    label deleted; otherwise the line is appended (a line already there changes nothing)."""
+    line = f"{fact.label}: {fact.value}"
+    same = [i for i, have in enumerate(lines) if _label_of(have) == fact.label]
+    if fact.label not in SINGLE_VALUED or not same or line in lines or REPLACE_TOOL not in tools:
+        if line not in lines:
+            lines.append(line)
+        return [(APPEND_TOOL, {"block": block, "content": line})]
+    first, *others = same
+    lines[first] = line
+    edits: list[Edit] = [
+        (REPLACE_TOOL, {"block": block, "line_number": first + 1, "new_content": line})
+    ]
+    if DELETE_TOOL in tools:
+        for i in reversed(others):
+            del lines[i]
+            edits.append((DELETE_TOOL, {"block": block, "line_number": i + 1}))
+    return edits
+
+
+def forget(
+    lines: list[str], block: str, label: str | None, value: str, tools: Collection[str]
+) -> list[Edit]:
+    """The edit that deletes the line saying `label: value` (any label the model writes,
+    when None), if `block` has one; `lines` updated."""
+    labels = (label,) if label else (*SINGLE_VALUED, "Likes")
+    for i, have in enumerate(lines):
+        found, _, said = have.partition(": ")
+        if found in labels and said.casefold() == value.casefold() and DELETE_TOOL in tools:
+            del lines[i]
+            return [(DELETE_TOOL, {"block": block, "line_number": i + 1})]
+    return []
+
+
+_CORE_HEADING = re.compile(r"^\[(?P<title>[^\]]+?)(?: - [^\]]*)?\]$")
+
+
+def block_lines(system_prompt: str, block: str = "human") -> list[str]:
+    """The numbered lines of one block of the prompt's `<core_memory>` (seed 000's section),
+    in order; none when the prompt has no such block."""
+    section = _section(system_prompt, "core_memory") or ""
+    for chunk in section.strip("\n").split("\n\n"):
+        heading, _, body = chunk.partition("\n")
+        title = _CORE_HEADING.match(heading.strip())
+        if title and title["title"].strip().lower().replace(" ", "_") == block:
+            return _LINE.findall(body)
+    return []
+
+
+def chat_plan(system_prompt: str, text: str, tools: Collection[str]) -> list[Edit]:
+    """The edits a chat turn makes of what the user said in `text`, in order: one per step."""
+    if APPEND_TOOL not in tools:
+        return []
+    lines = block_lines(system_prompt)
+    edits: list[Edit] = []
+    for fact in facts_in(text):
+        edits += note(lines, "human", fact, tools)
+    for label, value in retractions_in(text):
+        edits += forget(lines, "human", label, value, tools)
+    return edits
+
+
 def remembered(system_prompt: str, label: str) -> list[str]:
     """Values of the core-memory lines `N: {label}: value` in the system prompt."""
     pattern = re.compile(rf"^\s*\d+:\s*{re.escape(label)}:\s*(.+?)\s*$", re.M)
@@ -94,15 +227,19 @@ def remembered(system_prompt: str, label: str) -> list[str]:
 
 
 def said_recently(system_prompt: str, label: str) -> list[str]:
-    """Values the user stated in the prompt's recent conversation (seed 001's section)."""
+    """Values the user stated in the prompt's recent conversation (seed 001's section), as
+    they stand after it: a single-valued label's latest, without what was said to be no
+    longer true."""
     _, found, section = system_prompt.partition(RECENT_HEADING)
     said = [line.removeprefix("user:") for line in section.splitlines() if line.startswith("user:")]
-    values = [
-        fact.value
-        for line in said
-        for fact in facts_in(line, [*STATEMENTS, *NOTICED])
-        if fact.label == label
-    ]
+    values: list[str] = []
+    for line in said:
+        for fact in facts_in(line, [*STATEMENTS, *NOTICED]):
+            if fact.label == label:
+                values = [fact.value] if label in SINGLE_VALUED else [*values, fact.value]
+        for retracted, value in retractions_in(line):
+            if retracted in (label, None):
+                values = [v for v in values if v.casefold() != value.casefold()]
     return list(dict.fromkeys(values)) if found else []
 
 
@@ -118,19 +255,16 @@ def reply_to(request: ChatRequest) -> tuple[str, ToolCall | None]:
     """The model's next step: a tool call to make, or the text to answer with."""
     system = "\n".join(m.content for m in request.messages if m.role == "system")
     text, since = _latest_turn(request.messages)
-    can_store = any(tool.name == APPEND_TOOL for tool in request.tools)
+    tools = {tool.name for tool in request.tools}
+    can_store = APPEND_TOOL in tools
     facts = facts_in(text)
+    plan = chat_plan(system, text, tools)
     stored = sum(1 for m in since if m.role == "assistant" and m.tool_calls)
-    if can_store and stored < len(facts):
-        fact = facts[stored]
-        call = ToolCall(
-            id=f"call_{uuid.uuid4().hex[:12]}",
-            name=APPEND_TOOL,
-            arguments={"block": "human", "content": f"{fact.label}: {fact.value}"},
-        )
-        return "", call
-    if facts:
-        return _acknowledge(facts, stored=can_store), None
+    if stored < len(plan):
+        return "", _call(*plan[stored])
+    corrected = any(name != APPEND_TOOL for name, _ in plan)
+    if facts or retractions_in(text):
+        return _acknowledge(facts, stored=can_store, corrected=corrected), None
     for pattern, label, answer in QUESTIONS:
         if pattern.search(text):
             values = remembered(system, label) or said_recently(system, label)
@@ -145,10 +279,20 @@ def reply_to(request: ChatRequest) -> tuple[str, ToolCall | None]:
     )
 
 
-def _acknowledge(facts: list[Fact], *, stored: bool) -> str:
+def _acknowledge(facts: list[Fact], *, stored: bool, corrected: bool = False) -> str:
     names = [f.value for f in facts if f.label == "Name"]
-    greeting = f"Nice to meet you, {names[0]}!" if names else "Thanks for telling me!"
     others = [f"{f.label.lower()}: {f.value}" for f in facts if f.label != "Name"]
+    if corrected:
+        greeting = f"Got it, {names[-1]}!" if names else "Got it!"
+        detail = (
+            f" I've updated my memory ({'; '.join(others)})."
+            if others
+            else (" I've updated my memory.")
+        )
+        return f"{greeting}{detail} {DISCLAIMER}"
+    if not facts:  # only what is no longer true, and memory did not say it
+        return f"Got it! {DISCLAIMER}"
+    greeting = f"Nice to meet you, {names[0]}!" if names else "Thanks for telling me!"
     if not stored:
         return f"{greeting} {DISCLAIMER}"
     detail = f" I'll remember that ({'; '.join(others)})." if others else " I'll remember that."
@@ -193,7 +337,7 @@ NEW_MESSAGES = "new_messages"
 SUMMARY_BLOCK = "summary"
 SUMMARY_LINES = 5  # the rolling summary keeps this many runs' lines
 SUMMARY_CHARS = 300
-DELETE_TOOL = "core_memory_delete"
+MEMORY_TOOLS = (APPEND_TOOL, REPLACE_TOOL, DELETE_TOOL)
 
 _BLOCK = re.compile(r'<block label="([^"]+)" description="([^"]*)">\n(.*?)</block>', re.S)
 _LINE = re.compile(r"^\d+: (.*)$", re.M)
@@ -280,23 +424,31 @@ def _summary_line(said: Sequence[tuple[str, str]]) -> str:
     return line if len(line) <= SUMMARY_CHARS else line[: SUMMARY_CHARS - 1].rstrip() + "…"
 
 
-def memory_plan(blocks: Sequence[Block], said: Sequence[tuple[str, str]]) -> list[ToolCall]:
-    """The edits a memory run makes, as tool calls, in order."""
+def memory_plan(
+    blocks: Sequence[Block],
+    said: Sequence[tuple[str, str]],
+    tools: Collection[str] = MEMORY_TOOLS,
+) -> list[ToolCall]:
+    """The edits a memory run makes, as tool calls, in order: message by message, what it
+    states (a changed name, home or employer replaces its line), then what it says is no
+    longer true (deleted where a block says it)."""
     by_label = {b.label: b for b in blocks}
-    facts: list[tuple[str, Fact]] = []
+    lines = {b.label: list(b.lines) for b in blocks}
+    edits: list[Edit] = []
     for role, text in said:
         found = facts_in(text, [*STATEMENTS, *NOTICED]) if role == "user" else facts_in(text, _TOLD)
         found += facts_in(text, _GOALS)
-        facts += [(_home(f.label, blocks), f) for f in found]
-    calls: list[ToolCall] = []
-    planned: set[tuple[str, str]] = set()
-    for block, fact in facts:
-        line = f"{fact.label}: {fact.value}"
-        have = by_label.get(block)
-        if (block, line) in planned or (have is not None and line in have.lines):
-            continue
-        planned.add((block, line))
-        calls.append(_call(APPEND_TOOL, {"block": block, "content": line}))
+        for fact in found:
+            block = _home(fact.label, blocks)
+            have = lines.setdefault(block, [])
+            if f"{fact.label}: {fact.value}" not in have:
+                edits += note(have, block, fact, tools)
+        for label, value in retractions_in(text) if role == "user" else []:
+            homes = [_home(label, blocks)] if label else list(lines)
+            for block in homes:
+                if block not in (SUMMARY_BLOCK, "persona"):
+                    edits += forget(lines.setdefault(block, []), block, label, value, tools)
+    calls = [_call(name, arguments) for name, arguments in edits]
     summary = by_label.get(SUMMARY_BLOCK)
     if summary is not None and said:
         if len(summary.lines) >= SUMMARY_LINES:
@@ -322,7 +474,7 @@ def memory_reply(request: ChatRequest) -> tuple[str, list[ToolCall]] | None:
     if done or not request.tools:
         changed = sum(1 for m in done if not m.content.endswith("(no change)"))
         return f"Memory updated: {changed} of {len(done)} edits changed a block.", []
-    calls = memory_plan(blocks, _said(new))
+    calls = memory_plan(blocks, _said(new), {tool.name for tool in request.tools})
     if not calls:
         return "Nothing new to remember.", []
     return "", calls

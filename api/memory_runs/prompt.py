@@ -16,8 +16,12 @@ blocks current with your core memory tools.
 preferences, goals, details of the person's situation and work) as short lines, one fact \
 per line, in the block whose description fits best; `human` holds what fits no other \
 block.
-- When a message shows that a line is out of date, replace it (core_memory_replace); \
-delete what turned out wrong. Never store what a block already says.
+- Keep facts current. When a fact changed (a new name, a move, a new job: "actually, \
+call me Bob", "I moved to Porto"), replace its line with core_memory_replace, by the line \
+number shown below, instead of appending a second line about the same thing; the block's \
+history keeps the old line. Delete what turned out wrong or is no longer true ("I don't \
+work there any more") with core_memory_delete. Facts that add up (another thing the \
+person likes) are appended. Never store what a block already says.
 - Keep `{SUMMARY_BLOCK}` a rolling summary of the conversation so far: a few short lines, \
 the newest last; merge or delete older lines to keep it short.
 - Small talk needs no memory. When you are done, reply with one line saying what you \

@@ -1,6 +1,18 @@
 """The offline demo model: stores what it is told with the memory tool, answers from memory."""
 
-from api.llm.offline import APPEND_TOOL, OfflineProvider, facts_in
+import pytest
+
+from api.llm.offline import (
+    APPEND_TOOL,
+    DELETE_TOOL,
+    DISCLAIMER,
+    REPLACE_TOOL,
+    OfflineProvider,
+    facts_in,
+    reply_to,
+    retractions_in,
+    said_recently,
+)
 from api.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -87,3 +99,144 @@ async def test_it_is_deterministic() -> None:
 
 def test_tool_call_type_is_hashable() -> None:
     assert ToolCall("a", "b", {}) == ToolCall("a", "b", {})
+
+
+# --- facts that stay current --------------------------------------------------------------
+
+CORE_TOOLS = [
+    ToolSpec(name, "", {"type": "object", "properties": {}})
+    for name in (APPEND_TOOL, REPLACE_TOOL, DELETE_TOOL)
+]
+MEMORY = (
+    "You are Kit.\n\n<core_memory>\n[Human - Facts about the user]\n1: Name: Alice Moreira\n"
+    "2: Lives in: Lisbon\n3: Works at: Acme\n4: Likes: tea\n\n[Persona - Your traits]\n"
+    "1: Name: Kit\n</core_memory>\n\nRecent conversation:\nuser: My name is Alice Moreira"
+)
+
+
+def steps(text: str, system: str = MEMORY) -> list[tuple[str, dict[str, object]]]:
+    """The edits a turn makes of `text`: the calls of each step until it answers."""
+    history = [ChatMessage("system", system), ChatMessage("user", text)]
+    edits: list[tuple[str, dict[str, object]]] = []
+    for _ in range(10):
+        request = ChatRequest(model="offline-demo", messages=history, tools=CORE_TOOLS)
+        _, call = reply_to(request)
+        if call is None:
+            return edits
+        edits.append((call.name, dict(call.arguments)))
+        history += [
+            ChatMessage("assistant", tool_calls=(call,)),
+            ChatMessage("tool", "done", tool_call_id=call.id),
+        ]
+    raise AssertionError("the model never answered")
+
+
+def replace(line_number: int, content: str) -> tuple[str, dict[str, object]]:
+    return REPLACE_TOOL, {"block": "human", "line_number": line_number, "new_content": content}
+
+
+def delete(line_number: int) -> tuple[str, dict[str, object]]:
+    return DELETE_TOOL, {"block": "human", "line_number": line_number}
+
+
+def append(content: str) -> tuple[str, dict[str, object]]:
+    return APPEND_TOOL, {"block": "human", "content": content}
+
+
+@pytest.mark.parametrize(
+    ("said", "edits"),
+    [
+        ("Actually, call me Bob", [replace(1, "Name: Bob")]),
+        ("call me bob", [replace(1, "Name: Bob")]),
+        ("Call me Bob from now on, please.", [replace(1, "Name: Bob")]),
+        ("My name is Bob", [replace(1, "Name: Bob")]),
+        ("I moved to Porto", [replace(2, "Lives in: Porto")]),
+        ("I've just moved to Porto!", [replace(2, "Lives in: Porto")]),
+        ("I live in Porto now, not Lisbon any more", [replace(2, "Lives in: Porto")]),
+        ("Not Lisbon any more.", [delete(2)]),
+        ("I'm not in lisbon anymore", [delete(2)]),
+        ("I don't work at Acme any more", [delete(3)]),
+        ("I no longer work for Acme.", [delete(3)]),
+        ("I work at Globex now", [replace(3, "Works at: Globex")]),
+        ("I don't like tea any more", [delete(4)]),
+        # Likes add up: a new one is appended, never replaces.
+        ("I like coffee", [append("Likes: coffee")]),
+        # Said again as it is: appended, which changes nothing.
+        ("My name is Alice Moreira", [append("Name: Alice Moreira")]),
+        # What is no longer true and memory does not say: nothing to do.
+        ("I don't work at Globex any more", []),
+        # Not names, and not corrections.
+        ("Call me back later", []),
+        ("please call me when you can", []),
+        ("Don't call me Bob", []),
+        # Two facts: each its own step, line numbers as the edits leave them.
+        (
+            "Call me Bob and I don't work at Acme any more. I live in Porto",
+            [replace(1, "Name: Bob"), replace(2, "Lives in: Porto"), delete(3)],
+        ),
+    ],
+)
+def test_a_changed_fact_replaces_its_line(said: str, edits: list[object]) -> None:
+    assert steps(said) == edits
+
+
+def test_lines_of_one_label_said_twice_become_one() -> None:
+    twice = MEMORY.replace("4: Likes: tea", "4: Name: Bob\n5: Likes: tea")
+    assert steps("Call me Carol", twice) == [replace(1, "Name: Carol"), delete(4)]
+
+
+def test_a_new_fact_in_an_empty_block_is_appended() -> None:
+    empty = "<core_memory>\n[Human - Facts about the user]\n\n[Persona]\n1: Kind\n</core_memory>"
+    assert steps("Call me Bob", empty) == [append("Name: Bob")]
+    assert steps("I moved to Porto", "You are helpful.") == [append("Lives in: Porto")]
+
+
+async def test_offered_only_the_append_tool_it_appends_as_before() -> None:
+    said = ChatMessage("user", "I moved to Porto")
+    events = await run([ChatMessage("system", MEMORY), said])
+    calls = [e.call for e in events if isinstance(e, ToolCallEvent)]
+    assert [(c.name, c.arguments) for c in calls] == [
+        (APPEND_TOOL, {"block": "human", "content": "Lives in: Porto"})
+    ]
+
+
+async def test_a_correction_is_acknowledged_as_one() -> None:
+    said = ChatMessage("user", "Actually, call me Bob")
+    [(name, arguments)] = steps(said.content)
+    call = ToolCall("call_1", name, arguments)
+    history = [
+        ChatMessage("system", MEMORY),
+        said,
+        ChatMessage("assistant", tool_calls=(call,)),
+        ChatMessage("tool", "Replaced ...", tool_call_id="call_1"),
+    ]
+    answered = await run(history, tools=CORE_TOOLS)
+    assert text_of(answered) == f"Got it, Bob! I've updated my memory. {DISCLAIMER}"
+    forgotten = await run(
+        [ChatMessage("system", MEMORY), ChatMessage("user", "I don't work at Globex any more")],
+        tools=CORE_TOOLS,
+    )
+    assert text_of(forgotten) == f"Got it! {DISCLAIMER}"
+
+
+def test_corrections_are_read_with_their_values() -> None:
+    assert retractions_in("I live in Porto now, not Lisbon any more") == [(None, "Lisbon")]
+    assert retractions_in("I don't work at Acme anymore, I don't live in Rome") == [
+        ("Works at", "Acme"),
+        ("Lives in", "Rome"),
+    ]
+    assert [(f.label, f.value) for f in facts_in("I moved to Porto, call me Bob")] == [
+        ("Lives in", "Porto"),
+        ("Name", "Bob"),
+    ]
+
+
+def test_the_recent_conversation_is_read_as_it_stands_now() -> None:
+    system = (
+        "Recent conversation:\nuser: I prefer tea\nuser: I live in Lisbon\n"
+        "user: I moved to Porto\nuser: I work at Acme\nuser: I don't work at Acme any more\n"
+        "user: I prefer green tea"
+    )
+    assert said_recently(system, "Lives in") == ["Porto"]
+    assert said_recently(system, "Works at") == []
+    assert said_recently(system, "Prefers") == ["tea", "green tea"]  # they add up

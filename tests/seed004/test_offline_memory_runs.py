@@ -1,9 +1,12 @@
 """The offline model in a memory run: deterministic, useful, and only there."""
 
+from fastapi.testclient import TestClient
+
 from api.llm.offline import Block, OfflineProvider, memory_plan, memory_reply
-from api.llm.types import ChatMessage, ChatRequest, TextDelta, ToolCallEvent, ToolSpec
+from api.llm.types import ChatMessage, ChatRequest, TextDelta, ToolCall, ToolCallEvent, ToolSpec
 from api.memory.service import BlockView
 from api.memory_runs import prompt
+from tests.seed004.conftest import add, initialize, said
 
 TOOLS = [ToolSpec(name, "", {}) for name in ("core_memory_append", "core_memory_delete")]
 
@@ -93,3 +96,70 @@ async def test_the_provider_streams_every_edit_in_one_step() -> None:
     events = [e async for e in OfflineProvider().stream(request([("user", "I like tea")]))]
     calls = [e.call.name for e in events if isinstance(e, ToolCallEvent)]
     assert calls == ["core_memory_append", "core_memory_delete", "core_memory_append"]
+
+
+# --- facts that stay current --------------------------------------------------------------
+
+ALL_TOOLS = [
+    ToolSpec(name, "", {})
+    for name in ("core_memory_append", "core_memory_replace", "core_memory_delete")
+]
+
+
+def edits(plan: list[ToolCall]) -> list[tuple[str, dict[str, object]]]:
+    return [(c.name, dict(c.arguments)) for c in plan]
+
+
+def test_a_memory_run_replaces_a_changed_fact_instead_of_adding_one() -> None:
+    blocks = [
+        Block("human", "", ("Name: Alice Moreira", "Lives in: Lisbon", "Works at: Acme")),
+        Block("summary", "", ()),
+    ]
+    said = [
+        ("user", "Actually, call me Bob. I live in Porto now, not Lisbon any more."),
+        ("assistant", "Got it, Bob!"),
+        ("user", "I don't work at Acme any more, and I like green tea."),
+    ]
+    assert edits(memory_plan(blocks, said))[:4] == [
+        ("core_memory_replace", {"block": "human", "line_number": 1, "new_content": "Name: Bob"}),
+        (
+            "core_memory_replace",
+            {"block": "human", "line_number": 2, "new_content": "Lives in: Porto"},
+        ),
+        # Likes add up; what is no longer true goes.
+        ("core_memory_append", {"block": "human", "content": "Likes: green tea"}),
+        ("core_memory_delete", {"block": "human", "line_number": 3}),
+    ]
+    # A fact stated and corrected in one run: its line is appended, then replaced.
+    fresh = [Block("human", "", ())]
+    assert edits(memory_plan(fresh, [("user", "My name is Alice"), ("user", "Call me Bob")])) == [
+        ("core_memory_append", {"block": "human", "content": "Name: Alice"}),
+        ("core_memory_replace", {"block": "human", "line_number": 1, "new_content": "Name: Bob"}),
+    ]
+    # Without core_memory_replace among its tools, it appends as before.
+    only_append = memory_plan(blocks[:1], [("user", "I moved to Porto")], ("core_memory_append",))
+    assert edits(only_append) == [
+        ("core_memory_append", {"block": "human", "content": "Lives in: Porto"})
+    ]
+
+
+def test_the_prompt_asks_for_replacements() -> None:
+    assert "replace its line with core_memory_replace" in prompt.INSTRUCTIONS
+    assert "instead of appending a second line" in prompt.INSTRUCTIONS
+
+
+def test_a_memory_run_over_http_replaces_the_line_and_its_history_says_so(
+    api: TestClient,
+) -> None:
+    agent_id = initialize(api)["agent_id"]
+    for message in ("My name is Alice Moreira and I live in Lisbon", "I moved to Porto"):
+        run = add(api, [said("user", message)], wait_for_completion=True)
+        assert run["status"] == "completed", run
+    human = api.get(f"/agents/{agent_id}/memory/blocks/human").json()
+    assert human["lines"] == ["Name: Alice Moreira", "Lives in: Porto"]
+    changes = api.get(f"/agents/{agent_id}/memory/blocks/human/history").json()["changes"]
+    assert [(c["source"], c["action"], c["old_line"], c["new_line"]) for c in changes] == [
+        ("memory_run", "replace", "Lives in: Lisbon", "Lives in: Porto"),
+        ("memory_run", "append", None, "Lives in: Lisbon"),
+        ("memory_run", "append", None, "Name: Alice Moreira"),
+    ]
