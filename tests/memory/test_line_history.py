@@ -15,7 +15,7 @@ from api.config import Settings
 from api.kit.clock import FrozenClock
 from api.memory import compaction, repository
 from api.memory import service as memory_service
-from api.memory.errors import VersionMismatch
+from api.memory.errors import BlockNotFound, VersionMismatch
 from api.memory.summarizer import TruncatingSummarizer
 from api.search.engine import SearchEngine
 from api.store import keys
@@ -174,7 +174,7 @@ async def test_deleting_a_block_deletes_its_history_and_a_new_one_starts_afresh(
     stored = (await store.query(keys.agent_partition(AGENT))).items
     kept = [i for i in stored if i["entity"] == keys.CORE_MEMORY_CHANGE]
     assert [(i["block_name"], i["new_line"]) for i in kept] == [("human", "Name: Ada")]
-    with pytest.raises(memory_service.BlockNotFound):
+    with pytest.raises(BlockNotFound):
         await memory_service.block_history(store, AGENT, "notes", limit=10)
 
     clock.advance(1)
