@@ -13,13 +13,31 @@ from api.agents import service as agents
 from api.kit.model import ApiModel
 from api.mcp.caller import UserId, answer, caller
 from api.memory import archival
+from api.messages.query import AS_OF_DESCRIPTION, Moment
 from api.messages.schemas import MAX_QUERY_CHARS
 from api.seed004 import render
 from api.seed004 import service as seed004
-from api.seed004.schemas import MAX_USER_ID_CHARS, AddConversationRequest, MemoryOut, MessageIn
+from api.seed004.schemas import (
+    MAX_USER_ID_CHARS,
+    AddConversationRequest,
+    MemoryOut,
+    MessageIn,
+    Notes,
+    NotReplaced,
+    Replaced,
+    replacements,
+)
 from api.subjects import service as subjects
 
 MAX_RESULTS = 50  # as seed 004's /memory/context and /memory/search
+AsOf = Annotated[Moment | None, Field(description=AS_OF_DESCRIPTION)]
+IncludeHistory = Annotated[
+    bool,
+    Field(
+        description="Also memories replaced by newer ones (each with `superseded_at`). "
+        'Default: only when the question is about the past ("where did I live before?").'
+    ),
+]
 
 
 class ContextOut(ApiModel):
@@ -47,11 +65,13 @@ async def memory_context(
         int | None,
         Field(ge=1, description="Trim the context to about this many tokens (memories first)."),
     ] = None,
+    as_of: AsOf = None,
 ) -> ContextOut:
     """The memory of a seed 004 subject as one prompt-ready text: every core-memory block
     (the `human` facts, the conversation `summary`, any custom blocks), then, for a query,
-    the archival memories most relevant to it. Call it before answering a subject, and put
-    `context` into your prompt."""
+    the archival memories most relevant to it: those true now, or with `as_of` those true
+    then (a replaced one shows "(until 2025-06-01)"). Call it before answering a subject,
+    and put `context` into your prompt."""
 
     async def run() -> ContextOut:
         me = caller(ctx)
@@ -63,6 +83,7 @@ async def memory_context(
             max_results=max_results,
             include_summary=include_summary,
             token_budget=token_budget,
+            as_of=as_of,
         )
         return ContextOut(
             context=found.combined.text,
@@ -79,6 +100,10 @@ class SearchOut(ApiModel):
     query: str
     mode: str = Field(description="hybrid (words and meaning), lexical or semantic.")
     total: int = Field(description="How many memories match in all.")
+    results: list[str] = Field(
+        description="The memories' texts, best first; a replaced one ends with "
+        '"(until 2025-06-01)".'
+    )
     memories: list[MemoryOut] = Field(description="Best first, with their scores.")
 
 
@@ -101,10 +126,15 @@ async def memory_search(
     tags: Annotated[
         list[str] | None, Field(description="Only memories with any of these tags, e.g. user.")
     ] = None,
+    as_of: AsOf = None,
+    include_history: IncludeHistory = False,
 ) -> SearchOut:
     """Search an agent's (or a seed 004 subject's) archival memory by words and meaning
     together (hybrid search), best first, each memory with its score (and its semantic
-    similarity). Name exactly one of `agent` and `user_id`."""
+    similarity). Name exactly one of `agent` and `user_id`. Memories true now, unless the
+    question is about the past or `include_history`; with `as_of`, those true then. A
+    replaced memory has `superseded_at` and `superseded_by`, and its text in `results`
+    ends with "(until 2025-06-01)"."""
 
     async def run() -> SearchOut:
         me = caller(ctx)
@@ -117,12 +147,19 @@ async def memory_search(
             agent_id = (await subjects.get(me.table, me.user.email, user_id)).agent_id
         wanted = frozenset(t.strip() for t in tags or () if t.strip()) or None
         found = await archival.search(
-            me.search, agent_id, query, page_size=max_results, tags=wanted
+            me.search,
+            agent_id,
+            query,
+            page_size=max_results,
+            tags=wanted,
+            as_of=as_of,
+            include_history=include_history,
         )
         return SearchOut(
             query=found.query,
             mode=found.mode,
             total=found.total,
+            results=[render.result_text(m) for m in found.matches],
             memories=[MemoryOut.of(m) for m in found.matches],
         )
 
@@ -134,6 +171,9 @@ class AddOut(ApiModel):
     status: str = Field(description="queued, running, completed or failed.")
     messages_count: int
     error: str | None = None
+    replaced: Replaced
+    not_replaced: NotReplaced
+    notes: Notes
 
 
 async def memory_add(
@@ -151,7 +191,9 @@ async def memory_add(
     """Remember new messages of a conversation with a seed 004 subject: they are stored
     (and, with store_in_archival, searchable) before this returns, and a memory run then
     updates the subject's core memory from them. The subject must exist (initialized over
-    REST, POST /memory/initialize)."""
+    REST, POST /memory/initialize). A message's `supersedes` names archival memories (ids
+    from memory_search) that what it says replaces: they are kept as history, and
+    `replaced` and `notes` say what was replaced."""
 
     async def run() -> AddOut:
         me = caller(ctx)
@@ -162,10 +204,10 @@ async def memory_add(
             store_in_archival=store_in_archival,
             wait_for_completion=wait_for_completion,
         )
-        stored = await seed004.add(
+        added = await seed004.add(
             me.memory_runs, me.runtime.message_clock.next_time, me.user.email, body
         )
-        ran = stored
+        stored = ran = added.run
         if wait_for_completion:
             ran = await me.memory_runs.wait(stored, me.settings.memory_run_wait_seconds)
         return AddOut(
@@ -173,6 +215,7 @@ async def memory_add(
             status=ran.state,
             messages_count=stored.messages_count,
             error=ran.error,
+            **replacements(added.replacing),
         )
 
     return await answer(run())

@@ -500,17 +500,21 @@ async def delete_memory(engine: SearchEngine, agent_id: str, memory_id: str) -> 
 @dataclass(frozen=True)
 class PlannedInserts:
     """Archival inserts to write inside a larger transaction (seed 004's add: with the
-    messages and the run): for each new text its hash guard then its memory, the items for
-    the search engine's change, and the memories. Texts stored already are left out."""
+    messages and the run): for each new text its hash guard then its memory, then the ends
+    of the memories they replace; the items for the search engine's change (the new
+    memories, then the ended ones), and the memories. Texts stored already are left out.
+    `replacing`: each new memory that was asked to replace others, with those it replaces
+    (as they will be) and those another write had replaced first."""
 
     ops: list[Put]
     items: list[Item]
     memories: list[ArchivalMemory]
+    replacing: list[ArchivalInsert] = field(default_factory=list)
 
     def refused(self, cancelled: TransactionCancelled, offset: int) -> bool:
-        """Whether one of these guards (the ops placed from `offset` on) was refused: the
-        text was stored meanwhile, so the plan must be made again."""
-        return any(cancelled.refused(offset + i) for i in range(0, len(self.ops), 2))
+        """Whether one of these writes (the ops placed from `offset` on) was refused: a
+        text was stored, or a memory replaced, meanwhile, so the plan must be made again."""
+        return any(cancelled.refused(offset + i) for i in range(len(self.ops)))
 
 
 async def plan_inserts(
@@ -518,23 +522,45 @@ async def plan_inserts(
     agent_id: str,
     entries: Sequence[tuple[str, Sequence[str]]],
     vectors_by_text: Mapping[str, Vector | None],
+    *,
+    supersedes: Mapping[str, Sequence[str]] | None = None,
+    valid_from: Mapping[str, datetime] | None = None,
 ) -> PlannedInserts:
     """The inserts of these (text, tags), each text once (the first of texts that are the
     same once normalized, with the tags of all of them), with the vectors given for them;
     one read finds the texts stored already (under either kind of guard: see
-    `_stored_before_normalization` for why a read suffices for the older kind)."""
+    `_stored_before_normalization` for why a read suffices for the older kind).
+
+    `supersedes` and `valid_from`, by text as given: the ids of the memories a text
+    replaces (each refused as unknown unless the agent's; one replaced by the first text
+    naming it) and when it became true, as `insert` takes them. A text stored already is
+    not stored again and replaces nothing. Never automatic: these are texts as they were
+    said (seed 004's messages), not statements written to be compared."""
+    replaces = supersedes or {}
     wanted: dict[str, tuple[str, str, list[str]]] = {}  # by content hash: as given, as stored
+    asked_by: dict[str, list[str]] = {}  # ids to replace, by content hash
+    since: dict[str, datetime] = {}
     for content, tags in entries:
         text = _content(content)
-        _, _, joined = wanted.setdefault(content_hash(text), (content, text, []))
+        digest = content_hash(text)
+        _, _, joined = wanted.setdefault(digest, (content, text, []))
         joined += [t for t in tags if t not in joined]
+        asking = asked_by.setdefault(digest, [])
+        asking += [i for i in replaces.get(content, ()) if i not in asking]
+        if valid_from and content in valid_from:
+            since.setdefault(digest, valid_from[content])
     legacy = {digest: legacy_hashes(text) for digest, (_, text, _) in wanted.items()}
     looked_up = [*wanted, *(h for hashes in legacy.values() for h in hashes)]
     stored = await repository.archival_guards(engine.table, agent_id, looked_up)
+    asked = await _targets(engine.table, agent_id, [i for ids in asked_by.values() for i in ids])
     created_at = datetime.fromtimestamp(engine.clock.now(), UTC)
     ops: list[Put] = []
+    ends: list[Put] = []
     items: list[Item] = []
+    ended: list[Item] = []
     memories: list[ArchivalMemory] = []
+    replacing: list[ArchivalInsert] = []
+    claimed: set[str] = set()  # a memory is replaced once, by the first text naming it
     for digest, (given, text, tags) in wanted.items():
         if digest in stored or any(h in stored for h in legacy[digest]):
             continue
@@ -545,10 +571,27 @@ async def plan_inserts(
             content_hash=digest,
             created_at=created_at,
             tags=tags,
+            valid_from=since.get(digest),
         )
         attributes = vectors.attributes(vectors_by_text.get(given), engine.model_id)
         written, item = repository.archival_insert_ops(memory, attributes)
         ops += written
         items.append(item)
         memories.append(memory)
-    return PlannedInserts(ops, items, memories)
+        ids = [i for i in asked_by[digest] if i not in claimed]
+        claimed.update(ids)
+        if not ids:
+            continue
+        olds = {i: ArchivalMemory.from_dynamo_item(asked[i]) for i in ids}
+        replaced: list[ArchivalMemory] = []
+        for memory_id, old in olds.items():
+            if not old.current:
+                continue
+            at = max(memory.valid_since, old.valid_since)
+            op, end = repository.supersede_op(asked[memory_id], at=at, by=memory.memory_id)
+            ends.append(op)
+            ended.append(end)
+            replaced.append(ArchivalMemory.from_dynamo_item(end))
+        kept = [old for old in olds.values() if not old.current]
+        replacing.append(ArchivalInsert(memory, True, replaced=replaced, not_replaced=kept))
+    return PlannedInserts([*ops, *ends], [*items, *ended], memories, replacing)

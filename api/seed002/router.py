@@ -108,7 +108,8 @@ async def search_messages(
 ) -> list[MessageOut]:
     """The agent's messages most relevant to the query, best first, each with its cosine
     `similarity` to the query. `min_similarity` (ours) asks for closer matches, or looser
-    ones, than the model's calibrated floor."""
+    ones, than the model's calibrated floor. `as_of` (ours): as it would have answered
+    then, among the messages said by that moment."""
     limit = _search_limit(body.limit, settings)
     agent, hits = await service.search_messages(
         search,
@@ -117,6 +118,7 @@ async def search_messages(
         body.query,
         limit,
         min_similarity=body.min_similarity,
+        as_of=body.as_of,
     )
     return [MessageOut.of_hit(agent.agent_id, h) for h in hits]
 
@@ -198,7 +200,8 @@ async def context(
     agent_name: str, body: ContextIn, user: CurrentUser, search: SearchDep, settings: SettingsDep
 ) -> ContextOut:
     """What to put in a prompt: the agent's memory blocks that hold something, and at most
-    MEMORY_MAX_CONTEXT_MESSAGES messages relevant to the query, best first."""
+    MEMORY_MAX_CONTEXT_MESSAGES messages relevant to the query, best first. `as_of` (ours):
+    the relevant messages among those said by that moment."""
     agent, blocks, hits = await service.context(
         search, user.email, agent_name, body, settings.memory_max_context_messages
     )

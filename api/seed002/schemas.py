@@ -113,6 +113,11 @@ class SearchIn(ApiModel):
             "default: the model's floor.",
         ),
     ] = None
+    as_of: search_query.Moment | None = Field(
+        default=None,
+        description="Ours: as the search would have answered then, among the messages said "
+        "by that moment. " + search_query.AS_OF_DESCRIPTION,
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -149,6 +154,11 @@ class ContextIn(ApiModel):
     )
     query: Annotated[str, Field(max_length=MAX_CONTEXT_QUERY_CHARS)] = Field(
         description="What the messages are chosen for; blank: memory blocks only."
+    )
+    as_of: search_query.Moment | None = Field(
+        default=None,
+        description="Ours: the relevant messages among those said by that moment (the "
+        "memory blocks are as they are now). " + search_query.AS_OF_DESCRIPTION,
     )
 
 

@@ -138,10 +138,11 @@ async def search_messages(
     limit: int,
     *,
     min_similarity: float | None = None,
+    as_of: datetime | None = None,
 ) -> tuple[Agent, list[MessageHit]]:
     agent = await agents.get_by_name(search.table, email, agent_name)
     return agent, await _relevant(
-        search, email, agent.agent_id, query, limit, min_similarity=min_similarity
+        search, email, agent.agent_id, query, limit, min_similarity=min_similarity, as_of=as_of
     )
 
 
@@ -153,10 +154,12 @@ async def _relevant(
     limit: int,
     *,
     min_similarity: float | None = None,
+    as_of: datetime | None = None,
 ) -> list[MessageHit]:
     """Best first (the engine's ranking: hybrid with an embedding backend), each with its
     cosine similarity to the query and the metadata stored with it. `min_similarity`: the
-    least cosine a semantic match needs (None: the model's floor)."""
+    least cosine a semantic match needs (None: the model's floor). `as_of`: among the
+    messages said by that moment."""
     found = await messages.search(
         search,
         owner,
@@ -165,6 +168,7 @@ async def _relevant(
         limit=limit,
         with_metadata=True,
         min_similarity=min_similarity,
+        as_of=as_of,
     )
     return found.hits
 
@@ -205,7 +209,8 @@ async def context(
     relevant to the query (none for a blank query). Called before every model call, so
     its reads are few and together: the agent (by the id last found for its name, else
     its name's guard first), its blocks and the search's reads at once; the hits'
-    metadata comes from the index."""
+    metadata comes from the index. `as_of`: the messages said by then (the blocks are as
+    they are now)."""
     table = search.table
     if body.agent_name is not None and agents.normalize_name(
         body.agent_name
@@ -221,7 +226,9 @@ async def context(
         # The blocks (one query) and the search, both sent with the agent's read.
         return await asyncio.gather(
             memory.list_blocks(table, agent_id),
-            _relevant(search, email, agent_id, body.query, max_messages) if wanted else _no_hits(),
+            _relevant(search, email, agent_id, body.query, max_messages, as_of=body.as_of)
+            if wanted
+            else _no_hits(),
         )
 
     agent, (blocks, hits) = await agents.by_name_with(table, email, agent_name, reads)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from api.kit.text import xml_attribute
+from api.memory import validity
 from api.memory.archival import Match
 from api.memory.service import BlockView
 from api.messages.models import SAID_ROLES
@@ -52,10 +53,17 @@ def role_of(tags: Sequence[str]) -> str | None:
 
 
 def memory_text(match: Match) -> str:
-    """A relevant memory as seed 004 shows it: `User: …` for what a person said."""
+    """A relevant memory as seed 004 shows it: `User: …` for what a person said, and
+    ` (until 2025-06-01)` after one replaced since."""
     role = role_of(match.memory.tags)
-    content = match.memory.content
+    content = match.memory.content + validity.until(match.memory)
     return f"{role.title()}: {content}" if role else content
+
+
+def result_text(match: Match) -> str:
+    """A search result as seed 004 lists it: the memory's text, ` (until 2025-06-01)`
+    after one replaced since."""
+    return match.memory.content + validity.until(match.memory)
 
 
 def estimate_tokens(text: str) -> int:

@@ -13,11 +13,16 @@ from api.contract.failures import PROVIDER_SETUP
 from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
 from api.embeddings.base import EmbeddingError
 from api.errors import AppError
-from api.memory.errors import ContentTooLong, InvalidBlockName, InvalidCharLimit
+from api.memory.errors import (
+    ArchivalMemoryNotFound,
+    ContentTooLong,
+    InvalidBlockName,
+    InvalidCharLimit,
+)
 from api.memory_runs import service as memory_runs
 from api.memory_runs.deps import MemoryRunnerDep
 from api.memory_runs.service import MemoryRunNotFound
-from api.messages.query import ConflictingQuery, SearchQuery
+from api.messages.query import AsOf, ConflictingQuery, IncludeHistory, SearchQuery
 from api.messages.schemas import MAX_QUERY_CHARS
 from api.runtime.deps import RuntimeDep
 from api.search.engine import SearchBusy, SemanticSearchUnavailable
@@ -38,8 +43,9 @@ from api.seed004.schemas import (
     MemoryRunOut,
     SearchResult,
     SummaryResponse,
+    replacements,
 )
-from api.seed004.service import ModelRequired
+from api.seed004.service import ArchivalRequired, InvalidSupersedes, ModelRequired
 from api.subjects.service import SubjectNotFound
 
 # Who the memory runs' model is, at initialization: a provider to be configured, a model.
@@ -117,7 +123,14 @@ async def initialize_with_blocks(
     "/add",
     responses={
         202: {"model": AddConversationResponse, "description": "Run not ended yet"},
-        **seed_errors(SearchBusy, EmbeddingError, MemoryRunNotFound),
+        **seed_errors(
+            SearchBusy,
+            EmbeddingError,
+            MemoryRunNotFound,
+            ArchivalMemoryNotFound,
+            ArchivalRequired,
+            InvalidSupersedes,
+        ),
     },
 )
 async def add(
@@ -131,9 +144,12 @@ async def add(
     """The messages stored (and, with `store_in_archival`, searchable) before this answers;
     a memory run then updates the subject's blocks. With `wait_for_completion` this answers
     when the run has ended (200), or after MEMORY_RUN_WAIT_SECONDS with 202; without, 202
-    at once. Follow a run with GET /memory/runs/{run_id}."""
+    at once. Follow a run with GET /memory/runs/{run_id}. A message's `supersedes` (ours)
+    replaces those archival memories of the subject's with its own (404
+    `archival_memory_not_found` for an id that is not one); `replaced` says which."""
 
-    run = await service.add(runner, runtime.message_clock.next_time, user.email, body)
+    added = await service.add(runner, runtime.message_clock.next_time, user.email, body)
+    run = added.run
     count = run.messages_count
     if body.wait_for_completion:
         run = await runner.wait(run, settings.memory_run_wait_seconds)
@@ -151,6 +167,7 @@ async def add(
         message=message,
         messages_count=count,
         status=run.state,
+        **replacements(added.replacing),
     )
 
 
@@ -172,9 +189,11 @@ async def context(
         int | None,
         Query(ge=1, description="Ours: trim combined_context to this many tokens (estimated)."),
     ] = None,
+    as_of: AsOf = None,
 ) -> FullContextResponse:
     """The prompt-ready context: every block, then (for a query) the most relevant
-    memories, in seed 004's render."""
+    memories, in seed 004's render. The memories true now; `as_of` (ours): those true
+    then (the blocks are as they are now). A replaced memory shows `(until 2025-06-01)`."""
     found = await service.context(
         runner,
         user.email,
@@ -183,6 +202,7 @@ async def context(
         max_results=max_results,
         include_summary=include_summary,
         token_budget=token_budget,
+        as_of=as_of,
     )
     return FullContextResponse(
         user_context=render.xml(found.human) if found.human else "",
@@ -235,10 +255,14 @@ async def search(
             "default: the model's floor.",
         ),
     ] = None,
+    as_of: AsOf = None,
+    include_history: IncludeHistory = False,
 ) -> SearchResult:
     """The subject's archival memories best matching the query, best first.
     `min_similarity` (ours) asks for closer matches, or looser ones, than the model's
-    calibrated floor."""
+    calibrated floor. Memories true now, unless the question is about the past or
+    `include_history` (ours); `as_of` (ours): those true then. A replaced memory's result
+    ends with `(until 2025-06-01)`."""
     wanted = frozenset(t.strip() for t in tags.split(",") if t.strip()) if tags else None
     found = await service.search(
         engine,
@@ -248,9 +272,11 @@ async def search(
         max_results=max_results,
         tags=wanted or None,
         min_similarity=min_similarity,
+        as_of=as_of,
+        include_history=include_history,
     )
     return SearchResult(
-        results=[m.memory.content for m in found.matches],
+        results=[render.result_text(m) for m in found.matches],
         count=len(found.matches),
         total_found=found.total,
         memories=[MemoryOut.of(m) for m in found.matches],

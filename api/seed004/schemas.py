@@ -1,18 +1,22 @@
 """Seed 004's bodies and responses, field for field, and ours beside them (marked as ours in
 their descriptions). Requests refuse fields neither names."""
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
 from api.kit.model import ApiModel
 from api.kit.text import BlockName, PlainName, Visible
-from api.memory.archival import Match
+from api.memory import validity
+from api.memory.archival import ArchivalInsert, Match
 from api.memory.blocks import MAX_BLOCK_CHARS, MAX_BLOCK_NAME
+from api.memory.models import ArchivalMemory
 from api.memory.service import MAX_DESCRIPTION_CHARS
 from api.memory_runs.models import MemoryRun, RunState
 from api.messages.models import SaidRole
+from api.messages.query import Moment
 from api.messages.schemas import ID_PATTERN
 from api.seed004.render import role_of
 
@@ -22,6 +26,10 @@ MAX_MESSAGE_CHARS = 50_000
 MAX_ADD_CHARS = 250_000  # all of an add's messages: the transaction stays under 4 MB
 MAX_BLOCKS = 20
 MAX_INFO_CHARS = 20_000
+# Memories one add replaces, at most: their ends join the add's one transaction.
+MAX_SUPERSEDES = 10
+
+MemoryId = Annotated[str, Field(min_length=1, max_length=64)]
 
 UserId = Annotated[
     PlainName,
@@ -109,6 +117,18 @@ class MessageIn(ApiModel):
 
     role: SaidRole
     content: Annotated[Visible, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
+    valid_from: Moment | None = Field(
+        default=None,
+        description="Ours: when what it says became true (a date, or a date and time), for "
+        "its archival memory (needs store_in_archival); default: now.",
+    )
+    supersedes: list[MemoryId] = Field(
+        default_factory=list,
+        max_length=MAX_SUPERSEDES,
+        description="Ours: ids of archival memories its archival memory replaces (each "
+        "kept, as history, ended when this one became true). Needs store_in_archival; "
+        f"at most {MAX_SUPERSEDES} in one add, each named by one message.",
+    )
 
 
 class AddConversationRequest(ApiModel):
@@ -138,12 +158,67 @@ class AddConversationRequest(ApiModel):
         return self
 
 
+class ReplacedOut(ApiModel):
+    """Ours: an archival memory a write replaced (or was asked to), as it is now."""
+
+    id: str
+    content: str
+    valid_from: datetime = Field(description="When it became true.")
+    superseded_at: datetime | None = Field(description="When it stopped being true.")
+    superseded_by: str | None = Field(description="The memory that replaced it.")
+
+    @classmethod
+    def of(cls, memory: ArchivalMemory) -> "ReplacedOut":
+        return cls(
+            id=memory.memory_id,
+            content=memory.content,
+            valid_from=memory.valid_since,
+            superseded_at=memory.superseded_at,
+            superseded_by=memory.superseded_by,
+        )
+
+
+Replaced = Annotated[
+    list[ReplacedOut],
+    Field(default_factory=list, description="Ours: the memories the messages replaced."),
+]
+NotReplaced = Annotated[
+    list[ReplacedOut],
+    Field(
+        default_factory=list,
+        description="Ours: memories named in `supersedes` that another write had replaced "
+        "first (left as they are).",
+    ),
+]
+Notes = Annotated[
+    list[str],
+    Field(
+        default_factory=list,
+        description="Ours: the replacements as a person reads them: \"Replaced: 'I live in "
+        "Lisbon' (2025-03-02) → 'I live in Porto'\".",
+    ),
+]
+
+
+def replacements(inserts: Sequence[ArchivalInsert]) -> dict[str, Any]:
+    """`replaced`, `not_replaced` and `notes`, for a response that has them, from the
+    inserts that replaced memories."""
+    return {
+        "replaced": [ReplacedOut.of(m) for i in inserts for m in i.replaced],
+        "not_replaced": [ReplacedOut.of(m) for i in inserts for m in i.not_replaced],
+        "notes": [line for i in inserts for line in validity.replacement_lines(i)],
+    }
+
+
 class AddConversationResponse(ApiModel):
     success: bool = True
     run_id: str
     message: str
     messages_count: int
     status: RunState = Field(description="Ours: the memory run's state when this answered.")
+    replaced: Replaced
+    not_replaced: NotReplaced
+    notes: Notes
 
 
 class MemoryOut(ApiModel):
@@ -157,6 +232,13 @@ class MemoryOut(ApiModel):
     score: float
     similarity: float | None
     created_at: datetime
+    valid_from: datetime = Field(description="When it became true (its creation, unless given).")
+    superseded_at: datetime | None = Field(
+        default=None,
+        description="When it stopped being true (shown as `(until 2025-06-01)`); null while "
+        "it is current.",
+    )
+    superseded_by: str | None = Field(default=None, description="The memory that replaced it.")
 
     @classmethod
     def of(cls, match: Match) -> "MemoryOut":
@@ -169,6 +251,9 @@ class MemoryOut(ApiModel):
             score=match.score,
             similarity=match.similarity,
             created_at=memory.created_at,
+            valid_from=memory.valid_since,
+            superseded_at=memory.superseded_at,
+            superseded_by=memory.superseded_by,
         )
 
 

@@ -7,7 +7,7 @@ and the one search engine."""
 import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from api.agents.models import Agent
@@ -17,7 +17,7 @@ from api.kit.clock import Clock
 from api.kit.secrets import new_id
 from api.memory import archival
 from api.memory import service as memory
-from api.memory.archival import Match, PlannedInserts, SearchPage
+from api.memory.archival import ArchivalInsert, Match, PlannedInserts, SearchPage
 from api.memory.errors import BlockExists
 from api.memory.models import DEFAULT_WORD_LIMIT
 from api.memory.retry import backoff
@@ -30,7 +30,7 @@ from api.messages.models import Message, Role
 from api.search.engine import SearchBusy, SearchEngine
 from api.seed004 import render
 from api.seed004.render import HUMAN, HUMAN_DESCRIPTION, SUMMARY, SUMMARY_DESCRIPTION
-from api.seed004.schemas import AddConversationRequest, BlockIn
+from api.seed004.schemas import MAX_SUPERSEDES, AddConversationRequest, BlockIn
 from api.store.table import Table, TransactionCancelled
 from api.subjects import repository as subjects_repository
 from api.subjects import service as subjects
@@ -41,6 +41,18 @@ ADD_ATTEMPTS = 5  # a session deleted, or a text stored, meanwhile: planned agai
 
 class ModelRequired(BadRequest):
     code = "model_required"
+
+
+class ArchivalRequired(BadRequest):
+    """`supersedes` or `valid_from` on an add that keeps no archival memory."""
+
+    code = "archival_required"
+
+
+class InvalidSupersedes(BadRequest):
+    """More memories replaced than one add's transaction holds, or one named twice."""
+
+    code = "invalid_supersedes"
 
 
 @dataclass(frozen=True)
@@ -126,15 +138,26 @@ async def initialize(
 # --- add -------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Added:
+    """An add's run, as queued, and its archival memories that replaced others."""
+
+    run: MemoryRun
+    replacing: list[ArchivalInsert] = field(default_factory=list)
+
+
 async def add(
     runner: MemoryRunner,
     stamp: Callable[[], datetime],
     email: str,
     body: AddConversationRequest,
-) -> MemoryRun:
+) -> Added:
     """The messages stored in the subject's session and (with `store_in_archival`) in its
     archival memory, embedded and searchable, and their memory run queued: all in one
-    transaction, before this returns; then the run is sent to a worker."""
+    transaction, before this returns; then the run is sent to a worker. A message's
+    `supersedes` ends those memories (the subject's only: another id is not found) in the
+    same transaction; one another write replaced first is left as it is, and said."""
+    _check_archival_fields(body)
     search = runner.search
     table = search.table
     subject, agent = await subjects.get_with_agent(table, email, body.user_id)
@@ -142,6 +165,12 @@ async def add(
     texts = list(dict.fromkeys(content for _, content in said))
     vectors = dict(zip(texts, await search.vectors(texts), strict=True))
     session_id = conversations.default_session_id(email, agent.agent_id)
+    replaces: dict[str, list[str]] = {}  # by text: the memories it replaces, when it became true
+    since: dict[str, datetime] = {}
+    for m in body.messages:
+        replaces.setdefault(m.content, []).extend(m.supersedes)
+        if m.valid_from is not None:
+            since.setdefault(m.content, m.valid_from)
     for attempt in range(ADD_ATTEMPTS):
         found = await conversations.find_session(table, email, agent.agent_id, session_id)
         conversation_id = await conversations.open_session(
@@ -153,7 +182,12 @@ async def add(
         recorded, copies = messages.recorded_ops(search, email, agent.agent_id, stored, vectors)
         planned = (
             await archival.plan_inserts(
-                search, agent.agent_id, [(text, [role]) for role, text in said], vectors
+                search,
+                agent.agent_id,
+                [(text, [role]) for role, text in said],
+                vectors,
+                supersedes=replaces,
+                valid_from=since,
             )
             if body.store_in_archival
             else PlannedInserts([], [], [])
@@ -170,8 +204,30 @@ async def add(
                 await backoff(attempt)  # a conflicting transaction: again
             continue
         await runner.enqueue(run)
-        return run
+        return Added(run, planned.replacing)
     raise SearchBusy("The subject's memory is being written by too many at once; try again.")
+
+
+def _check_archival_fields(body: AddConversationRequest) -> None:
+    """The rules across messages that a schema cannot state."""
+    named = [i for m in body.messages for i in dict.fromkeys(m.supersedes)]
+    dated = any(m.valid_from is not None for m in body.messages)
+    if (named or dated) and not body.store_in_archival:
+        raise ArchivalRequired(
+            "`supersedes` and `valid_from` are about the messages' archival memories: send "
+            "them with store_in_archival true (nothing was stored)."
+        )
+    if len(named) > MAX_SUPERSEDES:
+        raise InvalidSupersedes(
+            f"One add replaces at most {MAX_SUPERSEDES} memories, not {len(named)}; send "
+            "the messages in several adds (nothing was stored)."
+        )
+    if len(set(named)) < len(named):
+        twice = next(i for i in named if named.count(i) > 1)
+        raise InvalidSupersedes(
+            f"Archival memory {twice} is named by two messages: a memory is replaced by one "
+            "only (nothing was stored)."
+        )
 
 
 def _message(
@@ -210,16 +266,19 @@ async def context(
     max_results: int,
     include_summary: bool,
     token_budget: int | None,
+    as_of: datetime | None = None,
 ) -> Context:
     """The subject's blocks and (for a query) its archival memories most relevant to it,
-    read in one round after the subject's lookup, with how many runs are still pending."""
+    read in one round after the subject's lookup, with how many runs are still pending.
+    The memories true now (or, for a question about the past, then); with `as_of`, those
+    true at that moment. The blocks are as they are now."""
     search = runner.search
     subject = await subjects.get(search.table, email, user_id)
     agent_id = subject.agent_id
     wanted = bool(query and query.strip()) and max_results > 0
     views, found, pending = await asyncio.gather(
         memory.list_blocks(search.table, agent_id),
-        archival.search(search, agent_id, query or "", page_size=max_results)
+        archival.search(search, agent_id, query or "", page_size=max_results, as_of=as_of)
         if wanted
         else _nothing(),
         memory_runs.pending_count(runner, agent_id),
@@ -258,10 +317,13 @@ async def search(
     max_results: int,
     tags: frozenset[str] | None,
     min_similarity: float | None = None,
+    as_of: datetime | None = None,
+    include_history: bool = False,
 ) -> SearchPage:
     """The subject's archival memories best matching the query (with these tags, any of
     them), best first: every write that returned before is found. `min_similarity`: the
-    least cosine a semantic match needs (None: the model's floor)."""
+    least cosine a semantic match needs (None: the model's floor). Those true now, unless
+    the question is about the past or `include_history`; with `as_of`, those true then."""
     subject = await subjects.get(search.table, email, user_id)
     return await archival.search(
         search,
@@ -270,6 +332,8 @@ async def search(
         page_size=max_results,
         tags=tags,
         min_similarity=min_similarity,
+        as_of=as_of,
+        include_history=include_history,
     )
 
 

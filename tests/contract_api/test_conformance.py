@@ -63,6 +63,8 @@ REFUSED_BY_STATE_OR_RULE = {
     "invalid_import_file": "what the file holds (an export or a Letta .af), not its form",
     "agent_name_mismatch": "seed 002: the body's agent_name, when sent, is the path's",
     "model_required": "seed 004: a provider named needs its model named too",
+    "archival_required": "seed 004: supersedes and valid_from go with store_in_archival",
+    "invalid_supersedes": "seed 004: at most 10 memories replaced by one add, each named once",
     "invalid_block_name": "a block name is what remains of it once normalized (docs)",
     "invalid_value": "/v1: the last message is the user's, as the turn's input",
     "unsupported_value": "/v1: OpenAI's options an agent cannot honour (logprobs, n > 1)",

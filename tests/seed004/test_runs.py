@@ -48,6 +48,9 @@ def test_without_waiting_it_answers_at_once_and_the_run_completes(queued: TestCl
         "message": "Stored 1 message; the memory run is queued",
         "messages_count": 1,
         "status": "queued",
+        "replaced": [],  # nothing was asked to be replaced (`supersedes`)
+        "not_replaced": [],
+        "notes": [],
     }
     run = until_ended(queued, body["run_id"])
     assert run["status"] == "completed"

@@ -65,6 +65,9 @@ def test_the_seeds_workflow(api: TestClient) -> None:
         "message": "Processed 4 messages",
         "messages_count": 4,
         "status": "completed",
+        "replaced": [],  # nothing was asked to be replaced (`supersedes`)
+        "not_replaced": [],
+        "notes": [],
     }
     # 3. The full context for a new message: the blocks as the run left them (the
     # offline model noted the goal in current_project, the tone in user_profile, and
