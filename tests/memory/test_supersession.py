@@ -153,8 +153,8 @@ async def test_of_two_writers_replacing_one_memory_exactly_one_does(
     engine: SearchEngine, clock: FrozenClock
 ) -> None:
     old = await _say(engine, clock, "Desk: 4th floor, by the window")
-    a = await _say(engine, clock, "Desk moved to the 2nd floor")
-    b = await _say(engine, clock, "Desk moved to the 3rd floor")
+    a = await _say(engine, clock, "Desk on the 2nd floor")
+    b = await _say(engine, clock, "Desk on the 3rd floor")
     results = await asyncio.gather(
         archival.supersede(engine, AGENT, old.memory.memory_id, a.memory.memory_id),
         archival.supersede(engine, AGENT, old.memory.memory_id, b.memory.memory_id),
