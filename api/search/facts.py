@@ -142,7 +142,8 @@ _STATEMENTS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(_verb(r"commutes? (?:by|on) ") + _VALUE + _END), "commute"),
     (re.compile(_verb("")
                 + r"(?P<value>(?i:takes?|rides?|drives?|bikes?|cycles?|walks?)(?: [^.!?;\n]*?)?)"
-                + r" (?i:to (?:work|the office)(?: now| these days| most days)?)" + _END), "commute"),
+                + r" (?i:to (?:work|the office)(?: now| these days| most days)?)" + _END),
+     "commute"),
     (re.compile(_verb(r"(?:drives?|rides?) an? ") + _VALUE + _END), "car"),
     (re.compile(_verb(r"supports? ") + _VALUE + _END), "team"),
     (re.compile(_verb(r"(?:am|is|'m) (?P<value>\d{1,3}) years? old") + _END), "age"),
