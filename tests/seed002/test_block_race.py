@@ -5,7 +5,7 @@ order made it. A client that sends If-Match writes only on what it read."""
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from api.memory import service as memory
 from api.store import keys
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
-from api.store.table import Condition, Item, Table
+from api.store.table import Put, Table, TxOp
 from tests.contract.conftest import skip_on_moto
 from tests.fakes.serving import serve_in_thread
 from tests.runtime.conftest import running
@@ -97,11 +97,15 @@ class AppendingFirst(SqliteTable):
         super().__init__(*args, **kwargs)
         self.meanwhile: Callable[[], Awaitable[Any]] | None = None
 
-    async def put(self, item: Item, *, condition: Condition | None = None) -> None:
-        if self.meanwhile is not None and item.get(keys.ENTITY) == keys.CORE_MEMORY:
+    async def transact_write(self, ops: Sequence[TxOp]) -> None:
+        # A block's lines are written with their line history, in one transaction.
+        lines = any(
+            isinstance(op, Put) and op.item.get(keys.ENTITY) == keys.CORE_MEMORY for op in ops
+        )
+        if self.meanwhile is not None and lines:
             meanwhile, self.meanwhile = self.meanwhile, None
             await meanwhile()
-        await super().put(item, condition=condition)
+        await super().transact_write(ops)
 
 
 def test_a_put_reads_again_when_an_append_lands_between_its_read_and_write(
