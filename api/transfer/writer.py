@@ -338,18 +338,35 @@ class Writer:
         except TransactionCancelled:
             # Another writer stored one of these meanwhile: one at a time, then.
             for plan, one, item in zip(planned, writes, upserts, strict=True):
-                try:
-                    await self.search.commit(self.agent_id, one, upserts=[item])
-                except TransactionCancelled as e:
-                    if not any(e.refused(i) for i in range(len(one))):
-                        raise  # a conflict, not a verdict
+                if await self._write_one(plan, one, item):
+                    self.report.written["archival"] += 1
+                else:
                     self.report.skip(
                         "archival", "the same text is stored already", plan.memory.memory_id
                     )
-                else:
-                    self.report.written["archival"] += 1
             return
         self.report.written["archival"] += len(planned)
+
+    async def _write_one(self, plan: "_Planned", ops: list[TxOp], item: Item) -> bool:
+        """One memory of a refused batch; False when it is stored already. A replaced
+        memory refused only for its text's guard (held by the current memory of its text,
+        stored first) is history beside it: written without the guard."""
+        try:
+            await self.search.commit(self.agent_id, ops, upserts=[item])
+        except TransactionCancelled as e:
+            if not any(e.refused(i) for i in range(len(ops))):
+                raise  # a conflict, not a verdict
+            if not (plan.guard and not plan.record.current and not e.refused(1)):
+                return False
+        else:
+            return True
+        try:
+            await self.search.commit(self.agent_id, ops[1:], upserts=[item])
+        except TransactionCancelled as e:
+            if not e.refused(0):
+                raise
+            return False
+        return True
 
     async def _plan_archival(self, batch: list[ArchivalRecord]) -> list["_Planned"]:
         """The memories of a batch to write, each with what to do with its text's hash
