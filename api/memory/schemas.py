@@ -18,7 +18,7 @@ from api.memory.models import (
     LineAction,
 )
 from api.memory.service import BlockView, LineChange
-from api.messages.query import Moment
+from api.messages.query import Since
 from api.search.index import Mode as SearchMode
 
 MAX_SUPERSEDES = 20  # memories one write replaces, at most
@@ -151,7 +151,7 @@ class ArchivalCreate(ApiModel):
     )
     confidence: Confidence | None = None
     tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
-    valid_from: Moment | None = Field(
+    valid_from: Since | None = Field(
         default=None, description="When it became true (a date or a date and time); default: now."
     )
     supersedes: list[MemoryId] = Field(

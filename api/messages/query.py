@@ -81,6 +81,14 @@ def _whole_day(value: Any) -> Any:
     return value
 
 
+def _day_start(value: Any) -> Any:
+    """A date alone, for when something became true, means from the start of that day:
+    "as of" any moment of that day finds it."""
+    if isinstance(value, str) and _DATE_ONLY.fullmatch(value.strip()):
+        return datetime.combine(datetime.fromisoformat(value.strip()).date(), time.min, UTC)
+    return value
+
+
 def _in_utc(value: datetime | None) -> datetime | None:
     if value is None or value.tzinfo is not None:
         return value
@@ -94,6 +102,8 @@ AS_OF_DESCRIPTION = (
 # A moment, as every route that answers "as of" takes it (a type for query strings and
 # bodies alike).
 Moment = Annotated[datetime, BeforeValidator(_whole_day), AfterValidator(_in_utc)]
+# When something became true, as writers give it (`valid_from`).
+Since = Annotated[datetime, BeforeValidator(_day_start), AfterValidator(_in_utc)]
 AsOf = Annotated[Moment | None, Query(description=AS_OF_DESCRIPTION)]
 IncludeHistory = Annotated[
     bool,

@@ -16,7 +16,7 @@ from api.memory.models import ArchivalMemory
 from api.memory.service import MAX_DESCRIPTION_CHARS
 from api.memory_runs.models import MemoryRun, RunState
 from api.messages.models import SaidRole
-from api.messages.query import Moment
+from api.messages.query import Since
 from api.messages.schemas import ID_PATTERN
 from api.seed004.render import role_of
 
@@ -117,7 +117,7 @@ class MessageIn(ApiModel):
 
     role: SaidRole
     content: Annotated[Visible, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
-    valid_from: Moment | None = Field(
+    valid_from: Since | None = Field(
         default=None,
         description="Ours: when what it says became true (a date, or a date and time), for "
         "its archival memory (needs store_in_archival); default: now.",

@@ -54,14 +54,14 @@ async def test_memory_add_replaces_and_search_and_context_answer_then(local_serv
     assert moved["notes"] == ["Replaced: 'I live in Lisbon' (2024-01-01) → 'I live in Porto'"]
     (replaced,) = moved["replaced"]
     assert replaced["id"] == lisbon["id"]
-    assert replaced["superseded_at"] == "2025-06-01T23:59:59.999999Z"  # a date: its end
+    assert replaced["superseded_at"] == "2025-06-01T00:00:00Z"  # a date: from its start
     porto = replaced["superseded_by"]
 
     assert now["results"] == ["I live in Porto"]
     assert [m["id"] for m in now["memories"]] == [porto]
     assert sorted(history["results"]) == ["I live in Lisbon (until 2025-06-01)", "I live in Porto"]
     past = next(m for m in history["memories"] if m["id"] == lisbon["id"])
-    assert (past["superseded_by"], past["valid_from"]) == (porto, "2024-01-01T23:59:59.999999Z")
+    assert (past["superseded_by"], past["valid_from"]) == (porto, "2024-01-01T00:00:00Z")
     assert then["results"] == ["I live in Lisbon (until 2025-06-01)"]
 
     # The relevant memories (the blocks are as the memory runs left them, now).

@@ -86,7 +86,9 @@ def test_named_replacements_a_given_date_and_the_agents_setting(
         supersedes=[spot["id"]],
         valid_from="2020-05-01",
     )
-    assert moved["valid_from"].startswith("2020-05-01T23:59:59")
+    assert moved["valid_from"].startswith("2020-05-01T00:00:00")  # a date: from its start
+    noon = client.get(f"{base}/search", params={"query": "parking", "as_of": "2020-05-01T12:00"})
+    assert [m["id"] for m in noon.json()["memories"]] == [moved["id"]]
     assert [m["id"] for m in moved["replaced"]] == [spot["id"]]
     # Its start is before the old one's: the old one ends when it began, not before.
     assert moved["replaced"][0]["superseded_at"] == spot["valid_from"]
