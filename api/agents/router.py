@@ -21,7 +21,7 @@ from api.runtime.deps import RuntimeDep
 router = APIRouter(prefix="/agents", tags=["agents"])
 
 
-@router.get("/schema")
+@router.get("/schema", operation_id="agents_form")
 async def agent_form(
     user: CurrentUser,
     request: Request,
@@ -42,6 +42,7 @@ async def agent_form(
 
 @router.post(
     "",
+    operation_id="agents_create",
     status_code=status.HTTP_201_CREATED,
     responses={
         200: {"model": AgentOut, "description": "You already have an agent by that name."},
@@ -58,12 +59,12 @@ async def create_agent(
     return AgentOut.of(agent)
 
 
-@router.get("")
+@router.get("", operation_id="agents_list")
 async def list_agents(user: CurrentUser, table: TableDep) -> list[AgentOut]:
     return [AgentOut.of(a) for a in await service.list_for(table, user.email)]
 
 
-@router.get("/{agent_id}", responses=errors(AgentNotFound))
+@router.get("/{agent_id}", operation_id="agents_get", responses=errors(AgentNotFound))
 async def get_agent(agent: AgentByIdOrName) -> AgentOut:
     """By id or, failing that, by name (seed 002's `GET /agents/{name}`)."""
     return AgentOut.of(agent)
@@ -71,6 +72,7 @@ async def get_agent(agent: AgentByIdOrName) -> AgentOut:
 
 @router.patch(
     "/{agent_id}",
+    operation_id="agents_update",
     responses=errors(BadRequest, ProviderNotConfigured, AgentNotFound, AgentNameTaken, AgentBusy),
 )
 async def update_agent(
@@ -81,6 +83,7 @@ async def update_agent(
 
 @router.delete(
     "/{agent_id}",
+    operation_id="agents_delete",
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(AgentNotFound, AgentBusy),
 )

@@ -62,6 +62,7 @@ def _clear_refresh_cookie(response: Response, secure: bool) -> None:
 
 @router.get(
     "/google/login",
+    operation_id="auth_google_login",
     name="google_login",
     responses={302: {"description": "To Google's sign-in page."}, **errors(InvalidReturnPath)},
 )
@@ -79,6 +80,7 @@ async def google_login(
 
 @router.get(
     "/google/callback",
+    operation_id="auth_google_callback",
     name="google_callback",
     responses={302: {"description": "Back to the frontend, signed in or with `?error=`."}},
 )
@@ -144,6 +146,7 @@ def _failed(request: Request, frontend: str, code: str) -> RedirectResponse:
 
 @router.post(
     "/refresh",
+    operation_id="auth_refresh",
     dependencies=[CookieAuthenticated],
     responses=errors(CsrfRejected, service.InvalidRefreshToken, service.RefreshTokenReused),
 )
@@ -169,6 +172,7 @@ async def refresh(
 
 @router.post(
     "/logout",
+    operation_id="auth_logout",
     status_code=status.HTTP_204_NO_CONTENT,
     dependencies=[CookieAuthenticated],
     responses=errors(CsrfRejected),
@@ -184,7 +188,12 @@ async def logout(
     _clear_refresh_cookie(response, settings.cookie_secure)
 
 
-@router.post("/api-keys", status_code=status.HTTP_201_CREATED, responses=errors(SessionRequired))
+@router.post(
+    "/api-keys",
+    operation_id="auth_create_api_key",
+    status_code=status.HTTP_201_CREATED,
+    responses=errors(SessionRequired),
+)
 async def create_api_key(
     user: SessionUser, body: ApiKeyCreate, response: Response, table: TableDep, clock: ClockDep
 ) -> ApiKeyCreated:
@@ -195,7 +204,7 @@ async def create_api_key(
     )
 
 
-@router.get("/api-keys", responses=errors(SessionRequired))
+@router.get("/api-keys", operation_id="auth_list_api_keys", responses=errors(SessionRequired))
 async def list_api_keys(user: SessionUser, table: TableDep) -> list[ApiKeyOut]:
     return [
         ApiKeyOut(
@@ -211,6 +220,7 @@ async def list_api_keys(user: SessionUser, table: TableDep) -> list[ApiKeyOut]:
 
 @router.delete(
     "/api-keys/{key_id}",
+    operation_id="auth_revoke_api_key",
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(SessionRequired, service.ApiKeyNotFound),
 )

@@ -21,6 +21,7 @@ router = APIRouter(tags=["chat"])
 
 @router.post(
     "/chat",
+    operation_id="chat",
     response_model=None,
     responses={**streams.turn(), **errors(NotYourUserId, *TURN_FAILURES)},
 )

@@ -33,7 +33,12 @@ router = APIRouter(prefix="/conversations", tags=["conversations"])
 Limit = Annotated[int, Query(ge=1, le=100)]
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, responses=errors(AgentNotFound))
+@router.post(
+    "",
+    operation_id="conversations_create",
+    status_code=status.HTTP_201_CREATED,
+    responses=errors(AgentNotFound),
+)
 async def create_conversation(
     body: ConversationCreate, user: CurrentUser, table: TableDep, clock: ClockDep
 ) -> ConversationOut:
@@ -41,7 +46,7 @@ async def create_conversation(
     return ConversationOut.of(await service.create(table, agent, body.title, clock))
 
 
-@router.get("", responses=errors(AgentNotFound, InvalidCursor))
+@router.get("", operation_id="conversations_list", responses=errors(AgentNotFound, InvalidCursor))
 async def list_conversations(
     user: CurrentUser,
     table: TableDep,
@@ -59,12 +64,18 @@ async def list_conversations(
     )
 
 
-@router.get("/{conversation_id}", responses=errors(ConversationNotFound))
+@router.get(
+    "/{conversation_id}", operation_id="conversations_get", responses=errors(ConversationNotFound)
+)
 async def get_conversation(conversation: OwnedConversation) -> ConversationOut:
     return ConversationOut.of(conversation)
 
 
-@router.patch("/{conversation_id}", responses=errors(ConversationNotFound))
+@router.patch(
+    "/{conversation_id}",
+    operation_id="conversations_rename",
+    responses=errors(ConversationNotFound),
+)
 async def rename_conversation(
     conversation: OwnedConversation,
     body: ConversationUpdate,
@@ -76,6 +87,7 @@ async def rename_conversation(
 
 @router.delete(
     "/{conversation_id}",
+    operation_id="conversations_delete",
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(ConversationNotFound),
 )
@@ -84,7 +96,11 @@ async def delete_conversation(conversation: OwnedConversation, search: SearchDep
     await service.delete(search, conversation)
 
 
-@router.get("/{conversation_id}/messages", responses=errors(ConversationNotFound, InvalidCursor))
+@router.get(
+    "/{conversation_id}/messages",
+    operation_id="conversations_list_messages",
+    responses=errors(ConversationNotFound, InvalidCursor),
+)
 async def list_messages(
     conversation: OwnedConversation,
     table: TableDep,
@@ -104,6 +120,7 @@ async def list_messages(
 
 @router.post(
     "/{conversation_id}/messages",
+    operation_id="conversations_send_message",
     response_model=None,
     responses={**streams.turn(), **errors(ConversationNotFound, *TURN_FAILURES)},
 )

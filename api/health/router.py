@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 router = APIRouter(tags=["health"])
 
 
-@router.get("/health")
+@router.get("/health", operation_id="health")
 async def health(table: TableDep, settings: SettingsDep, search: SearchDep) -> JSONResponse:
     """Liveness: `ok` while the process serves, whatever its store does (a load balancer
     or orchestrator asks `/health/ready` for that). Seed 002's fields too: the embedding
@@ -35,7 +35,7 @@ async def health(table: TableDep, settings: SettingsDep, search: SearchDep) -> J
     return JSONResponse(body)
 
 
-@router.get("/health/ready")
+@router.get("/health/ready", operation_id="health_ready")
 async def ready(table: TableDep) -> JSONResponse:
     """Readiness: `ready` when the store answers; 503 with the store's error code when it
     does not (the details go to the log)."""

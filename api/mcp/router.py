@@ -10,7 +10,7 @@ from api.mcp.schemas import ProtectedResource
 router = APIRouter(tags=["mcp"])
 
 
-@router.get(METADATA_PATH)
+@router.get(METADATA_PATH, operation_id="mcp_protected_resource")
 async def protected_resource(request: Request, settings: SettingsDep) -> ProtectedResource:
     """Where the MCP endpoint is, that it takes a bearer token in the header, and where its
     documentation is (the token: an API key from POST /auth/api-keys, or the access token

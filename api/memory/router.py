@@ -68,14 +68,14 @@ router = APIRouter(
 )
 
 
-@router.get("/schema")
+@router.get("/schema", operation_id="memory_forms")
 async def memory_forms(agent: OwnedAgent) -> MemoryForms:
     """The forms to create a block and to insert an archival memory (web/'s inspector draws
     them; each is accepted by its own POST when filled as it says)."""
     return MemoryForms(block=form_of(BlockCreate), archival=form_of(ArchivalCreate))
 
 
-@router.get("/blocks")
+@router.get("/blocks", operation_id="memory_list_blocks")
 async def list_blocks(agent: OwnedAgent, table: TableDep) -> list[BlockOut]:
     """Every block with its lines and capacity."""
     return [BlockOut.of(b) for b in await memory.list_blocks(table, agent.agent_id)]
@@ -83,6 +83,7 @@ async def list_blocks(agent: OwnedAgent, table: TableDep) -> list[BlockOut]:
 
 @router.post(
     "/blocks",
+    operation_id="memory_create_block",
     status_code=status.HTTP_201_CREATED,
     responses=errors(InvalidBlockName, InvalidWordLimit, ContentTooLong, BlockExists, BlockFull),
 )
@@ -101,7 +102,11 @@ async def create_block(
     return _tagged(response, created)
 
 
-@router.get("/blocks/{block}", responses=errors(InvalidBlockName, BlockNotFound))
+@router.get(
+    "/blocks/{block}",
+    operation_id="memory_read_block",
+    responses=errors(InvalidBlockName, BlockNotFound),
+)
 async def read_block(
     agent: OwnedAgent, block: str, response: Response, table: TableDep
 ) -> BlockOut:
@@ -109,7 +114,11 @@ async def read_block(
     return _tagged(response, await memory.read_block(table, agent.agent_id, block))
 
 
-@router.patch("/blocks/{block}", responses=errors(InvalidWordLimit, ContentTooLong, *BLOCK_WRITE))
+@router.patch(
+    "/blocks/{block}",
+    operation_id="memory_update_block",
+    responses=errors(InvalidWordLimit, ContentTooLong, *BLOCK_WRITE),
+)
 async def update_block(
     agent: OwnedAgent,
     block: str,
@@ -137,6 +146,7 @@ async def update_block(
 
 @router.delete(
     "/blocks/{block}",
+    operation_id="memory_delete_block",
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(DefaultBlockProtected, *BLOCK_WRITE),
 )
@@ -146,6 +156,7 @@ async def delete_block(agent: OwnedAgent, block: str, table: TableDep, expected:
 
 @router.post(
     "/blocks/{block}/lines",
+    operation_id="memory_append_line",
     status_code=status.HTTP_201_CREATED,
     responses={
         200: {"model": LineChangeOut, "description": "The line was there already."},
@@ -173,6 +184,7 @@ async def append_line(
 
 @router.put(
     "/blocks/{block}/lines/{line_number}",
+    operation_id="memory_replace_line",
     responses=errors(EmptyContent, ContentTooLong, LineOutOfRange, DuplicateLine, *BLOCK_WRITE),
 )
 async def replace_line(
@@ -200,7 +212,9 @@ async def replace_line(
 
 
 @router.delete(
-    "/blocks/{block}/lines/{line_number}", responses=errors(LineOutOfRange, *BLOCK_WRITE)
+    "/blocks/{block}/lines/{line_number}",
+    responses=errors(LineOutOfRange, *BLOCK_WRITE),
+    operation_id="memory_delete_line",
 )
 async def delete_line(
     agent: OwnedAgent,
@@ -220,7 +234,9 @@ async def delete_line(
 
 
 @router.get(
-    "/blocks/{block}/history", responses=errors(InvalidBlockName, BlockNotFound, InvalidCursor)
+    "/blocks/{block}/history",
+    responses=errors(InvalidBlockName, BlockNotFound, InvalidCursor),
+    operation_id="memory_block_history",
 )
 async def block_history(
     agent: OwnedAgent,
@@ -248,7 +264,7 @@ def _changed(response: Response, change: memory.LineChange) -> LineChangeOut:
     return LineChangeOut.of(change)
 
 
-@router.get("/archival", responses=errors(InvalidCursor))
+@router.get("/archival", operation_id="memory_list_archival", responses=errors(InvalidCursor))
 async def list_archival(
     agent: OwnedAgent,
     table: TableDep,
@@ -277,6 +293,7 @@ async def list_archival(
 
 @router.get(
     "/archival/search",
+    operation_id="memory_search_archival",
     responses=errors(ConflictingQuery, SemanticSearchUnavailable, InvalidPage, EmbeddingError),
 )
 async def search_archival(
@@ -324,6 +341,7 @@ async def search_archival(
 
 @router.post(
     "/archival",
+    operation_id="memory_insert_archival",
     status_code=status.HTTP_201_CREATED,
     responses={
         200: {"model": ArchivalWriteOut, "description": "The same text was stored already."},
@@ -368,6 +386,7 @@ async def insert_archival(
 
 @router.post(
     "/archival/{memory_id}/supersede",
+    operation_id="memory_supersede_archival",
     responses=errors(
         ArchivalMemoryNotFound, AlreadySuperseded, InvalidSupersession, SearchBusy, MemoryBusy
     ),
@@ -383,13 +402,18 @@ async def supersede_archival(
     return ArchivalOut.of(ended)
 
 
-@router.get("/archival/{memory_id}", responses=errors(ArchivalMemoryNotFound))
+@router.get(
+    "/archival/{memory_id}",
+    operation_id="memory_get_archival",
+    responses=errors(ArchivalMemoryNotFound),
+)
 async def get_archival(agent: OwnedAgent, memory_id: str, table: TableDep) -> ArchivalOut:
     return ArchivalOut.of(await archival.get_memory(table, agent.agent_id, memory_id))
 
 
 @router.delete(
     "/archival/{memory_id}",
+    operation_id="memory_delete_archival",
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(ArchivalMemoryNotFound, SearchBusy),
 )

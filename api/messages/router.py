@@ -24,6 +24,7 @@ router = APIRouter(prefix="/agents/{agent_id}/messages", tags=["messages"])
 
 @router.get(
     "/search",
+    operation_id="messages_search",
     responses=errors(
         AgentNotFound,
         InvalidTimeRange,

@@ -34,7 +34,7 @@ class MetricsUnauthorized(AppError):
         return {"WWW-Authenticate": 'Bearer realm="metrics"'}
 
 
-@router.get("/metrics", include_in_schema=False)
+@router.get("/metrics", operation_id="observability_scrape", include_in_schema=False)
 async def scrape(request: Request, settings: SettingsDep) -> Response:
     allow(request, settings)
     body = await asyncio.to_thread(metrics.render)

@@ -79,7 +79,12 @@ WaitHeader = Annotated[
 ]
 
 
-@router.post("/chat/completions", response_model=None, responses=COMPLETION_RESPONSES)
+@router.post(
+    "/chat/completions",
+    operation_id="openai_chat_completions",
+    response_model=None,
+    responses=COMPLETION_RESPONSES,
+)
 async def chat_completions(
     body: ChatCompletionIn,
     user: CurrentUser,
@@ -110,7 +115,7 @@ async def chat_completions(
     return TurnStream(prepared, chunks, ping_seconds=settings.sse_ping_seconds, headers={})
 
 
-@router.get("/models", responses=ERRORS)
+@router.get("/models", operation_id="openai_list_models", responses=ERRORS)
 async def list_models(user: CurrentUser, table: TableDep) -> ModelList:
     """Your agents as OpenAI models: what clients list before they pick one."""
     return await service.models(table, user.email)

@@ -46,7 +46,7 @@ EVENTS_RESPONSES = streams.run_events(
 )
 
 
-@router.get("/{run_id}", responses=errors(service.RunNotFound))
+@router.get("/{run_id}", operation_id="runs_get", responses=errors(service.RunNotFound))
 async def get_run(run_id: str, user: CurrentUser, table: TableDep) -> RunOut:
     """Whether a turn is running, and how it ended."""
     return RunOut.of(await service.owned(table, user.email, run_id))
@@ -54,6 +54,7 @@ async def get_run(run_id: str, user: CurrentUser, table: TableDep) -> RunOut:
 
 @router.get(
     "/{run_id}/events",
+    operation_id="runs_events",
     response_model=None,
     responses={**EVENTS_RESPONSES, **errors(InvalidLastEventId, service.RunNotFound)},
 )

@@ -50,6 +50,7 @@ MAX_LISTED = 1000
 
 @router.post(
     "/messages",
+    operation_id="seed002_add_message",
     status_code=status.HTTP_201_CREATED,
     responses=errors(service.SessionClosing, EmbeddingError, SearchBusy),
 )
@@ -72,6 +73,7 @@ async def add_message(
 
 @router.post(
     "/messages/batch",
+    operation_id="seed002_add_messages",
     status_code=status.HTTP_201_CREATED,
     responses=errors(service.SessionClosing, EmbeddingError, SearchBusy),
 )
@@ -101,6 +103,7 @@ async def add_messages(
 
 @router.post(
     "/messages/search",
+    operation_id="seed002_search_messages",
     responses=errors(ConflictingQuery, SemanticSearchUnavailable, EmbeddingError),
 )
 async def search_messages(
@@ -126,7 +129,7 @@ async def search_messages(
 # `:path`: an agent whose name holds a "/" (sent as %2F, which the server decodes) is still
 # found where the name ends the path. The block routes keep one segment: there, a "/" could
 # not be told from the one before the label.
-@router.get("/messages/{agent_name:path}")
+@router.get("/messages/{agent_name:path}", operation_id="seed002_list_messages")
 async def list_messages(
     agent: NamedAgent,
     table: TableDep,
@@ -141,6 +144,7 @@ async def list_messages(
 
 @router.post(
     "/memory-blocks",
+    operation_id="seed002_create_block",
     status_code=status.HTTP_201_CREATED,
     responses=errors(
         InvalidBlockName, InvalidCharLimit, ContentTooLong, BlockExists, BlockTooLarge
@@ -155,13 +159,15 @@ async def create_block(
     return _tagged(response, MemoryBlockOut.of(agent, block), block)
 
 
-@router.get("/memory-blocks/{agent_name}")
+@router.get("/memory-blocks/{agent_name}", operation_id="seed002_list_blocks")
 async def list_blocks(agent: NamedAgent, table: TableDep) -> list[MemoryBlockOut]:
     return [MemoryBlockOut.of(agent, b) for b in await memory.list_blocks(table, agent.agent_id)]
 
 
 @router.get(
-    "/memory-blocks/{agent_name}/{label}", responses=errors(InvalidBlockName, BlockNotFound)
+    "/memory-blocks/{agent_name}/{label}",
+    responses=errors(InvalidBlockName, BlockNotFound),
+    operation_id="seed002_read_block",
 )
 async def read_block(
     agent: NamedAgent, label: str, response: Response, table: TableDep
@@ -173,6 +179,7 @@ async def read_block(
 
 @router.put(
     "/memory-blocks/{agent_name}/{label}",
+    operation_id="seed002_replace_block",
     responses=errors(*BLOCK_WRITE),
 )
 async def replace_block(
@@ -194,7 +201,9 @@ async def replace_block(
 
 
 @router.post(
-    "/context/{agent_name:path}", responses=errors(SemanticSearchUnavailable, EmbeddingError)
+    "/context/{agent_name:path}",
+    responses=errors(SemanticSearchUnavailable, EmbeddingError),
+    operation_id="seed002_context",
 )
 async def context(
     agent_name: str, body: ContextIn, user: CurrentUser, search: SearchDep, settings: SettingsDep

@@ -70,7 +70,7 @@ Format = Annotated[
 ]
 
 
-@router.post("/initialize", responses=seed_errors(*INITIALIZE))
+@router.post("/initialize", operation_id="seed004_initialize", responses=seed_errors(*INITIALIZE))
 async def initialize(
     body: InitializeUserRequest, user: CurrentUser, search: SearchDep, clock: ClockDep
 ) -> InitializeResponse:
@@ -95,6 +95,7 @@ async def initialize(
 
 @router.post(
     "/initialize-with-blocks",
+    operation_id="seed004_initialize_with_blocks",
     responses=seed_errors(*INITIALIZE, InvalidBlockName, InvalidCharLimit, ContentTooLong),
 )
 async def initialize_with_blocks(
@@ -121,6 +122,7 @@ async def initialize_with_blocks(
 
 @router.post(
     "/add",
+    operation_id="seed004_add",
     responses={
         202: {"model": AddConversationResponse, "description": "Run not ended yet"},
         **seed_errors(
@@ -171,13 +173,19 @@ async def add(
     )
 
 
-@router.get("/runs/{run_id}", responses=seed_errors(MemoryRunNotFound))
+@router.get(
+    "/runs/{run_id}", operation_id="seed004_get_run", responses=seed_errors(MemoryRunNotFound)
+)
 async def get_run(run_id: str, user: CurrentUser, runner: MemoryRunnerDep) -> MemoryRunOut:
     """A memory run: queued, running, completed or failed, with its attempts and error."""
     return MemoryRunOut.of(await memory_runs.owned(runner, user.email, run_id))
 
 
-@router.get("/context", responses=seed_errors(SemanticSearchUnavailable, EmbeddingError))
+@router.get(
+    "/context",
+    operation_id="seed004_context",
+    responses=seed_errors(SemanticSearchUnavailable, EmbeddingError),
+)
 async def context(
     user_id: UserIdQuery,
     user: CurrentUser,
@@ -216,7 +224,7 @@ async def context(
     )
 
 
-@router.get("/user-context")
+@router.get("/user-context", operation_id="seed004_user_context")
 async def user_context(
     user_id: UserIdQuery, user: CurrentUser, table: TableDep, format_: Format = "xml"
 ) -> ContextResponse:
@@ -225,7 +233,7 @@ async def user_context(
     return ContextResponse(context=render.xml(human) if format_ == "xml" else render.value(human))
 
 
-@router.get("/summary")
+@router.get("/summary", operation_id="seed004_summary")
 async def summary(
     user_id: UserIdQuery, user: CurrentUser, table: TableDep, format_: Format = "xml"
 ) -> SummaryResponse:
@@ -235,7 +243,9 @@ async def summary(
 
 
 @router.get(
-    "/search", responses=seed_errors(ConflictingQuery, SemanticSearchUnavailable, EmbeddingError)
+    "/search",
+    responses=seed_errors(ConflictingQuery, SemanticSearchUnavailable, EmbeddingError),
+    operation_id="seed004_search",
 )
 async def search(
     user_id: UserIdQuery,
@@ -283,7 +293,9 @@ async def search(
     )
 
 
-@router.delete("/user/{user_id}", responses=seed_errors(SearchBusy))
+@router.delete(
+    "/user/{user_id}", operation_id="seed004_delete_user", responses=seed_errors(SearchBusy)
+)
 async def delete_user(user_id: str, user: CurrentUser, engine: SearchDep) -> DeleteResponse:
     """Everything of the subject, permanently: its agent, blocks, archival memories,
     messages and runs."""
@@ -291,7 +303,7 @@ async def delete_user(user_id: str, user: CurrentUser, engine: SearchDep) -> Del
     return DeleteResponse(message=f"Deleted all memory for user {user_id}")
 
 
-@router.get("/agent/{user_id}")
+@router.get("/agent/{user_id}", operation_id="seed004_agent_of")
 async def agent_of(
     user_id: str, user: CurrentUser, table: TableDep, settings: SettingsDep, request: Request
 ) -> AgentIdResponse:

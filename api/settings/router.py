@@ -30,7 +30,7 @@ def _keys(request: Request) -> KeyRing:
     return keys
 
 
-@router.get("/schema")
+@router.get("/schema", operation_id="settings_schema")
 async def schema() -> ProvidersSchema:
     """The form of every provider, from the models that validate PUT."""
     return ProvidersSchema(
@@ -46,7 +46,7 @@ async def schema() -> ProvidersSchema:
     )
 
 
-@router.get("")
+@router.get("", operation_id="settings_list_providers")
 async def list_providers(
     user: CurrentUser, request: Request, table: TableDep
 ) -> list[ProviderSettingsOut]:
@@ -59,6 +59,7 @@ async def list_providers(
 
 @router.get(
     "/{provider}",
+    operation_id="settings_get_provider",
     responses=errors(
         service.UnknownProvider, service.ProviderNotConfigured, service.StoredSettingsInvalid
     ),
@@ -70,7 +71,7 @@ async def get_provider(
     return _out(provider, credentials, stored.updated_at)
 
 
-@router.put("/{provider}", responses=errors(*PROVIDER_SETUP))
+@router.put("/{provider}", operation_id="settings_put_provider", responses=errors(*PROVIDER_SETUP))
 async def put_provider(
     provider: str,
     body: Annotated[
@@ -114,6 +115,7 @@ async def put_provider(
 
 @router.delete(
     "/{provider}",
+    operation_id="settings_delete_provider",
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(service.UnknownProvider, service.ProviderNotConfigured),
 )
@@ -121,7 +123,11 @@ async def delete_provider(provider: str, user: CurrentUser, table: TableDep) -> 
     await service.delete(table, user.email, provider)
 
 
-@router.post("/{provider}/test", responses=errors(*PROVIDER_SETUP, *PROVIDER_FAILURES))
+@router.post(
+    "/{provider}/test",
+    operation_id="settings_test_provider",
+    responses=errors(*PROVIDER_SETUP, *PROVIDER_FAILURES),
+)
 async def test_provider(
     provider: str,
     user: CurrentUser,

@@ -20,6 +20,7 @@ IMPORT_PATH = "/agents/import"  # its body has a limit of its own (RequestLimits
 
 @router.get(
     "/{agent_id}/export",
+    operation_id="transfer_export_agent",
     response_class=StreamingResponse,
     responses={
         200: {"content": {MEDIA_TYPE: {}}, "description": "The export file, streamed"},
@@ -44,6 +45,7 @@ async def export_agent(
 
 @router.post(
     "/import",
+    operation_id="transfer_import_agent",
     responses={201: {"description": "A new agent"}, 200: {"description": "Imported before"}},
 )
 async def import_agent(

@@ -11,7 +11,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
 
+from api.contract import operation_ids as ids
 from tests.contract_api.documents import Document, both_modes, operation_ids
 
 PINNED = Path(__file__).with_name("operation_ids.txt")
@@ -45,3 +47,14 @@ def test_an_operation_is_the_same_in_both_modes(documents: dict[str, Document]) 
         method, path, operation_id = line.split()
         by_operation.setdefault(f"{method} {path}", set()).add(operation_id)
     assert {name: ids for name, ids in by_operation.items() if len(ids) > 1} == {}
+
+
+def test_a_route_without_its_own_operation_id_is_refused_at_start() -> None:
+    app = FastAPI(generate_unique_id_function=ids.operation_id)
+
+    async def forgotten() -> None: ...
+
+    with pytest.raises(ids.OperationIdMissing, match=r"/forgotten .*declares no operation_id"):
+        app.add_api_route("/forgotten", forgotten)
+    app.add_api_route("/named", forgotten, operation_id="named")
+    assert app.openapi()["paths"]["/named"]["get"]["operationId"] == "named"
