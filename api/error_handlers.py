@@ -9,7 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from api.errors import AppError
+from api.errors import SERVER_MESSAGE, AppError, public_body
 from api.observability import request_id
 
 log = logging.getLogger(__name__)
@@ -25,16 +25,6 @@ HTTP_CODES = {
     415: "unsupported_media_type",
     429: "rate_limited",
 }
-SERVER_MESSAGE = "Something went wrong on our side."
-SERVER_MESSAGES = {503: "The service is temporarily unavailable; try again shortly."}
-
-
-def public_body(exc: AppError) -> dict[str, object]:
-    """What a client may see. Server-side failures keep their code but not their message,
-    which can hold engine internals (paths, endpoints, raw database errors)."""
-    if exc.status_code < 500 or exc.public:
-        return exc.to_body()
-    return {"code": exc.code, "message": SERVER_MESSAGES.get(exc.status_code, SERVER_MESSAGE)}
 
 
 def json_error(

@@ -26,6 +26,18 @@ class AppError(Exception):
         return body
 
 
+SERVER_MESSAGE = "Something went wrong on our side."
+SERVER_MESSAGES = {503: "The service is temporarily unavailable; try again shortly."}
+
+
+def public_body(exc: AppError) -> dict[str, object]:
+    """What a client may see. Server-side failures keep their code but not their message,
+    which can hold engine internals (paths, endpoints, raw database errors)."""
+    if exc.status_code < 500 or exc.public:
+        return exc.to_body()
+    return {"code": exc.code, "message": SERVER_MESSAGES.get(exc.status_code, SERVER_MESSAGE)}
+
+
 class NotFound(AppError):
     status_code = 404
     code = "not_found"

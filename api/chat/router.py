@@ -11,10 +11,10 @@ from api.chat.schemas import ChatIn
 from api.chat.service import NotYourUserId
 from api.contract import streams
 from api.contract.errors import errors
-from api.contract.failures import TURN_FAILURES
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.runtime.deps import RuntimeDep
 from api.runtime.responses import IdempotencyKey, respond
+from api.runtime.runner import TURN_FAILURES
 
 router = APIRouter(tags=["chat"])
 

@@ -10,7 +10,6 @@ from api.agents.service import AgentNotFound
 from api.auth.deps import CurrentUser
 from api.contract import streams
 from api.contract.errors import errors
-from api.contract.failures import TURN_FAILURES
 from api.conversations import repository, service
 from api.conversations.deps import OwnedConversation
 from api.conversations.schemas import (
@@ -27,6 +26,7 @@ from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
 from api.messages import repository as messages
 from api.runtime.deps import RuntimeDep
 from api.runtime.responses import IdempotencyKey, respond
+from api.runtime.runner import TURN_FAILURES
 from api.store.table import InvalidCursor
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])

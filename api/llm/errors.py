@@ -77,3 +77,13 @@ def brief(text: object, limit: int = 300) -> str:
     """A provider's own message, shortened, for quoting in ours."""
     message = " ".join(str(text).split())
     return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+# What calling a user's LLM provider can end with (for routes' `errors(...)`).
+PROVIDER_FAILURES = (
+    ProviderAuthFailed,
+    ProviderRejected,
+    ProviderRateLimited,
+    ProviderUnavailable,
+    ProviderTimeout,
+)

@@ -15,8 +15,7 @@ from pydantic import Field
 from api.agents import service as agents
 from api.agents.models import Agent
 from api.config import Settings
-from api.error_handlers import public_body
-from api.errors import AppError
+from api.errors import AppError, public_body
 from api.mcp import auth
 from api.memory_runs.service import MemoryRunner
 from api.runtime.runner import Runtime

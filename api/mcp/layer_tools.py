@@ -13,8 +13,7 @@ from api.agents import service as agents
 from api.kit.model import ApiModel
 from api.mcp.caller import UserId, answer, caller
 from api.memory import archival
-from api.messages.query import AS_OF_DESCRIPTION, Moment
-from api.messages.schemas import MAX_QUERY_CHARS
+from api.search.params import AS_OF_DESCRIPTION, MAX_QUERY_CHARS, Moment
 from api.seed004 import render
 from api.seed004 import service as seed004
 from api.seed004.schemas import (

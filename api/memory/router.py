@@ -10,6 +10,7 @@ from api.agents.service import AgentNotFound
 from api.contract.errors import errors
 from api.deps import ClockDep, SearchDep, TableDep
 from api.embeddings.base import EmbeddingError
+from api.http.query import AsOf, IncludeHistory, MinSimilarity, SearchQuery
 from api.kit.forms import form_of
 from api.memory import archival
 from api.memory import service as memory
@@ -52,15 +53,9 @@ from api.memory.schemas import (
     SupersedeRequest,
     Tag,
 )
-from api.messages.query import (
-    AsOf,
-    ConflictingQuery,
-    IncludeHistory,
-    MinSimilarity,
-    SearchQuery,
-)
 from api.search.engine import SearchBusy, SemanticSearchUnavailable
 from api.search.index import Mode as SearchMode
+from api.search.params import ConflictingQuery
 from api.store.table import InvalidCursor
 
 router = APIRouter(

@@ -18,8 +18,8 @@ from api.memory.models import (
     LineAction,
 )
 from api.memory.service import BlockView, LineChange
-from api.messages.query import Since
 from api.search.index import Mode as SearchMode
+from api.search.params import Since
 
 MAX_SUPERSEDES = 20  # memories one write replaces, at most
 MemoryId = Annotated[str, StringConstraints(min_length=1, max_length=64)]

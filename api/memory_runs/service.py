@@ -19,8 +19,7 @@ from typing import Literal
 from api.agents import repository as agents
 from api.agents.models import Agent
 from api.config import Settings
-from api.error_handlers import public_body
-from api.errors import AppError, NotFound
+from api.errors import AppError, NotFound, public_body
 from api.kit import periodic
 from api.kit.clock import Clock
 from api.kit.crypto import KeyRing

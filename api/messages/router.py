@@ -11,13 +11,14 @@ from api.agents.service import AgentNotFound
 from api.contract.errors import errors
 from api.deps import SearchDep
 from api.embeddings.base import EmbeddingError
+from api.http.query import AsOf, MinSimilarity, SearchQuery
 from api.messages import service
 from api.messages.models import SaidRole
-from api.messages.query import AsOf, ConflictingQuery, MinSimilarity, SearchQuery
 from api.messages.schemas import ID_PATTERN, MessageHitOut, MessageSearchOut
 from api.messages.service import InvalidTimeRange
 from api.search.engine import SemanticSearchUnavailable
 from api.search.index import Mode
+from api.search.params import ConflictingQuery
 
 router = APIRouter(prefix="/agents/{agent_id}/messages", tags=["messages"])
 

@@ -13,7 +13,6 @@ from api.search.index import Mode
 # logs and prompts, where control characters do harm.
 ID_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 
-MAX_QUERY_CHARS = 2000  # what a search may ask, in characters
 Prompt = Annotated[str, Field(min_length=1, max_length=32_000)]
 ActorId = Annotated[
     str | None,

@@ -14,8 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from api.error_handlers import public_body
-from api.errors import AppError, BadRequest, NotFound
+from api.errors import AppError, BadRequest, NotFound, public_body
 from api.observability import request_id
 from api.openai_compat.schemas import ErrorDetail, ErrorOut
 

@@ -9,7 +9,6 @@ from fastapi.responses import JSONResponse, Response
 
 from api.auth.deps import CurrentUser
 from api.contract.errors import Responses, errors
-from api.contract.failures import TURN_FAILURES
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.openai_compat import service, translate
 from api.openai_compat.errors import (
@@ -22,6 +21,7 @@ from api.openai_compat.errors import (
 )
 from api.openai_compat.schemas import ChatCompletion, ChatCompletionIn, ErrorOut, ModelList
 from api.runtime.deps import RuntimeDep
+from api.runtime.runner import TURN_FAILURES
 from api.runtime.sse import TurnStream, run_events, run_headers
 
 router = APIRouter(prefix="/v1", tags=["OpenAI-compatible"], route_class=OpenAIRoute)

@@ -21,12 +21,12 @@ from api.agents.architectures.base import AgentArchitecture
 from api.agents.architectures.registry import ARCHITECTURES
 from api.agents.models import Agent
 from api.config import Settings
-from api.error_handlers import public_body
-from api.errors import AppError
+from api.errors import AppError, public_body
 from api.kit.aio import ready
 from api.kit.clock import Clock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import new_id
+from api.llm.errors import PROVIDER_FAILURES
 from api.memory import compaction
 from api.memory import service as memory
 from api.memory.service import BlockView
@@ -40,7 +40,7 @@ from api.runs.models import Run
 from api.runtime import events
 from api.runtime.continuity import ContinuityHook
 from api.runtime.hooks import HookProvider, Hooks
-from api.runtime.lease import Lease
+from api.runtime.lease import ConversationBusy, Lease
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import DAY, MessageClock, MessageFactory, Turn, TurnLLM
@@ -60,6 +60,19 @@ Outcome = Literal["completed", "failed", "interrupted"]
 class ArchitectureUnavailable(AppError):
     status_code = 409
     code = "architecture_unavailable"
+
+
+# What a turn's request can answer before its stream begins, or instead of its JSON answer
+# when it fails: the agent (unknown), its provider, its architecture, another turn running
+# in the conversation.
+TURN_FAILURES = (
+    agents.AgentNotFound,
+    agents.ProviderNotConfigured,
+    *settings_service.PROVIDER_SETUP[1:],
+    ArchitectureUnavailable,
+    ConversationBusy,
+    *PROVIDER_FAILURES,
+)
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,9 @@ from api.memory.errors import (
 from api.memory.preconditions import BLOCK_WRITE, IfMatch
 from api.memory.service import BlockView
 from api.messages import service as messages
-from api.messages.query import ConflictingQuery
 from api.runtime.deps import RuntimeDep
 from api.search.engine import SearchBusy, SemanticSearchUnavailable
+from api.search.params import ConflictingQuery
 from api.seed002 import service
 from api.seed002.schemas import (
     ContextIn,

@@ -14,10 +14,11 @@ from api.kit.model import ApiModel
 from api.kit.text import BlockName, MetadataKey, PlainName, Visible
 from api.memory.blocks import MAX_BLOCK_NAME
 from api.memory.service import BlockView
-from api.messages import query as search_query
 from api.messages.models import Message, MessageRecall, SaidRole
-from api.messages.schemas import ID_PATTERN, MAX_QUERY_CHARS
+from api.messages.schemas import ID_PATTERN
 from api.messages.service import MessageHit
+from api.search import params as search_query
+from api.search.params import MAX_QUERY_CHARS
 
 MAX_CONTENT_CHARS = 50_000  # a message is stored twice (itself and its searchable copy)
 MAX_CONTEXT_QUERY_CHARS = 32_000  # a prompt, as the interceptor sends it

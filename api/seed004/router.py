@@ -9,10 +9,10 @@ from fastapi import APIRouter, Query, Request, Response, status
 from api.agents.service import AgentNameTaken
 from api.auth.deps import CurrentUser
 from api.contract.errors import Responses, errors
-from api.contract.failures import PROVIDER_SETUP
 from api.deps import ClockDep, SearchDep, SettingsDep, TableDep
 from api.embeddings.base import EmbeddingError
 from api.errors import AppError
+from api.http.query import AsOf, IncludeHistory, SearchQuery
 from api.memory.errors import (
     ArchivalMemoryNotFound,
     ContentTooLong,
@@ -22,10 +22,9 @@ from api.memory.errors import (
 from api.memory_runs import service as memory_runs
 from api.memory_runs.deps import MemoryRunnerDep
 from api.memory_runs.service import MemoryRunNotFound
-from api.messages.query import AsOf, ConflictingQuery, IncludeHistory, SearchQuery
-from api.messages.schemas import MAX_QUERY_CHARS
 from api.runtime.deps import RuntimeDep
 from api.search.engine import SearchBusy, SemanticSearchUnavailable
+from api.search.params import MAX_QUERY_CHARS, ConflictingQuery
 from api.seed004 import render, service
 from api.seed004.errors import SeedErrorBody, SeedErrorRoute
 from api.seed004.schemas import (
@@ -46,6 +45,7 @@ from api.seed004.schemas import (
     replacements,
 )
 from api.seed004.service import ArchivalRequired, InvalidSupersedes, ModelRequired
+from api.settings.service import PROVIDER_SETUP
 from api.subjects.service import SubjectNotFound
 
 # Who the memory runs' model is, at initialization: a provider to be configured, a model.

@@ -16,8 +16,8 @@ from api.memory.models import ArchivalMemory
 from api.memory.service import MAX_DESCRIPTION_CHARS
 from api.memory_runs.models import MemoryRun, RunState
 from api.messages.models import SaidRole
-from api.messages.query import Since
 from api.messages.schemas import ID_PATTERN
+from api.search.params import Since
 from api.seed004.render import role_of
 
 MAX_USER_ID_CHARS = 80  # it names the subject's agent ("Memory: {user_id}")

@@ -8,10 +8,10 @@ from pydantic import ValidationError
 
 from api.auth.deps import CurrentUser
 from api.contract.errors import errors
-from api.contract.failures import PROVIDER_FAILURES, PROVIDER_SETUP
 from api.deps import ClockDep, SettingsDep, TableDep
 from api.kit.crypto import KeyRing
 from api.kit.forms import form_of
+from api.llm.errors import PROVIDER_FAILURES
 from api.runtime.deps import RuntimeDep
 from api.settings import service
 from api.settings.providers import PROVIDERS, Credentials
@@ -21,6 +21,7 @@ from api.settings.schemas import (
     ProvidersSchema,
     ProviderTestOut,
 )
+from api.settings.service import PROVIDER_SETUP
 
 router = APIRouter(prefix="/settings/providers", tags=["settings"])
 

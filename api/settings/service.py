@@ -40,6 +40,16 @@ class ServerIdentityRefused(AppError):
     code = "credentials_required"
 
 
+# Getting a user's provider ready: not configured, stored settings unreadable, a URL refused.
+PROVIDER_SETUP = (
+    UnknownProvider,
+    ProviderNotConfigured,
+    StoredSettingsInvalid,
+    ServerIdentityRefused,
+    netguard.UrlRefused,
+)
+
+
 def spec_of(provider: str, *, configurable: bool = False) -> ProviderSpec:
     spec = PROVIDERS.get(provider)
     if spec is None or (configurable and spec.credentials is None):

@@ -8,12 +8,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, time
 from typing import Annotated, Any
 
-from fastapi import Depends, Query, Request
 from pydantic import AfterValidator, AliasChoices, BeforeValidator
 
 from api.errors import BadRequest
-from api.messages.schemas import MAX_QUERY_CHARS
 
+MAX_QUERY_CHARS = 2000  # what a search may ask, in characters
 NAME = "query"
 ALIAS = "q"
 # Validation aliases: `query`, else `q`. The document names only the first.
@@ -36,38 +35,6 @@ def check_one(given: Mapping[str, Any]) -> None:
     different values; the same value under both names is one query."""
     if NAME in given and ALIAS in given and given[NAME] != given[ALIAS]:
         raise ConflictingQuery()
-
-
-async def _search_query(
-    request: Request,
-    query: Annotated[
-        str,
-        Query(
-            min_length=1,
-            max_length=MAX_QUERY_CHARS,
-            validation_alias=NAMES,
-            description=DESCRIPTION,
-        ),
-    ],
-) -> str:
-    check_one(request.query_params)
-    return query
-
-
-# A route's query string parameter `query` (or `q`).
-SearchQuery = Annotated[str, Depends(_search_query)]
-
-
-# The floor a search may ask for in place of its model's (api/search/engine.py).
-MinSimilarity = Annotated[
-    float | None,
-    Query(
-        ge=-1.0,
-        le=1.0,
-        description="The least cosine similarity a semantic match needs; "
-        "default: the model's floor.",
-    ),
-]
 
 
 _DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -104,12 +71,3 @@ AS_OF_DESCRIPTION = (
 Moment = Annotated[datetime, BeforeValidator(_whole_day), AfterValidator(_in_utc)]
 # When something became true, as writers give it (`valid_from`).
 Since = Annotated[datetime, BeforeValidator(_day_start), AfterValidator(_in_utc)]
-AsOf = Annotated[Moment | None, Query(description=AS_OF_DESCRIPTION)]
-IncludeHistory = Annotated[
-    bool,
-    Query(
-        description="Also memories that were replaced (superseded) by newer ones, each with "
-        "`superseded_at` and `superseded_by`. Default: only when the question is about the "
-        'past ("where did I live before?", "in 2024").'
-    ),
-]
