@@ -12,54 +12,57 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from starlette.middleware.sessions import SessionMiddleware
 
-from api import __version__, error_handlers
-from api.agents import router as agents
+from api import __version__
 from api.agents.architectures import registry as architectures
 from api.auth import oauth
-from api.auth import router as auth
-from api.auth.local_guard import LocalModeGuard
 from api.auth.tokens import TokenIssuer, issuer_for
-from api.chat import router as chat
 from api.config import Settings, check_settings, load_settings
-from api.contract import allow, operation_ids
-from api.contract import document as contract
-from api.conversations import router as conversations
 from api.embeddings.factory import start_embedder
-from api.health import router as health
-from api.idempotency.middleware import Idempotency
+from api.http import (
+    agents,
+    auth,
+    chat,
+    conversations,
+    health,
+    messages,
+    observability,
+    transfer,
+    users,
+)
+from api.http import errors as error_handlers
+from api.http import memory as agent_memory
+from api.http import memory_layer as seed004
+from api.http import memory_server as seed002
+from api.http import runs as runs_router
+from api.http import settings as provider_settings
+from api.http.contract import allow, operation_ids
+from api.http.contract import document as contract
+from api.http.mcp import router as mcp_metadata
+from api.http.mcp.endpoint import McpEndpoint
+from api.http.middleware.idempotency import Idempotency
+from api.http.middleware.local_guard import LocalModeGuard
+from api.http.middleware.observability import Observability
+from api.http.middleware.request_limits import RequestLimits
+from api.http.middleware.webapp import WebApp
+from api.http.openai import router as openai_compat
+from api.http.route_filter import skip_unrelated_routers
 from api.kit import periodic
 from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
-from api.kit.route_filter import skip_unrelated_routers
 from api.kit.secrets import derived_key
-from api.mcp import router as mcp_metadata
-from api.mcp.endpoint import McpEndpoint
-from api.memory import router as agent_memory
 from api.memory_runs.service import MemoryRunner
-from api.messages import router as messages
 from api.observability import logs, metrics, tracing
-from api.observability import router as observability
-from api.observability.middleware import Observability
 from api.observability.store import measured
-from api.openai_compat import router as openai_compat
 from api.queue import get_queue
-from api.request_limits import RequestLimits
-from api.runs import router as runs_router
 from api.runs import service as runs
 from api.runtime.hooks import HookProvider
 from api.runtime.lease import LEASE_SECONDS
 from api.runtime.runner import Runtime
 from api.search.engine import SearchEngine
-from api.seed002 import router as seed002
-from api.seed004 import router as seed004
 from api.settings import keys as encryption_keys
-from api.settings import router as provider_settings
 from api.store import build_table
 from api.store.table import Table
-from api.transfer import router as transfer
-from api.users import router as users
 from api.users.service import LocalIdentity
-from api.webapp.middleware import WebApp
 
 if TYPE_CHECKING:
     from authlib.integrations.starlette_client import StarletteOAuth2App

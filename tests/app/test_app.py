@@ -14,8 +14,8 @@ from pydantic import BaseModel
 
 from api import __version__
 from api.config import ConfigError, Settings, load_settings
-from api.deps import TableDep
 from api.errors import NotFound
+from api.http.deps.app import TableDep
 from api.main import create_app
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable

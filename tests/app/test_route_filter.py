@@ -13,7 +13,7 @@ from starlette.routing import Match
 from starlette.types import Scope
 
 from api.config import Settings
-from api.kit.route_filter import first_segments, skip_unrelated_routers
+from api.http.route_filter import first_segments, skip_unrelated_routers
 from api.main import create_app
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")

@@ -18,10 +18,10 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 import api
-from api.contract import streams
-from api.contract.document import behind_sign_in
-from api.contract.errors import STATUSES
 from api.errors import AppError
+from api.http.contract import streams
+from api.http.contract.document import behind_sign_in
+from api.http.contract.errors import STATUSES
 from api.idempotency.errors import KEY_PATTERN
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

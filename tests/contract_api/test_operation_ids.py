@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 
-from api.contract import operation_ids as ids
+from api.http.contract import operation_ids as ids
 from tests.contract_api.documents import Document, both_modes, operation_ids
 
 PINNED = Path(__file__).with_name("operation_ids.txt")

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from api.http.middleware.idempotency import parse_key
+from api.http.preconditions import InvalidPrecondition, if_match
+from api.http.runs import InvalidLastEventId, _after
 from api.idempotency.errors import InvalidIdempotencyKey
-from api.idempotency.middleware import parse_key
 from api.kit.text import VISIBLE_PATTERN, WHITESPACE, name_pattern, plain_name, visible
-from api.memory.preconditions import InvalidPrecondition, if_match
-from api.runs.router import InvalidLastEventId, _after
 
 # Values around each rule's edges: empty, blank, quotes, spaces, control and invisible
 # characters, non-ASCII, lengths at and past the limits.

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from api.config import Settings
 from api.errors import AppError
-from api.idempotency.middleware import MAX_STORED_BODY_BYTES
+from api.http.middleware.idempotency import MAX_STORED_BODY_BYTES
 from api.idempotency.models import CLAIM_SECONDS
 from api.kit.clock import FrozenClock
 from api.main import create_app
@@ -191,7 +191,7 @@ def test_an_answer_that_cannot_be_stored_still_reaches_the_client(
     client: TestClient, store: FailingStore, counted: Counted, caplog: pytest.LogCaptureFixture
 ) -> None:
     store.failing = frozenset({"settle"})
-    with caplog.at_level(logging.WARNING, logger="api.idempotency.middleware"):
+    with caplog.at_level(logging.WARNING, logger="api.http.middleware.idempotency"):
         first = client.post("/counted", headers=key("unstored"))
     assert (first.status_code, first.json()) == (201, {"call": 1})
     assert "storing the answer to an Idempotency-Key failed" in caplog.text
@@ -221,7 +221,7 @@ def test_a_claim_that_cannot_be_freed_frees_itself_when_it_lapses(
 ) -> None:
     store.failing = frozenset({"release"})
     counted.failures = [Unavailable("Try later.")]
-    with caplog.at_level(logging.WARNING, logger="api.idempotency.middleware"):
+    with caplog.at_level(logging.WARNING, logger="api.http.middleware.idempotency"):
         assert client.post("/counted", headers=key("stuck")).status_code == 503
     assert "freeing an Idempotency-Key failed" in caplog.text
     busy = client.post("/counted", headers=key("stuck"))

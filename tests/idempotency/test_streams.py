@@ -18,10 +18,10 @@ from fastapi.testclient import TestClient
 from starlette.background import BackgroundTask
 from starlette.types import Message, Receive, Scope, Send
 
-from api import error_handlers
 from api.config import Settings
 from api.errors import NotFound
-from api.idempotency.middleware import Idempotency, Resume
+from api.http import errors as error_handlers
+from api.http.middleware.idempotency import Idempotency, Resume
 from api.idempotency.models import CLAIM_SECONDS
 from api.kit.clock import FrozenClock
 from api.store.definition import load_definition

@@ -12,8 +12,8 @@ import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from api.config import Settings
-from api.mcp.allowlist import allowlist
-from api.mcp.endpoint import McpEndpoint, Served
+from api.http.mcp.allowlist import allowlist
+from api.http.mcp.endpoint import McpEndpoint, Served
 
 
 def test_the_allowlist_holds_our_names_and_the_public_hosts() -> None:

@@ -15,11 +15,11 @@ from starlette.types import Message, Receive, Scope, Send
 
 from api.config import Settings
 from api.errors import AppError
+from api.http.middleware.observability import Observability
 from api.llm.types import ChatRequest, LLMEvent, TextDelta, Usage
 from api.main import create_app
 from api.observability import llm as observed_llm
 from api.observability import metrics
-from api.observability.middleware import Observability
 from api.observability.store import MeasuredTable
 from api.runtime.hooks import HookProvider, MessageAdded
 from api.store.definition import load_definition

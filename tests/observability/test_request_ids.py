@@ -108,7 +108,7 @@ def test_the_log_lines_of_a_failing_request_carry_it(app: FastAPI, log_lines: St
     lines = log_lines.getvalue().splitlines()
     assert "INFO api.access [req-missing]: GET /agents/missing 404 " in "\n".join(lines)
     crash_lines = [line for line in lines if "[req-crash]" in line]
-    assert any(line.startswith("ERROR api.error_handlers [req-crash]:") for line in crash_lines)
+    assert any(line.startswith("ERROR api.http.errors [req-crash]:") for line in crash_lines)
     assert any(
         line.startswith("INFO api.access [req-crash]: GET /_test/crash 500 ")
         for line in crash_lines

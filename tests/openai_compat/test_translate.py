@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 
 from api.errors import AppError
-from api.openai_compat.errors import param_of
-from api.openai_compat.translate import Completion, Transcript, forces_a_tool
+from api.http.openai.errors import param_of
+from api.http.openai.translate import Completion, Transcript, forces_a_tool
 from api.runtime import events
 
 

@@ -15,10 +15,10 @@ from api.agents.architectures.base import AgentArchitecture
 from api.agents.architectures.krishna_memgpt import KrishnaMemGPT
 from api.agents.architectures.registry import ARCHITECTURES, load_entry_points, register
 from api.config import Settings
+from api.http.responses import wants_stream
 from api.llm.openai import OpenAIProvider
 from api.messages.models import Role, Said
 from api.runtime.continuity import TurnCollector, render
-from api.runtime.responses import wants_stream
 from api.settings import keys
 from api.settings import service as settings_service
 from api.settings.models import ProviderSettings

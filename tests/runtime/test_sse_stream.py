@@ -21,9 +21,9 @@ from sse_starlette.sse import AppStatus
 from starlette.background import BackgroundTask
 from starlette.types import Message
 
-from api.runtime import sse
+from api.http import sse
+from api.http.sse import LeanEventSource
 from api.runtime.runner import PreparedTurn
-from api.runtime.sse import LeanEventSource
 from tests.fakes import serving
 from tests.fakes.llm_servers import FakeLLM, Reply
 from tests.runs.test_resume import start_turn
@@ -152,7 +152,7 @@ async def test_a_listener_that_fails_stops_the_stream_and_says_so(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     server, body = Server(receive_fails=True), Body([b"data: 1\r\n\r\n"], stall=True)
-    with caplog.at_level(logging.WARNING, logger="api.runtime.sse"):
+    with caplog.at_level(logging.WARNING, logger="api.http.sse"):
         await asyncio.wait_for(response(body)(SCOPE, server.receive, server.send), 5)
     assert body.closed
     assert "listening for the client's disconnect failed" in caplog.text
@@ -267,7 +267,7 @@ async def test_a_cleanup_that_fails_is_said_not_lost(caplog: pytest.LogCaptureFi
     server, body = Server(), Body([b"data: 1\r\n\r\n"], stall=True, cleanup_fails=True)
     streaming = asyncio.ensure_future(response(body)(SCOPE, server.receive, server.send))
     await asyncio.sleep(0.05)
-    with caplog.at_level(logging.WARNING, logger="api.runtime.sse"):
+    with caplog.at_level(logging.WARNING, logger="api.http.sse"):
         streaming.cancel()
         with pytest.raises(asyncio.CancelledError):
             await streaming

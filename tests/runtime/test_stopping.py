@@ -19,6 +19,7 @@ from api.config import Settings
 from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
 from api.conversations.models import Conversation
+from api.http.sse import event_stream, relay
 from api.kit.clock import FrozenClock
 from api.llm.types import ToolSpec
 from api.messages import repository as messages_repository
@@ -29,7 +30,6 @@ from api.runtime.hooks import AgentInitialized, HookProvider, Hooks, MessageAdde
 from api.runtime.lease import ConversationBusy
 from api.runtime.loop import TOOL_INTERRUPTED, AgentLoop
 from api.runtime.runner import PreparedTurn, Runtime
-from api.runtime.sse import event_stream, relay
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import MessageClock, MessageFactory, Turn

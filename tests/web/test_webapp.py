@@ -10,9 +10,9 @@ from fastapi.testclient import TestClient
 from starlette.applications import Starlette
 
 from api.config import Settings
+from api.http.middleware import webapp as middleware
+from api.http.middleware.webapp import PAGES_FILE, WebApp, page_paths
 from api.main import create_app
-from api.webapp import middleware
-from api.webapp.middleware import PAGES_FILE, WebApp, page_paths
 from tests.observability.conftest import grew, scrape
 
 HTML = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}

@@ -1,1 +1,0 @@
-"""Liveness and readiness of the service and its store."""

@@ -1,0 +1,92 @@
+"""/agents: a user's agents, and the form to create them."""
+
+from fastapi import APIRouter, Request, Response, status
+
+from api.agents import service
+from api.agents.schemas import AgentCreate, AgentForm, AgentOut, AgentUpdate
+from api.agents.service import (
+    AgentBusy,
+    AgentNameTaken,
+    AgentNotFound,
+    ProviderNotConfigured,
+    UnknownArchitecture,
+)
+from api.errors import BadRequest
+from api.http.contract.errors import errors
+from api.http.deps.agents import AgentByIdOrName, OwnedAgent
+from api.http.deps.app import ClockDep, SearchDep, SettingsDep, TableDep
+from api.http.deps.auth import CurrentUser
+from api.http.deps.runtime import RuntimeDep
+
+router = APIRouter(prefix="/agents", tags=["agents"])
+
+
+@router.get("/schema", operation_id="agents_form")
+async def agent_form(
+    user: CurrentUser,
+    request: Request,
+    table: TableDep,
+    settings: SettingsDep,
+    runtime: RuntimeDep,
+) -> AgentForm:
+    """The form, driven by the backend: architectures, your providers and their models."""
+    return await service.form(
+        table,
+        request.state.keyring,
+        user.email,
+        allow_private_urls=settings.private_provider_urls,
+        allow_server_identity=settings.server_identity_for_users,
+        cache=runtime.providers,
+    )
+
+
+@router.post(
+    "",
+    operation_id="agents_create",
+    status_code=status.HTTP_201_CREATED,
+    responses={
+        200: {"model": AgentOut, "description": "You already have an agent by that name."},
+        **errors(UnknownArchitecture, ProviderNotConfigured, AgentNameTaken, AgentBusy),
+    },
+)
+async def create_agent(
+    body: AgentCreate, user: CurrentUser, response: Response, table: TableDep, clock: ClockDep
+) -> AgentOut:
+    """Idempotent by name: creating a name you already have returns that agent (200)."""
+    agent, created = await service.create(table, user.email, body, clock)
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return AgentOut.of(agent)
+
+
+@router.get("", operation_id="agents_list")
+async def list_agents(user: CurrentUser, table: TableDep) -> list[AgentOut]:
+    return [AgentOut.of(a) for a in await service.list_for(table, user.email)]
+
+
+@router.get("/{agent_id}", operation_id="agents_get", responses=errors(AgentNotFound))
+async def get_agent(agent: AgentByIdOrName) -> AgentOut:
+    """By id or, failing that, by name (seed 002's `GET /agents/{name}`)."""
+    return AgentOut.of(agent)
+
+
+@router.patch(
+    "/{agent_id}",
+    operation_id="agents_update",
+    responses=errors(BadRequest, ProviderNotConfigured, AgentNotFound, AgentNameTaken, AgentBusy),
+)
+async def update_agent(
+    agent: OwnedAgent, body: AgentUpdate, table: TableDep, clock: ClockDep
+) -> AgentOut:
+    return AgentOut.of(await service.update(table, agent, body, clock))
+
+
+@router.delete(
+    "/{agent_id}",
+    operation_id="agents_delete",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=errors(AgentNotFound, AgentBusy),
+)
+async def delete_agent(agent: OwnedAgent, search: SearchDep) -> None:
+    """Deletes the agent with its memory and its conversations."""
+    await service.delete(search, agent)
