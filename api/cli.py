@@ -180,7 +180,7 @@ def reembed(args: argparse.Namespace) -> int:
     from api.embeddings.base import EmbeddingConfigError
     from api.embeddings.factory import start_embedder
     from api.kit.clock import SystemClock
-    from api.search import reembed as reembedding
+    from api.maintenance import reembed as reembedding
     from api.search.engine import SearchEngine
     from api.store import build_table
 

@@ -13,7 +13,6 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.middleware.sessions import SessionMiddleware
 
 from api import __version__
-from api.agents.architectures import registry as architectures
 from api.auth import oauth
 from api.auth.tokens import TokenIssuer, issuer_for
 from api.config import Settings, check_settings, load_settings
@@ -46,6 +45,7 @@ from api.http.middleware.request_limits import RequestLimits
 from api.http.middleware.webapp import WebApp
 from api.http.openai import router as openai_compat
 from api.http.route_filter import skip_unrelated_routers
+from api.journal import reader as runs
 from api.kit import periodic
 from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
@@ -54,7 +54,7 @@ from api.memory_runs.service import MemoryRunner
 from api.observability import logs, metrics, tracing
 from api.observability.store import measured
 from api.queue import get_queue
-from api.runs import service as runs
+from api.runtime.architectures import registry as architectures
 from api.runtime.hooks import HookProvider
 from api.runtime.lease import LEASE_SECONDS
 from api.runtime.runner import Runtime

@@ -3,12 +3,12 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, JsonValue
 
-from api.agents.architectures.registry import DEFAULT
 from api.agents.models import Agent
 from api.kit.forms import FormField
 from api.kit.json_data import Metadata
 from api.kit.model import ApiModel
 from api.kit.text import PlainName
+from api.runtime.architectures.registry import DEFAULT
 
 MAX_RECENT_TURNS = 100
 

@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from api.agents import repository
-from api.agents.architectures.registry import ARCHITECTURES
 from api.agents.models import Agent, AgentNameGuard
 from api.agents.schemas import AgentCreate, AgentForm, AgentUpdate
 from api.conversations import repository as conversations
@@ -22,6 +21,7 @@ from api.kit.forms import Option, form_of
 from api.kit.secrets import new_id
 from api.llm.errors import ProviderError
 from api.memory import service as memory
+from api.runtime.architectures.registry import ARCHITECTURES
 from api.search.engine import SearchEngine
 from api.settings import repository as provider_settings
 from api.settings import service as settings_service

@@ -22,12 +22,8 @@ from api.memory.errors import (
     InvalidBlockName,
     InvalidCharLimit,
 )
-from api.memory_runs import service as memory_runs
-from api.memory_runs.service import MemoryRunNotFound
-from api.search.engine import SearchBusy, SemanticSearchUnavailable
-from api.search.params import MAX_QUERY_CHARS, ConflictingQuery
-from api.seed004 import render, service
-from api.seed004.schemas import (
+from api.memory_layer import render, service
+from api.memory_layer.schemas import (
     MAX_USER_ID_CHARS,
     AddConversationRequest,
     AddConversationResponse,
@@ -44,7 +40,11 @@ from api.seed004.schemas import (
     SummaryResponse,
     replacements,
 )
-from api.seed004.service import ArchivalRequired, InvalidSupersedes, ModelRequired
+from api.memory_layer.service import ArchivalRequired, InvalidSupersedes, ModelRequired
+from api.memory_runs import service as memory_runs
+from api.memory_runs.service import MemoryRunNotFound
+from api.search.engine import SearchBusy, SemanticSearchUnavailable
+from api.search.params import MAX_QUERY_CHARS, ConflictingQuery
 from api.settings.service import PROVIDER_SETUP
 from api.subjects.service import SubjectNotFound
 

@@ -28,11 +28,8 @@ from api.memory.errors import (
     etag,
 )
 from api.memory.service import BlockView
-from api.messages import service as messages
-from api.search.engine import SearchBusy, SemanticSearchUnavailable
-from api.search.params import ConflictingQuery
-from api.seed002 import service
-from api.seed002.schemas import (
+from api.memory_server import service
+from api.memory_server.schemas import (
     ContextIn,
     ContextOut,
     MemoryBlockIn,
@@ -43,6 +40,9 @@ from api.seed002.schemas import (
     MessagesIn,
     SearchIn,
 )
+from api.messages import service as messages
+from api.search.engine import SearchBusy, SemanticSearchUnavailable
+from api.search.params import ConflictingQuery
 
 router = APIRouter(tags=["memory server (seed 002)"], responses=errors(AgentNotFound))
 MAX_LISTED = 1000

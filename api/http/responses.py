@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse, Response
 from api.config import Settings
 from api.http.sse import event_stream, run_headers
 from api.idempotency.errors import KEY_PATTERN
-from api.runtime import events
+from api.journal import events
 from api.runtime.runner import PreparedTurn
 from api.runtime.schemas import ToolUse, TurnOut, TurnUsage
 

@@ -14,10 +14,10 @@ from api.http.deps.app import ClockDep, SettingsDep, TableDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.runtime import RuntimeDep
 from api.http.sse import replayed_stream
+from api.journal import reader as service
+from api.journal.models import Run
+from api.journal.schemas import RunOut
 from api.kit.clock import Clock
-from api.runs import service
-from api.runs.models import Run
-from api.runs.schemas import RunOut
 from api.runtime.runner import Runtime
 from api.store.table import Table
 

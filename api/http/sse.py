@@ -17,9 +17,9 @@ from sse_starlette import EventSourceResponse, ServerSentEvent, sse
 from sse_starlette.event import ensure_bytes
 from starlette.types import Receive, Scope, Send
 
-from api.runs.models import StoredEvent
-from api.runtime import events
-from api.runtime.events import RunCompleted, RunEvent, RunFailed
+from api.journal import events
+from api.journal.events import RunCompleted, RunEvent, RunFailed
+from api.journal.models import StoredEvent
 from api.runtime.runner import PreparedTurn
 
 HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import cast
 
+from api.kit.retry import backoff
 from api.memory import repository
 from api.memory.errors import (
     AlreadySuperseded,
@@ -27,7 +28,6 @@ from api.memory.errors import (
     MemoryBusy,
 )
 from api.memory.models import ArchivalMemory, Category
-from api.memory.retry import backoff
 from api.search import facts, vectors
 from api.search.documents import Doc
 from api.search.engine import SearchEngine

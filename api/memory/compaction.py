@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from api.kit.retry import MAX_ATTEMPTS, backoff
 from api.llm.errors import ProviderError
 from api.memory import archival, blocks, repository, service
 from api.memory.errors import MemoryBusy
 from api.memory.models import CoreMemory
-from api.memory.retry import MAX_ATTEMPTS, backoff
 from api.memory.summarizer import Summarizer, TruncatingSummarizer
 from api.search.engine import SearchEngine
 from api.store.table import ConditionFailed

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from api.kit.clock import Clock, SystemClock
+from api.kit.retry import MAX_ATTEMPTS, backoff
 from api.memory import blocks, repository
 from api.memory.errors import (
     BlockExists,
@@ -40,7 +41,6 @@ from api.memory.models import (
     LineAction,
     MemoryBlockDef,
 )
-from api.memory.retry import MAX_ATTEMPTS, backoff
 from api.search.engine import SearchEngine
 from api.store.table import ConditionFailed, Table, TransactionCancelled
 

@@ -7,6 +7,7 @@ import contextlib
 import math
 from datetime import UTC, datetime
 
+from api.journal.process import ProcessId
 from api.memory_runs.models import (
     MemoryLease,
     MemoryRun,
@@ -14,7 +15,6 @@ from api.memory_runs.models import (
     PendingMemoryRun,
     RunState,
 )
-from api.runs.process import ProcessId
 from api.store import keys
 from api.store.table import (
     AttrEquals,

@@ -20,6 +20,9 @@ from api.agents import repository as agents
 from api.agents.models import Agent
 from api.config import Settings
 from api.errors import AppError, NotFound, public_body
+from api.journal import events
+from api.journal.bus import RunBus
+from api.journal.process import ProcessId, this_process
 from api.kit import periodic
 from api.kit.clock import Clock
 from api.kit.crypto import KeyRing
@@ -31,9 +34,6 @@ from api.memory_runs.models import MemoryRun, PendingMemoryRun
 from api.messages.models import SAID_ROLES, Message
 from api.observability import metrics
 from api.queue.base import Delivery, RunQueue
-from api.runs.bus import RunBus
-from api.runs.process import ProcessId, this_process
-from api.runtime import events
 from api.runtime.hooks import Hooks
 from api.runtime.loop import AgentLoop
 from api.runtime.state import TurnState

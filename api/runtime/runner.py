@@ -17,11 +17,14 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
 from api.agents import service as agents
-from api.agents.architectures.base import AgentArchitecture
-from api.agents.architectures.registry import ARCHITECTURES
 from api.agents.models import Agent
 from api.config import Settings
 from api.errors import AppError, public_body
+from api.journal import events
+from api.journal import repository as runs
+from api.journal.bus import RunBus
+from api.journal.journal import RunJournal
+from api.journal.models import Run
 from api.kit.aio import ready
 from api.kit.clock import Clock
 from api.kit.crypto import KeyRing
@@ -33,11 +36,8 @@ from api.memory.service import BlockView
 from api.memory.summarizer import summarizer_for
 from api.messages.schemas import MAX_WAIT_SECONDS
 from api.observability import metrics
-from api.runs import repository as runs
-from api.runs.bus import RunBus
-from api.runs.journal import RunJournal
-from api.runs.models import Run
-from api.runtime import events
+from api.runtime.architectures.base import AgentArchitecture
+from api.runtime.architectures.registry import ARCHITECTURES
 from api.runtime.continuity import ContinuityHook
 from api.runtime.hooks import HookProvider, Hooks
 from api.runtime.lease import ConversationBusy, Lease

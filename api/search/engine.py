@@ -20,7 +20,7 @@ from typing import Any
 from api.embeddings.base import Embedder
 from api.errors import AppError
 from api.kit.clock import Clock
-from api.memory.retry import MAX_ATTEMPTS, backoff
+from api.kit.retry import MAX_ATTEMPTS, backoff
 from api.observability import metrics
 from api.search import documents, repository, tokens, when
 from api.search.documents import Doc

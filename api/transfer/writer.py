@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api.agents import repository as agents_repository
-from api.agents.architectures.registry import ARCHITECTURES
 from api.agents.models import Agent, AgentNameGuard
 from api.agents.service import AgentNameTaken, normalize_name
 from api.conversations import repository as conversations
@@ -28,6 +27,7 @@ from api.memory_runs.models import MemoryRun
 from api.messages import repository as messages
 from api.messages import service as messages_service
 from api.messages.models import Message
+from api.runtime.architectures.registry import ARCHITECTURES
 from api.search import vectors
 from api.search.engine import SearchEngine
 from api.search.vectors import Vector

@@ -76,7 +76,7 @@ def test_health_reports_the_store(client: TestClient, settings: Settings) -> Non
         "version": __version__,
         "embedding_backend": "onnx",
         "embedding_dimension": 384,
-        "database_path": str(settings.sqlite_path),  # local mode only (tests/seed002)
+        "database_path": str(settings.sqlite_path),  # local mode only (tests/memory_server)
     }
     assert settings.sqlite_path.exists()  # the table was created at start
 

@@ -15,7 +15,7 @@ import pytest
 
 from api.store.dynamodb_local import DynamoDBLocal
 from tests.fakes.serving import server_process
-from tests.seed004.conftest import until_ended
+from tests.memory_layer.conftest import until_ended
 
 
 @contextmanager

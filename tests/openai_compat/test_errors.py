@@ -20,10 +20,10 @@ from api.runtime.hooks import AgentInitialized, HookProvider
 from tests.auth.conftest import browser, google
 from tests.fakes.llm_servers import FakeLLM, Reply
 from tests.fakes.oidc import FakeGoogle
+from tests.journal.test_resume import STORY
+from tests.memory_server.conftest import google_settings, with_api_key
 from tests.openai_compat.conftest import Server, serve, user_says
-from tests.runs.test_resume import STORY
 from tests.runtime.conftest import LOCAL, append, new_agent, use_openai
-from tests.seed002.conftest import google_settings, with_api_key
 
 __all__ = ["google"]
 

@@ -7,7 +7,7 @@ import pytest
 from api.errors import AppError
 from api.http.openai.errors import param_of
 from api.http.openai.translate import Completion, Transcript, forces_a_tool
-from api.runtime import events
+from api.journal import events
 
 
 def delta(step: int, text: str) -> events.TextDelta:

@@ -8,8 +8,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from api.agents.architectures.categorized_memory import INSTRUCTIONS
 from api.kit.clock import FrozenClock
+from api.runtime.architectures.categorized_memory import INSTRUCTIONS
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
 from tests.memory.test_categorized_tools import SEED_TOOLS
 from tests.runtime.conftest import OPENAI_KEY, lines_of, new_conversation, send

@@ -8,12 +8,12 @@ from typing import Any, ClassVar
 import pytest
 from fastapi.testclient import TestClient
 
-from api.agents.architectures.base import AgentArchitecture
-from api.agents.architectures.registry import ARCHITECTURES, register, registered
 from api.config import Settings
+from api.journal.events import RunEvent
 from api.kit.clock import FrozenClock
+from api.runtime.architectures.base import AgentArchitecture
+from api.runtime.architectures.registry import ARCHITECTURES, register, registered
 from api.runtime.continuity import ContinuityHook
-from api.runtime.events import RunEvent
 from api.runtime.hooks import AgentInitialized, HookProvider, MessageAdded, TurnFinished
 from api.runtime.loop import AgentLoop
 from api.runtime.turn import Turn

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from api.agents.architectures.base import AgentArchitecture
-from api.agents.architectures.krishna_memgpt import KrishnaMemGPT
-from api.agents.architectures.registry import ARCHITECTURES, load_entry_points, register
 from api.config import Settings
 from api.http.responses import wants_stream
 from api.llm.openai import OpenAIProvider
 from api.messages.models import Role, Said
+from api.runtime.architectures.base import AgentArchitecture
+from api.runtime.architectures.krishna_memgpt import KrishnaMemGPT
+from api.runtime.architectures.registry import ARCHITECTURES, load_entry_points, register
 from api.runtime.continuity import TurnCollector, render
 from api.settings import keys
 from api.settings import service as settings_service
@@ -119,7 +119,7 @@ def test_architectures_from_installed_packages(
     (tmp_path / "parrot_arch.py").write_text(
         textwrap.dedent(
             """
-            from api.agents.architectures.base import AgentArchitecture
+            from api.runtime.architectures.base import AgentArchitecture
             from api.runtime.loop import AgentLoop
 
             class Parrot(AgentArchitecture):

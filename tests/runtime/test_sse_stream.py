@@ -26,7 +26,7 @@ from api.http.sse import LeanEventSource
 from api.runtime.runner import PreparedTurn
 from tests.fakes import serving
 from tests.fakes.llm_servers import FakeLLM, Reply
-from tests.runs.test_resume import start_turn
+from tests.journal.test_resume import start_turn
 from tests.runtime.conftest import messages, parse_sse, use_openai
 
 SCOPE = {"type": "http", "method": "POST", "path": "/chat", "headers": []}

@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 
 from api.agents import service as agents
-from api.agents.architectures.base import AgentArchitecture
-from api.agents.architectures.registry import registered
 from api.agents.models import Agent
 from api.agents.schemas import AgentCreate
 from api.config import Settings
@@ -20,12 +18,14 @@ from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
 from api.conversations.models import Conversation
 from api.http.sse import event_stream, relay
+from api.journal.events import RunEvent, ToolCalled
 from api.kit.clock import FrozenClock
 from api.llm.types import ToolSpec
 from api.messages import repository as messages_repository
 from api.messages.models import Message
 from api.runtime import lease
-from api.runtime.events import RunEvent, ToolCalled
+from api.runtime.architectures.base import AgentArchitecture
+from api.runtime.architectures.registry import registered
 from api.runtime.hooks import AgentInitialized, HookProvider, Hooks, MessageAdded, TurnFinished
 from api.runtime.lease import ConversationBusy
 from api.runtime.loop import TOOL_INTERRUPTED, AgentLoop

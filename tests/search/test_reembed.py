@@ -10,11 +10,12 @@ from api.agents.schemas import AgentCreate
 from api.conversations import service as conversations
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
+from api.maintenance import reembed
 from api.memory import archival
 from api.messages import repository as message_items
 from api.messages import service as messages
 from api.messages.models import Message
-from api.search import reembed, vectors
+from api.search import vectors
 from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.table import Key, Table

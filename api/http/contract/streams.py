@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from api.http.contract.errors import Responses
-from api.runtime import events
+from api.journal import events
 from api.runtime.schemas import TurnOut
 
 REF = "#/components/schemas/"

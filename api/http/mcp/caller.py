@@ -17,10 +17,10 @@ from api.agents.models import Agent
 from api.config import Settings
 from api.errors import AppError, public_body
 from api.http.mcp import auth
+from api.memory_layer.schemas import MAX_USER_ID_CHARS
 from api.memory_runs.service import MemoryRunner
 from api.runtime.runner import Runtime
 from api.search.engine import SearchEngine
-from api.seed004.schemas import MAX_USER_ID_CHARS
 from api.store.table import Table
 from api.users.models import User
 

@@ -13,10 +13,9 @@ from api.agents import service as agents
 from api.http.mcp.caller import UserId, answer, caller
 from api.kit.model import ApiModel
 from api.memory import archival
-from api.search.params import AS_OF_DESCRIPTION, MAX_QUERY_CHARS, Moment
-from api.seed004 import render
-from api.seed004 import service as seed004
-from api.seed004.schemas import (
+from api.memory_layer import render
+from api.memory_layer import service as seed004
+from api.memory_layer.schemas import (
     MAX_USER_ID_CHARS,
     AddConversationRequest,
     MemoryOut,
@@ -26,6 +25,7 @@ from api.seed004.schemas import (
     Replaced,
     replacements,
 )
+from api.search.params import AS_OF_DESCRIPTION, MAX_QUERY_CHARS, Moment
 from api.subjects import service as subjects
 
 MAX_RESULTS = 50  # as seed 004's /memory/context and /memory/search

@@ -10,10 +10,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from api.agents.architectures.registry import ARCHITECTURES
 from api.agents.models import Agent
 from api.http.mcp.caller import CHANGES, READ_ONLY, WRITES, AgentRef, answer, caller
 from api.memory.summarizer import TruncatingSummarizer
+from api.runtime.architectures.registry import ARCHITECTURES
 from api.tools.native import NATIVE_TOOLS, ToolContext
 
 

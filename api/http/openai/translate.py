@@ -32,7 +32,7 @@ from api.http.openai.schemas import (
     CompletionUsage,
     MessageIn,
 )
-from api.runtime import events
+from api.journal import events
 
 SESSION_HEADER = "X-Session-Id"
 WAIT_HEADER = "X-Wait"

@@ -1,0 +1,129 @@
+"""Runs in the table: one partition per run holding its state and its events in batches,
+and a marker per running turn in a few shared partitions."""
+
+import asyncio
+from datetime import UTC, datetime
+
+from api.journal.models import LiveRun, Run, RunEvents, RunState
+from api.journal.process import ProcessId
+from api.store import keys
+from api.store.table import (
+    AttrEquals,
+    Delete,
+    Item,
+    ItemExists,
+    Put,
+    Table,
+    TransactionCancelled,
+    TxOp,
+    Update,
+)
+
+
+def opening_items(run: Run, first: RunEvents, by: ProcessId) -> list[Item]:
+    """What opens a run: the run, its first events, and its marker among the live runs."""
+    live = LiveRun(
+        run_id=run.run_id,
+        conversation_id=run.conversation_id,
+        host=by.host,
+        pid=by.pid,
+        token=by.token,
+    )
+    return [run.to_dynamo_item(), first.to_dynamo_item(), live.to_dynamo_item()]
+
+
+async def open_run(table: Table, run: Run, first: RunEvents, by: ProcessId) -> None:
+    await table.batch_write(puts=opening_items(run, first, by))
+
+
+def open_run_ops(run: Run, first: RunEvents, by: ProcessId) -> list[TxOp]:
+    """The same writes, for a transaction the caller makes (the turn's first message's)."""
+    return [Put(item) for item in opening_items(run, first, by)]
+
+
+def append_put(batch: RunEvents) -> Put:
+    """The write that adds a batch of events, for the caller to make with its others."""
+    return Put(batch.to_dynamo_item())
+
+
+async def end(
+    table: Table, run_id: str, state: RunState, at: float, *, last: RunEvents | None = None
+) -> bool:
+    """Ended as `state`, if it was still running (False: someone ended it already), with
+    `last`, its closing events, written with the end or not at all."""
+    ops: list[TxOp] = [
+        Update(
+            keys.run(run_id),
+            set={"state": state, "ended_at": datetime.fromtimestamp(at, UTC).isoformat()},
+            condition=AttrEquals("state", "running"),
+        ),
+        Delete(keys.live_run(run_id)),
+    ]
+    if last is not None:
+        ops.append(Put(last.to_dynamo_item()))
+    try:
+        await table.transact_write(ops)
+    except TransactionCancelled as e:
+        if not e.refused(0):
+            raise
+        await table.delete(keys.live_run(run_id))
+        return False
+    return True
+
+
+async def get(table: Table, run_id: str) -> Run | None:
+    item = await table.get(keys.run(run_id))
+    return Run.from_dynamo_item(item) if item else None
+
+
+async def read_from(table: Table, run_id: str, first: int) -> tuple[list[RunEvents], Run | None]:
+    """The batches from event `first` on, and the run as it was after them: one query."""
+    pk, sk = keys.run_events_from(run_id, first)
+    batches: list[RunEvents] = []
+    run: Run | None = None
+    cursor: str | None = None
+    while True:
+        page = await table.query(pk, sk=sk, cursor=cursor)
+        for item in page.items:
+            if item.get(keys.ENTITY) == keys.RUN:
+                run = Run.from_dynamo_item(item)
+            else:
+                batches.append(RunEvents.from_dynamo_item(item))
+        if page.cursor is None:
+            return batches, run
+        cursor = page.cursor
+
+
+async def next_number(table: Table, run_id: str) -> int:
+    """The number the run's next event takes."""
+    pk, sk = keys.run_events_of(run_id)
+    page = await table.query(pk, sk=sk, forward=False, limit=1)
+    if not page.items:
+        return 1
+    last = RunEvents.from_dynamo_item(page.items[0])
+    return last.first + len(last.events)
+
+
+async def watched(table: Table, run_id: str, until: float) -> None:
+    """A reader follows the run until `until` at least (the run's process reads this)."""
+    await table.update(keys.run(run_id), set={"watched_until": until}, condition=ItemExists())
+
+
+async def live_runs(table: Table) -> list[LiveRun]:
+    shards = await asyncio.gather(*(_live_in(table, s) for s in range(keys.LIVE_RUN_SHARDS)))
+    return [run for shard in shards for run in shard]
+
+
+async def _live_in(table: Table, shard: int) -> list[LiveRun]:
+    found: list[LiveRun] = []
+    cursor: str | None = None
+    while True:
+        page = await table.query(keys.live_runs(shard), cursor=cursor)
+        found += [LiveRun.from_dynamo_item(item) for item in page.items]
+        if page.cursor is None:
+            return found
+        cursor = page.cursor
+
+
+async def forget_live(table: Table, run_id: str) -> None:
+    await table.delete(keys.live_run(run_id))
