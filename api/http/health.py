@@ -5,8 +5,9 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from api import __version__
+from api.errors import public_body
 from api.http.deps.app import SearchDep, SettingsDep, TableDep
-from api.http.errors import json_error, public_body
+from api.http.errors import json_error
 from api.observability.store import unwrapped
 from api.store.sqlite import SqliteTable
 from api.store.table import StoreError
