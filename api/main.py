@@ -61,7 +61,7 @@ from api.runtime.runner import Runtime
 from api.search.engine import SearchEngine
 from api.settings import keys as encryption_keys
 from api.store import build_table
-from api.store.table import Table
+from api.store.table import StoreError, Table
 from api.users.service import LocalIdentity
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ async def sweep_dead_runs(table: Table, clock: Clock) -> None:
             log.warning("%d turns left running by a stopped process were interrupted", ended)
             metrics.BACKGROUND_RUNS_SWEPT.labels("turn").inc(ended)
 
-    await periodic.every(LEASE_SECONDS, sweep, "looking for turns left running")
+    await periodic.every(LEASE_SECONDS, sweep, "looking for turns left running", (StoreError,))
 
 
 async def sweep_expired(table: Table, every_seconds: float = SWEEP_SECONDS) -> None:
@@ -106,7 +106,7 @@ async def sweep_expired(table: Table, every_seconds: float = SWEEP_SECONDS) -> N
         if deleted:
             log.info("deleted %d expired items", deleted)
 
-    await periodic.every(every_seconds, sweep, "sweeping expired items")
+    await periodic.every(every_seconds, sweep, "sweeping expired items", (StoreError,))
 
 
 def create_app(

@@ -14,8 +14,8 @@ from pydantic import AfterValidator, BeforeValidator, GetJsonSchemaHandler, Json
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from api.kit.numbers import float_decimal
 from api.kit.text import MetadataKey, name_pattern
-from api.store.codec import float_decimal
 
 MAX_JSON_BYTES = 32_768  # encoded; an item holds 400 KB, and a message is stored twice
 MAX_JSON_DEPTH = 16

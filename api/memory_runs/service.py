@@ -42,7 +42,7 @@ from api.runtime.turn import MessageClock, MessageFactory, Turn, TurnLLM
 from api.search.engine import SearchEngine
 from api.settings import service as settings_service
 from api.store import keys
-from api.store.table import Key, Put, Table
+from api.store.table import Key, Put, StoreError, Table
 from api.tools.native import NATIVE_MEMORY_TOOLS, ToolContext
 
 log = logging.getLogger(__name__)
@@ -376,7 +376,9 @@ class MemoryRunner:
                 log.warning("%d memory runs left by a stopped process were sent again", sent)
                 metrics.BACKGROUND_RUNS_SWEPT.labels("memory").inc(sent)
 
-        await periodic.every(SWEEP_SECONDS, sweep, "looking for memory runs left behind")
+        await periodic.every(
+            SWEEP_SECONDS, sweep, "looking for memory runs left behind", (StoreError,)
+        )
 
     async def sweep(self) -> int:
         """Sends again the runs not ended whose process is gone (known dead on this host,

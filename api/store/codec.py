@@ -14,6 +14,7 @@ from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from typing import Any, cast
 
+from api.kit.numbers import float_decimal
 from api.store.table import MAX_ITEM_BYTES, InvalidItem, Item, ItemTooLarge, StoreError
 
 Wire = dict[str, Any]  # one attribute value: {"S": "..."}, {"N": "12"}, {"M": {...}}, ...
@@ -108,15 +109,14 @@ def _float_number(value: float) -> str:
             return str(int(value))
     elif 1e-4 <= abs(value) < 1e16:
         return repr(value)
-    return _dynamo_number(float_decimal(value), value)
+    return _dynamo_number(_float_decimal(value), value)
 
 
-def float_decimal(value: float) -> Decimal:
-    """The float as it prints (0.1, not its binary expansion), as boto3's users store it."""
+def _float_decimal(value: float) -> Decimal:
     try:
-        return Decimal(repr(value))
-    except decimal.DecimalException as e:  # a float subclass that prints otherwise
-        raise InvalidItem(f"The number {value!r:.60} cannot be stored.") from e
+        return float_decimal(value)
+    except ValueError as e:  # a float subclass that prints otherwise
+        raise InvalidItem(str(e)) from e
 
 
 def _int_number(value: int) -> str:
@@ -168,7 +168,7 @@ def _other(value: Any, depth: int) -> Wire:
     if isinstance(value, bool):
         return {"BOOL": value}
     if isinstance(value, float):  # a subclass: as it prints, the exact route
-        return {"N": _dynamo_number(float_decimal(value), value)}
+        return {"N": _dynamo_number(_float_decimal(value), value)}
     if isinstance(value, int):
         return {"N": _int_number(value)}
     if isinstance(value, Decimal):
@@ -202,7 +202,7 @@ def _set_member(value: Any) -> Any:
     if isinstance(value, str):
         return _text(value)
     if isinstance(value, float):
-        return float_decimal(value)
+        return _float_decimal(value)
     if isinstance(value, Decimal) or (
         isinstance(value, int) and not isinstance(value, bool) and not -_BIG < value < _BIG
     ):

@@ -13,7 +13,7 @@ from api.kit.clock import FrozenClock
 from api.main import sweep_expired
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
-from api.store.table import Key, Throttled
+from api.store.table import Key, StoreError, Throttled
 
 
 async def test_a_store_failure_is_logged_and_the_work_tried_again(
@@ -31,7 +31,7 @@ async def test_a_store_failure_is_logged_and_the_work_tried_again(
             raise Throttled("The store is busy.")
 
     with caplog.at_level(logging.WARNING, logger=periodic.__name__):
-        loop = asyncio.create_task(periodic.every(0, work, "testing the sweep"))
+        loop = asyncio.create_task(periodic.every(0, work, "testing the sweep", (StoreError,)))
         await third.wait()
         loop.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -47,7 +47,7 @@ async def test_any_other_error_ends_the_loop() -> None:
         raise RuntimeError("a bug")
 
     with pytest.raises(RuntimeError, match="a bug"):
-        await periodic.every(0, work, "testing the sweep")
+        await periodic.every(0, work, "testing the sweep", (StoreError,))
 
 
 async def test_the_expired_items_sweep_deletes_them(
