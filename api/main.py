@@ -34,7 +34,7 @@ from api.http import memory_layer as seed004
 from api.http import memory_server as seed002
 from api.http import runs as runs_router
 from api.http import settings as provider_settings
-from api.http.contract import allow, operation_ids
+from api.http.contract import allow
 from api.http.contract import document as contract
 from api.http.mcp import router as mcp_metadata
 from api.http.mcp.endpoint import McpEndpoint
@@ -157,7 +157,15 @@ def create_app(
             loaded = architectures.load_entry_points()
             if loaded:
                 log.info("architectures from installed packages: %s", ", ".join(loaded))
-            runtime = Runtime(store, clock, keyring, settings, hook_providers, search=search)
+            runtime = Runtime(
+                store,
+                clock,
+                keyring,
+                settings,
+                hook_providers,
+                search=search,
+                architectures=architectures.ARCHITECTURES,
+            )
             memory_runner = MemoryRunner(
                 search, clock, keyring, settings, get_queue(settings), runtime.providers
             )
@@ -205,7 +213,6 @@ def create_app(
         version=__version__,
         summary="Agents with long-term memory over REST and Server-Sent Events.",
         lifespan=lifespan,
-        generate_unique_id_function=operation_ids.operation_id,
     )
     error_handlers.install(app)
     allow.install(app)  # a 405's Allow header from every route of its path

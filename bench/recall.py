@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from api.kit.clock import FrozenClock
+from api.runtime.architectures.registry import ARCHITECTURES
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
@@ -606,9 +607,9 @@ async def load(
     from api.agents import service as agent_service
     from api.agents.schemas import AgentCreate
     from api.conversations import service as conversations
+    from api.conversations.messages import service as messages
+    from api.conversations.messages.models import Message
     from api.embeddings.factory import get_embedding_backend
-    from api.messages import service as messages
-    from api.messages.models import Message
     from api.search.engine import SearchEngine
 
     engine = SearchEngine(table, get_embedding_backend(backend), clock)
@@ -617,7 +618,9 @@ async def load(
         for user in users:
             owner = owner_of(user.id)
             name = f"recall-{user.id}-{uuid.uuid4().hex[:8]}"
-            agent, _ = await agent_service.create(table, owner, AgentCreate(name=name), clock)
+            agent, _ = await agent_service.create(
+                table, owner, AgentCreate(name=name), clock, architectures=ARCHITECTURES
+            )
             agents[user.id] = agent.agent_id
             for session in user.sessions:
                 clock.set(session.messages[0].created_at.timestamp())
@@ -641,7 +644,7 @@ async def load(
 async def rank(indexed: Indexed, mode: SearchMode, question: Question, limit: int) -> list[str]:
     """The ids of the messages the engine finds for the question, best first, asked at the
     question's time."""
-    from api.messages import service as messages
+    from api.conversations.messages import service as messages
 
     indexed.clock.set(question.asked_at.timestamp())
     found = await messages.search(
@@ -694,7 +697,9 @@ async def load_notes_into(
     engine = SearchEngine(table, await started(backend), clock)
     try:
         name = f"recall-notes-{uuid.uuid4().hex[:8]}"
-        agent, _ = await agent_service.create(table, NOTE_OWNER, AgentCreate(name=name), clock)
+        agent, _ = await agent_service.create(
+            table, NOTE_OWNER, AgentCreate(name=name), clock, architectures=ARCHITECTURES
+        )
         note_of: dict[str, str] = {}
         for note in notes:
             inserted = await archival.insert(engine, agent.agent_id, note.text)

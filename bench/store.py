@@ -31,10 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
+from api.conversations.messages import repository as messages
+from api.conversations.messages.models import Message
+from api.conversations.messages.service import copy_item
 from api.conversations.models import Conversation
-from api.messages import repository as messages
-from api.messages.models import Message
-from api.messages.service import copy_item
 from api.search import vectors
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable

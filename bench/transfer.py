@@ -35,6 +35,7 @@ from api.agents import service as agents
 from api.agents.schemas import AgentCreate
 from api.embeddings.factory import get_embedding_backend
 from api.kit.clock import SystemClock
+from api.runtime.architectures.registry import ARCHITECTURES
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
@@ -76,7 +77,9 @@ async def make(path: Path, count: int) -> str:
     table = SqliteTable(path, TABLE, load_definition(), clock=SystemClock())
     await table.create()
     try:
-        agent, _ = await agents.create(table, OWNER, AgentCreate(name="Bench"), SystemClock())
+        agent, _ = await agents.create(
+            table, OWNER, AgentCreate(name="Bench"), SystemClock(), architectures=ARCHITECTURES
+        )
     finally:
         await table.close()
     await fill(path, agent.agent_id, count)

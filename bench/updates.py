@@ -69,6 +69,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from api.kit.clock import FrozenClock
 from api.memory.models import Category
+from api.runtime.architectures.registry import ARCHITECTURES
 from bench.recall import (
     DATA,
     MODES,
@@ -455,7 +456,9 @@ async def load(engine: "SearchEngine", clock: FrozenClock, data: Data, writer: W
         clock.set(texts[0].at.timestamp())
         name = f"updates-{person.id}-{uuid.uuid4().hex[:8]}"
         owner = f"{person.id}@updates.example"
-        agent, _ = await agent_service.create(engine.table, owner, AgentCreate(name=name), clock)
+        agent, _ = await agent_service.create(
+            engine.table, owner, AgentCreate(name=name), clock, architectures=ARCHITECTURES
+        )
         agents[person.id] = agent.agent_id
         memory_of: dict[Ref, str] = {}
         for w in texts:

@@ -7,6 +7,9 @@ from api.store import keys
 from api.store.entity import Entity
 from api.store.table import Key
 
+# The architecture an agent gets unless it asks for another (api/runtime/architectures).
+DEFAULT_ARCHITECTURE = "krishna-memgpt"
+
 
 class Agent(Entity):
     """Seed 000's Agent: pk `User#{created_by}`, sk `Agent#{agent_id}`."""
@@ -16,7 +19,7 @@ class Agent(Entity):
     agent_id: str
     created_by: str
     agent_name: str
-    agent_architecture: str = "krishna-memgpt"
+    agent_architecture: str = DEFAULT_ARCHITECTURE
     agent_provider: str = "offline"
     agent_model: str = "offline-demo"
     agent_persona: str = ""

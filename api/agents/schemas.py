@@ -3,12 +3,11 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, JsonValue
 
-from api.agents.models import Agent
+from api.agents.models import DEFAULT_ARCHITECTURE, Agent
 from api.kit.forms import FormField
 from api.kit.json_data import Metadata
 from api.kit.model import ApiModel
 from api.kit.text import PlainName
-from api.runtime.architectures.registry import DEFAULT
 
 MAX_RECENT_TURNS = 100
 
@@ -19,7 +18,7 @@ class AgentCreate(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     name: PlainName = Field(min_length=1, max_length=100, title="Name")
-    architecture: str = Field(default=DEFAULT, title="Architecture")
+    architecture: str = Field(default=DEFAULT_ARCHITECTURE, title="Architecture")
     provider: str = Field(default="offline", title="LLM provider")
     model: str = Field(default="offline-demo", min_length=1, max_length=200, title="Model")
     persona: str = Field(

@@ -5,7 +5,7 @@ import asyncio
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -21,7 +21,6 @@ from api.kit.forms import Option, form_of
 from api.kit.secrets import new_id
 from api.llm.errors import ProviderError
 from api.memory import service as memory
-from api.runtime.architectures.registry import ARCHITECTURES
 from api.search.engine import SearchEngine
 from api.settings import repository as provider_settings
 from api.settings import service as settings_service
@@ -64,9 +63,11 @@ def _now(clock: Clock) -> datetime:
     return datetime.fromtimestamp(clock.now(), tz=UTC)
 
 
-async def _check_choices(table: Table, email: str, architecture: str, provider: str) -> None:
-    if architecture not in ARCHITECTURES:
-        known = ", ".join(ARCHITECTURES)
+async def _check_choices(
+    table: Table, email: str, architecture: str, provider: str, architectures: Collection[str]
+) -> None:
+    if architecture not in architectures:
+        known = ", ".join(architectures)
         raise UnknownArchitecture(f"There is no architecture {architecture!r}; try: {known}.")
     if provider not in PROVIDERS:
         raise ProviderNotConfigured(f"There is no provider {provider!r}.")
@@ -78,13 +79,16 @@ async def _check_choices(table: Table, email: str, architecture: str, provider: 
         )
 
 
-async def create(table: Table, email: str, body: AgentCreate, clock: Clock) -> tuple[Agent, bool]:
-    """The agent with this name: created, or the one that exists (and whether it is new)."""
+async def create(
+    table: Table, email: str, body: AgentCreate, clock: Clock, *, architectures: Collection[str]
+) -> tuple[Agent, bool]:
+    """The agent with this name: created, or the one that exists (and whether it is new).
+    `architectures`: the names of those installed (the runtime's), one of which it must have."""
     normalized = normalize_name(body.name)
     existing = await _existing(table, email, normalized)
     if existing is not None:
         return existing, False
-    await _check_choices(table, email, body.architecture, body.provider)
+    await _check_choices(table, email, body.architecture, body.provider, architectures)
     agent = _new(email, body, clock)
     guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
     try:
@@ -105,12 +109,14 @@ async def create_linked(
     body: AgentCreate,
     clock: Clock,
     linked: Callable[[Agent], Sequence[TxOp]],
+    *,
+    architectures: Collection[str],
 ) -> Agent:
     """A new agent, never an existing one, written in one transaction with its name guard
     and the `linked` writes (a lookup item that names it: seed 004's subject).
     AgentNameTaken when the name is taken; TransactionCancelled when a linked write's
     condition refused (its reason at index 2 on)."""
-    await _check_choices(table, email, body.architecture, body.provider)
+    await _check_choices(table, email, body.architecture, body.provider, architectures)
     agent = _new(email, body, clock)
     normalized = normalize_name(body.name)
     guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
@@ -246,7 +252,9 @@ async def get_by_id_or_name(table: Table, email: str, id_or_name: str) -> Agent:
     return agent
 
 
-async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) -> Agent:
+async def update(
+    table: Table, agent: Agent, body: AgentUpdate, clock: Clock, *, architectures: Collection[str]
+) -> Agent:
     """The changes applied to the agent as stored; a concurrent edit is re-read and the
     changes applied again, so neither is lost."""
     changes = body.model_dump(exclude_unset=True)
@@ -257,6 +265,7 @@ async def update(table: Table, agent: Agent, body: AgentUpdate, clock: Clock) ->
         agent.created_by,
         changes.get("architecture", agent.agent_architecture),
         changes.get("provider", agent.agent_provider),
+        architectures,
     )
     persona = changes["persona"].splitlines() if "persona" in changes else None
     if persona is not None:
@@ -349,6 +358,7 @@ async def form(
     allow_private_urls: bool,
     allow_server_identity: bool,
     cache: settings_service.ProviderCache | None = None,
+    architectures: Collection[str],
 ) -> AgentForm:
     """The agents form: architectures, the providers this user can use, and their models."""
     configured = ["offline"] + [
@@ -376,7 +386,7 @@ async def form(
     fields = form_of(
         AgentCreate,
         options={
-            "architecture": [Option(value=a.name, label=a.name) for a in ARCHITECTURES.values()],
+            "architecture": [Option(value=name, label=name) for name in architectures],
             "provider": [Option(value=p, label=PROVIDERS[p].label) for p in configured],
         },
     ).fields

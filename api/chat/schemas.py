@@ -1,7 +1,7 @@
 from pydantic import ConfigDict, Field, field_validator
 
+from api.conversations.messages.schemas import ID_PATTERN, ActorId, Prompt, Streamed, Wait
 from api.kit.model import ApiModel
-from api.messages.schemas import ID_PATTERN, ActorId, Prompt, Streamed, Wait
 
 # A session id ends up in a sort key, and DynamoDB takes at most 1024 bytes there.
 MAX_SESSION_ID_BYTES = 512

@@ -3,11 +3,11 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, JsonValue
 
+from api.conversations.messages.models import Message
+from api.conversations.messages.schemas import ActorId, Prompt, Streamed, Wait
 from api.conversations.models import Conversation
 from api.kit.model import ApiModel
 from api.kit.text import Title
-from api.messages.models import Message
-from api.messages.schemas import ActorId, Prompt, Streamed, Wait
 
 
 class ConversationCreate(ApiModel):

@@ -4,12 +4,11 @@ from datetime import UTC, datetime
 
 from api.agents.models import Agent
 from api.conversations import repository
+from api.conversations.messages import repository as message_items
 from api.conversations.models import Conversation, SessionLookup
 from api.errors import NotFound
 from api.kit.clock import Clock
 from api.kit.secrets import new_id
-from api.messages import repository as message_items
-from api.runtime.runner import TurnRequest
 from api.search.engine import SearchEngine
 from api.store.table import ConditionFailed, Table, TransactionCancelled
 
@@ -103,19 +102,6 @@ async def rename(
     except ConditionFailed as e:
         raise ConversationNotFound("No conversation with that id.") from e
     return renamed
-
-
-def turn_request(conversation: Conversation, prompt: str, actor_id: str | None) -> TurnRequest:
-    """A turn in an owned conversation, as seed 001 names it: the user speaks unless an
-    actor is given; the session is the conversation's."""
-    return TurnRequest(
-        user_email=conversation.created_by,
-        agent_id=conversation.agent_id,
-        conversation_id=conversation.conversation_id,
-        actor_id=actor_id or conversation.created_by,
-        session_id=conversation.session_id or conversation.conversation_id,
-        prompt=prompt,
-    )
 
 
 async def delete(search: SearchEngine, conversation: Conversation) -> None:

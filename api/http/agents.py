@@ -37,6 +37,7 @@ async def agent_form(
         allow_private_urls=settings.private_provider_urls,
         allow_server_identity=settings.server_identity_for_users,
         cache=runtime.providers,
+        architectures=runtime.architectures,
     )
 
 
@@ -50,10 +51,17 @@ async def agent_form(
     },
 )
 async def create_agent(
-    body: AgentCreate, user: CurrentUser, response: Response, table: TableDep, clock: ClockDep
+    body: AgentCreate,
+    user: CurrentUser,
+    response: Response,
+    table: TableDep,
+    clock: ClockDep,
+    runtime: RuntimeDep,
 ) -> AgentOut:
     """Idempotent by name: creating a name you already have returns that agent (200)."""
-    agent, created = await service.create(table, user.email, body, clock)
+    agent, created = await service.create(
+        table, user.email, body, clock, architectures=runtime.architectures
+    )
     if not created:
         response.status_code = status.HTTP_200_OK
     return AgentOut.of(agent)
@@ -76,9 +84,11 @@ async def get_agent(agent: AgentByIdOrName) -> AgentOut:
     responses=errors(BadRequest, ProviderNotConfigured, AgentNotFound, AgentNameTaken, AgentBusy),
 )
 async def update_agent(
-    agent: OwnedAgent, body: AgentUpdate, table: TableDep, clock: ClockDep
+    agent: OwnedAgent, body: AgentUpdate, table: TableDep, clock: ClockDep, runtime: RuntimeDep
 ) -> AgentOut:
-    return AgentOut.of(await service.update(table, agent, body, clock))
+    return AgentOut.of(
+        await service.update(table, agent, body, clock, architectures=runtime.architectures)
+    )
 
 
 @router.delete(

@@ -8,6 +8,7 @@ from fastapi.responses import Response
 from api.agents import service as agents
 from api.agents.service import AgentNotFound
 from api.conversations import repository, service
+from api.conversations.messages import repository as messages
 from api.conversations.schemas import (
     ConversationCreate,
     ConversationOut,
@@ -25,8 +26,7 @@ from api.http.deps.auth import CurrentUser
 from api.http.deps.conversations import OwnedConversation
 from api.http.deps.runtime import RuntimeDep
 from api.http.responses import IdempotencyKey, respond
-from api.messages import repository as messages
-from api.runtime.runner import TURN_FAILURES
+from api.runtime.runner import TURN_FAILURES, TurnRequest
 from api.store.table import InvalidCursor
 
 router = APIRouter(prefix="/conversations", tags=["conversations"])
@@ -136,7 +136,7 @@ async def send_message(
     Server-Sent Events (docs/sse.md) unless `stream` is false or the client accepts only
     JSON. Every message is stored as it happens."""
     prepared = await runtime.prepare(
-        service.turn_request(conversation, body.content, body.actor_id), wait=body.wait
+        TurnRequest.in_conversation(conversation, body.content, body.actor_id), wait=body.wait
     )
     return await respond(
         prepared,

@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 
 from api.agents.service import AgentNotFound
 from api.config import Settings
+from api.conversations.messages import service as messages
 from api.embeddings.base import EmbeddingError
 from api.http.contract.errors import errors
 from api.http.deps.agents import NamedAgent
@@ -40,7 +41,6 @@ from api.memory_server.schemas import (
     MessagesIn,
     SearchIn,
 )
-from api.messages import service as messages
 from api.search.engine import SearchBusy, SemanticSearchUnavailable
 from api.search.params import ConflictingQuery
 

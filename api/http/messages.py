@@ -7,15 +7,15 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from api.agents.service import AgentNotFound
+from api.conversations.messages import service
+from api.conversations.messages.models import SaidRole
+from api.conversations.messages.schemas import ID_PATTERN, MessageHitOut, MessageSearchOut
+from api.conversations.messages.service import InvalidTimeRange
 from api.embeddings.base import EmbeddingError
 from api.http.contract.errors import errors
 from api.http.deps.agents import OwnedAgent
 from api.http.deps.app import SearchDep
 from api.http.query import AsOf, MinSimilarity, SearchQuery
-from api.messages import service
-from api.messages.models import SaidRole
-from api.messages.schemas import ID_PATTERN, MessageHitOut, MessageSearchOut
-from api.messages.service import InvalidTimeRange
 from api.search.engine import SemanticSearchUnavailable
 from api.search.index import Mode
 from api.search.params import ConflictingQuery

@@ -7,13 +7,13 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from api.conversations.messages import repository as messages
+from api.conversations.messages.models import Message
 from api.journal import repository
 from api.journal.bus import RunBus
 from api.journal.models import Run, RunEvents, RunState
 from api.journal.process import this_process
 from api.kit.clock import Clock
-from api.messages import repository as messages
-from api.messages.models import Message
 from api.store.table import InvalidItem, ItemTooLarge, Put, StoreError, Table, TxOp
 
 log = logging.getLogger(__name__)

@@ -13,9 +13,9 @@ from typing import Protocol
 
 from api.agents import repository as agents
 from api.conversations import repository as conversations
-from api.messages import repository as messages
-from api.messages import service as message_service
-from api.messages.models import Message
+from api.conversations.messages import repository as messages
+from api.conversations.messages import service as message_service
+from api.conversations.messages.models import Message
 from api.search import repository, vectors
 from api.search.engine import SearchEngine
 from api.store import keys

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from api.conversations.messages.models import SAID_ROLES
 from api.kit.text import xml_attribute
 from api.memory import validity
 from api.memory.archival import Match
 from api.memory.service import BlockView
-from api.messages.models import SAID_ROLES
 
 HUMAN = "human"
 SUMMARY = "summary"

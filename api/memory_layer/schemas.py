@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from api.conversations.messages.models import SaidRole
+from api.conversations.messages.schemas import ID_PATTERN
 from api.kit.model import ApiModel
 from api.kit.text import BlockName, PlainName, Visible
 from api.memory import validity
@@ -16,8 +18,6 @@ from api.memory.models import ArchivalMemory
 from api.memory.service import MAX_DESCRIPTION_CHARS
 from api.memory_layer.render import role_of
 from api.memory_runs.models import MemoryRun, RunState
-from api.messages.models import SaidRole
-from api.messages.schemas import ID_PATTERN
 from api.search.params import Since
 
 MAX_USER_ID_CHARS = 80  # it names the subject's agent ("Memory: {user_id}")

@@ -12,6 +12,8 @@ from datetime import datetime
 
 from api.agents.models import Agent
 from api.conversations import service as conversations
+from api.conversations.messages import service as messages
+from api.conversations.messages.models import Message, Role
 from api.errors import BadRequest
 from api.kit.clock import Clock
 from api.kit.retry import backoff
@@ -28,8 +30,6 @@ from api.memory_layer.schemas import MAX_SUPERSEDES, AddConversationRequest, Blo
 from api.memory_runs import service as memory_runs
 from api.memory_runs.models import MemoryRun
 from api.memory_runs.service import MemoryRunner
-from api.messages import service as messages
-from api.messages.models import Message, Role
 from api.search.engine import SearchBusy, SearchEngine
 from api.store.table import Table, TransactionCancelled
 from api.subjects import repository as subjects_repository

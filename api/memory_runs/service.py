@@ -19,6 +19,7 @@ from typing import Literal
 from api.agents import repository as agents
 from api.agents.models import Agent
 from api.config import Settings
+from api.conversations.messages.models import SAID_ROLES, Message
 from api.errors import AppError, NotFound, public_body
 from api.journal import events
 from api.journal.bus import RunBus
@@ -31,7 +32,6 @@ from api.memory import service as memory
 from api.memory.summarizer import summarizer_for
 from api.memory_runs import prompt, repository
 from api.memory_runs.models import MemoryRun, PendingMemoryRun
-from api.messages.models import SAID_ROLES, Message
 from api.observability import metrics
 from api.queue.base import Delivery, RunQueue
 from api.runtime.hooks import Hooks

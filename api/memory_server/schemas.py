@@ -9,14 +9,14 @@ from pydantic import AfterValidator, ConfigDict, Field, JsonValue, model_validat
 
 from api.agents.models import Agent
 from api.chat.schemas import MAX_SESSION_ID_BYTES
+from api.conversations.messages.models import Message, MessageRecall, SaidRole
+from api.conversations.messages.schemas import ID_PATTERN
+from api.conversations.messages.service import MessageHit
 from api.kit.json_data import NamedKeys, storable
 from api.kit.model import ApiModel
 from api.kit.text import BlockName, MetadataKey, PlainName, Visible
 from api.memory.blocks import MAX_BLOCK_NAME
 from api.memory.service import BlockView
-from api.messages.models import Message, MessageRecall, SaidRole
-from api.messages.schemas import ID_PATTERN
-from api.messages.service import MessageHit
 from api.search import params as search_query
 from api.search.params import MAX_QUERY_CHARS
 

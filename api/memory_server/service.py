@@ -14,6 +14,9 @@ from typing import Any
 from api.agents import service as agents
 from api.agents.models import Agent
 from api.conversations import service as conversations
+from api.conversations.messages import service as messages
+from api.conversations.messages.models import Message
+from api.conversations.messages.service import MessageHit
 from api.conversations.models import SessionLookup
 from api.errors import AppError, BadRequest
 from api.kit.clock import Clock
@@ -22,9 +25,6 @@ from api.memory import service as memory
 from api.memory.errors import BlockExists, VersionMismatch
 from api.memory.service import BlockView
 from api.memory_server.schemas import ContextIn, MemoryBlockIn, MessageIn
-from api.messages import service as messages
-from api.messages.models import Message
-from api.messages.service import MessageHit
 from api.search.engine import SearchEngine
 from api.store.table import Table, TransactionCancelled
 

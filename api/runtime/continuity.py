@@ -7,9 +7,9 @@ expired messages are never read (the store treats them as absent on both engines
 import asyncio
 from collections.abc import Sequence
 
-from api.messages import repository as messages
-from api.messages import service as message_service
-from api.messages.models import Said
+from api.conversations.messages import repository as messages
+from api.conversations.messages import service as message_service
+from api.conversations.messages.models import Said
 from api.runtime.hooks import AgentInitialized, HookProvider, MessageAdded, TurnFinished
 from api.search.engine import SearchEngine
 

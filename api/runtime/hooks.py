@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from api.agents.models import Agent
-from api.messages.models import Message
+from api.conversations.messages.models import Message
 from api.runtime.state import TurnState
 from api.store.table import TxOp
 

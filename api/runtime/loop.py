@@ -11,10 +11,10 @@ reads consistently."""
 import asyncio
 from collections.abc import AsyncGenerator
 
+from api.conversations.messages.models import Message
 from api.journal import events
 from api.llm.types import ChatMessage, ToolCall, ToolCallEvent
 from api.llm.types import TextDelta as LLMText
-from api.messages.models import Message
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import Turn, tool_call_item
 

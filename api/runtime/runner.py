@@ -11,7 +11,7 @@ import contextlib
 import functools
 import logging
 import math
-from collections.abc import AsyncGenerator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
@@ -19,6 +19,8 @@ from typing import Any, Literal, TypeVar
 from api.agents import service as agents
 from api.agents.models import Agent
 from api.config import Settings
+from api.conversations.messages.schemas import MAX_WAIT_SECONDS
+from api.conversations.models import Conversation
 from api.errors import AppError, public_body
 from api.journal import events
 from api.journal import repository as runs
@@ -34,10 +36,8 @@ from api.memory import compaction
 from api.memory import service as memory
 from api.memory.service import BlockView
 from api.memory.summarizer import summarizer_for
-from api.messages.schemas import MAX_WAIT_SECONDS
 from api.observability import metrics
 from api.runtime.architectures.base import AgentArchitecture
-from api.runtime.architectures.registry import ARCHITECTURES
 from api.runtime.continuity import ContinuityHook
 from api.runtime.hooks import HookProvider, Hooks
 from api.runtime.lease import ConversationBusy, Lease
@@ -79,8 +79,8 @@ TURN_FAILURES = (
 class TurnRequest:
     """One turn asked for: who asks, in which conversation, as which actor and session.
 
-    Made only from what the caller was found to own (`conversations.service.turn_request`
-    from an owned conversation, `chat.service.open_turn` from the caller's agent and session
+    Made only from what the caller was found to own (`in_conversation` from an owned
+    conversation, `chat.service.open_turn` from the caller's agent and session
     lookup): the runtime reads the agent's and the conversation's partitions by these ids."""
 
     user_email: str
@@ -89,6 +89,21 @@ class TurnRequest:
     actor_id: str
     session_id: str
     prompt: str
+
+    @classmethod
+    def in_conversation(
+        cls, conversation: Conversation, prompt: str, actor_id: str | None
+    ) -> "TurnRequest":
+        """A turn in an owned conversation, as seed 001 names it: the user speaks unless an
+        actor is given; the session is the conversation's."""
+        return cls(
+            user_email=conversation.created_by,
+            agent_id=conversation.agent_id,
+            conversation_id=conversation.conversation_id,
+            actor_id=actor_id or conversation.created_by,
+            session_id=conversation.session_id or conversation.conversation_id,
+            prompt=prompt,
+        )
 
 
 class Runtime:
@@ -104,8 +119,12 @@ class Runtime:
         hook_providers: Sequence[HookProvider] = (),
         *,
         search: SearchEngine,
+        architectures: Mapping[str, type[AgentArchitecture]],
     ) -> None:
         self.table = table
+        # The plug-ins its agents may have, by name: handed in at start-up (api/main.py), so
+        # that which are installed is the app's choice, not an import's.
+        self.architectures = architectures
         self.search = search
         self.clock = clock
         self.keyring = keyring
@@ -173,7 +192,7 @@ class Runtime:
     ) -> "PreparedTurn":
         agent: Agent = _ok(results[0])
         (views, warnings), stored, sections = _ok(results[1]), _ok(results[2]), _ok(results[3])
-        architecture = ARCHITECTURES.get(agent.agent_architecture)
+        architecture = self.architectures.get(agent.agent_architecture)
         if architecture is None:
             raise ArchitectureUnavailable(
                 f"The architecture {agent.agent_architecture!r} is not installed on this "

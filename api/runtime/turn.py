@@ -8,12 +8,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from api.agents.models import Agent
+from api.conversations.messages.models import Message, Role
 from api.kit.clock import Clock
 from api.kit.secrets import new_id
 from api.llm.types import ChatMessage, ChatRequest, LLMEvent, LLMProvider, ToolCall, ToolSpec
 from api.llm.types import Usage as LLMUsage
 from api.memory.service import BlockView
-from api.messages.models import Message, Role
 from api.observability import llm as observed_llm
 from api.runtime.coalesce import coalesced
 from api.runtime.hooks import Hooks

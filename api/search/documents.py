@@ -2,7 +2,7 @@
 
 Two kinds share one index per agent: archival memories (`Archival#...`) and the agent's
 messages (`Recall#...`, the searchable copy of each user, assistant or system message that
-has text: `api.messages.models.MessageRecall`). Items are parsed by hand, not
+has text: `api.conversations.messages.models.MessageRecall`). Items are parsed by hand, not
 validated as models: an index load reads every one of them.
 """
 

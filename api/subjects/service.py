@@ -3,7 +3,7 @@ transaction, deleted with everything of theirs."""
 
 from api.agents import repository as agents_repository
 from api.agents import service as agents
-from api.agents.models import Agent
+from api.agents.models import DEFAULT_ARCHITECTURE, Agent
 from api.agents.schemas import AgentCreate
 from api.agents.service import AgentNameTaken
 from api.errors import NotFound
@@ -81,7 +81,10 @@ async def open_subject(
             return [Put(subject.to_dynamo_item(), condition=ItemAbsent())]
 
         try:
-            agent = await agents.create_linked(table, email, body, clock, linked)
+            # A subject's agent has the default architecture, always installed.
+            agent = await agents.create_linked(
+                table, email, body, clock, linked, architectures=(DEFAULT_ARCHITECTURE,)
+            )
         except AgentNameTaken:
             continue
         except TransactionCancelled as e:

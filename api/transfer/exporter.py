@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 
 from api.agents.models import Agent
 from api.conversations import repository as conversations
+from api.conversations.messages import repository as messages
+from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
 from api.kit.clock import Clock
 from api.kit.json_data import plain
@@ -16,8 +18,6 @@ from api.memory import repository as memory
 from api.memory.models import ArchivalMemory
 from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
-from api.messages import repository as messages
-from api.messages.models import Message
 from api.search import vectors
 from api.store.table import Item, Table
 from api.subjects import repository as subjects

@@ -27,10 +27,10 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, JsonValue, TypeAdapter
 
+from api.conversations.messages.models import Role
 from api.kit.json_data import Metadata, check_storable
 from api.kit.model import ApiModel
 from api.memory.models import Category
-from api.messages.models import Role
 
 FORMAT: Literal["agent-memory-export"] = "agent-memory-export"
 # 2: an agent's `auto_supersede`, an archival memory's validity (`valid_from`,

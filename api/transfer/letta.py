@@ -21,10 +21,10 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError
 
+from api.conversations.messages.models import Role
 from api.kit.model import ApiModel
 from api.memory import blocks
 from api.memory.service import MAX_DESCRIPTION_CHARS
-from api.messages.models import Role
 from api.transfer.checker import refuse
 from api.transfer.format import (
     AgentRecord,

@@ -13,10 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api.agents import repository as agents_repository
-from api.agents.models import Agent, AgentNameGuard
+from api.agents.models import DEFAULT_ARCHITECTURE, Agent, AgentNameGuard
 from api.agents.service import AgentNameTaken, normalize_name
 from api.conversations import repository as conversations
 from api.conversations import service as conversations_service
+from api.conversations.messages import repository as messages
+from api.conversations.messages import service as messages_service
+from api.conversations.messages.models import Message
 from api.conversations.models import Conversation, SessionLookup
 from api.memory import archival, blocks
 from api.memory import repository as memory
@@ -24,9 +27,6 @@ from api.memory import service as memory_service
 from api.memory.models import ArchivalMemory, CapacityWarning, CoreMemory, MemoryBlockDef
 from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
-from api.messages import repository as messages
-from api.messages import service as messages_service
-from api.messages.models import Message
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.search import vectors
 from api.search.engine import SearchEngine
@@ -55,7 +55,7 @@ MESSAGE_BATCH = 40  # 2 writes each at most, the conversation's check, the chang
 NAME_ATTEMPTS = 20
 MAX_NAME = 85  # room for " (imported 19)" inside an agent name's 100 characters
 EXAMPLES = 5  # ids shown per reason skipped
-FALLBACK_ARCHITECTURE = "krishna-memgpt"
+FALLBACK_ARCHITECTURE = DEFAULT_ARCHITECTURE
 
 
 @dataclass

@@ -5,6 +5,7 @@ import asyncio
 from api.agents import service
 from api.agents.schemas import AgentCreate, AgentUpdate
 from api.kit.clock import FrozenClock
+from api.runtime.architectures.registry import ARCHITECTURES
 from api.search.engine import SearchEngine
 from api.store.table import Table
 from tests.contract.conftest import skip_on_moto
@@ -16,7 +17,10 @@ async def test_ten_parallel_creates_make_one_agent(
     skip_on_moto(engine, "its in-process tables are not thread-safe")
     body = AgentCreate(name="Helper")
     results = await asyncio.gather(
-        *(service.create(table, "ada@example.com", body, clock) for _ in range(10))
+        *(
+            service.create(table, "ada@example.com", body, clock, architectures=ARCHITECTURES)
+            for _ in range(10)
+        )
     )
     assert len({agent.agent_id for agent, _ in results}) == 1
     assert sum(created for _, created in results) == 1
@@ -26,35 +30,49 @@ async def test_ten_parallel_creates_make_one_agent(
 async def test_names_differing_in_case_or_spacing_are_one_agent(
     table: Table, clock: FrozenClock
 ) -> None:
-    first, created = await service.create(table, "a@x.io", AgentCreate(name="My  Helper"), clock)
+    first, created = await service.create(
+        table, "a@x.io", AgentCreate(name="My  Helper"), clock, architectures=ARCHITECTURES
+    )
     again, created_again = await service.create(
-        table, "a@x.io", AgentCreate(name="my helper "), clock
+        table, "a@x.io", AgentCreate(name="my helper "), clock, architectures=ARCHITECTURES
     )
     assert created
     assert not created_again
     assert again.agent_id == first.agent_id
-    other, _ = await service.create(table, "b@x.io", AgentCreate(name="My Helper"), clock)
+    other, _ = await service.create(
+        table, "b@x.io", AgentCreate(name="My Helper"), clock, architectures=ARCHITECTURES
+    )
     assert other.agent_id != first.agent_id  # names are unique per user, not globally
 
 
 async def test_concurrent_edits_both_land(table: Table, clock: FrozenClock, engine: str) -> None:
     skip_on_moto(engine, "its in-process tables are not thread-safe")
-    agent, _ = await service.create(table, "a@x.io", AgentCreate(name="Alpha"), clock)
+    agent, _ = await service.create(
+        table, "a@x.io", AgentCreate(name="Alpha"), clock, architectures=ARCHITECTURES
+    )
     await asyncio.gather(
-        service.update(table, agent, AgentUpdate(persona="Kind"), clock),
-        service.update(table, agent, AgentUpdate(model="m2"), clock),
+        service.update(
+            table, agent, AgentUpdate(persona="Kind"), clock, architectures=ARCHITECTURES
+        ),
+        service.update(table, agent, AgentUpdate(model="m2"), clock, architectures=ARCHITECTURES),
     )
     stored = await service.get(table, "a@x.io", agent.agent_id)
     assert (stored.agent_persona, stored.agent_model) == ("Kind", "m2")
 
 
 async def test_a_stale_edit_never_undoes_a_rename(table: Table, clock: FrozenClock) -> None:
-    stale, _ = await service.create(table, "a@x.io", AgentCreate(name="Alpha"), clock)
-    await service.update(table, stale, AgentUpdate(name="Beta"), clock)
-    await service.update(table, stale, AgentUpdate(persona="Calm"), clock)  # from the old copy
+    stale, _ = await service.create(
+        table, "a@x.io", AgentCreate(name="Alpha"), clock, architectures=ARCHITECTURES
+    )
+    await service.update(table, stale, AgentUpdate(name="Beta"), clock, architectures=ARCHITECTURES)
+    await service.update(
+        table, stale, AgentUpdate(persona="Calm"), clock, architectures=ARCHITECTURES
+    )  # from the old copy
     stored = await service.get(table, "a@x.io", stale.agent_id)
     assert (stored.agent_name, stored.agent_persona) == ("Beta", "Calm")
-    again, created = await service.create(table, "a@x.io", AgentCreate(name="beta"), clock)
+    again, created = await service.create(
+        table, "a@x.io", AgentCreate(name="beta"), clock, architectures=ARCHITECTURES
+    )
     assert not created
     assert again.agent_id == stale.agent_id
     await service.delete(

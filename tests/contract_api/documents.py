@@ -2,8 +2,12 @@
 routes and 401s, local mode its Host/Origin refusals), built without starting the app."""
 
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from fastapi.routing import APIRoute
+from starlette.routing import BaseRoute
 
 from api.config import Settings
 from api.main import create_app
@@ -11,11 +15,10 @@ from api.main import create_app
 Document = dict[str, Any]
 
 
-def both_modes() -> dict[str, Document]:
-    with tempfile.TemporaryDirectory(prefix="contract-doc-") as directory:
-        database = Path(directory) / "doc.db"
-        local = Settings(store="sqlite", sqlite_path=database, memory_embedding_backend="none")
-        google = Settings(
+def _settings(database: Path) -> dict[str, Settings]:
+    return {
+        "local": Settings(store="sqlite", sqlite_path=database, memory_embedding_backend="none"),
+        "google": Settings(
             store="sqlite",
             sqlite_path=database,
             memory_embedding_backend="none",
@@ -25,8 +28,31 @@ def both_modes() -> dict[str, Document]:
             google_client_id="contract",
             google_client_secret="contract",
             frontend_url="https://app.example.com",
-        )
-        return {"local": create_app(local).openapi(), "google": create_app(google).openapi()}
+        ),
+    }
+
+
+def both_modes() -> dict[str, Document]:
+    with tempfile.TemporaryDirectory(prefix="contract-doc-") as directory:
+        return {
+            mode: create_app(settings).openapi()
+            for mode, settings in _settings(Path(directory) / "doc.db").items()
+        }
+
+
+def api_routes(mode: str) -> list[APIRoute]:
+    """Every route of the app in that mode, from inside the routers it includes."""
+    with tempfile.TemporaryDirectory(prefix="contract-doc-") as directory:
+        app = create_app(_settings(Path(directory) / "doc.db")[mode])
+
+    def inside(routes: list[BaseRoute]) -> Iterator[APIRoute]:
+        for route in routes:
+            if isinstance(route, APIRoute):
+                yield route
+            elif hasattr(route, "original_router"):  # an included router's node
+                yield from inside(route.original_router.routes)
+
+    return list(inside(app.routes))
 
 
 def operation_ids(documents: dict[str, Document]) -> list[str]:

@@ -16,13 +16,14 @@ from api.agents import service as agents
 from api.agents.schemas import AgentCreate
 from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
+from api.conversations.messages import repository
+from api.conversations.messages import service as message_service
+from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
 from api.embeddings.base import Embedder, Vectors
 from api.embeddings.factory import get_embedding_backend
 from api.kit.clock import FrozenClock
-from api.messages import repository
-from api.messages import service as message_service
-from api.messages.models import Message
+from api.runtime.architectures.registry import ARCHITECTURES
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.rounds import WRITES, Call, RoundCounter
@@ -106,7 +107,9 @@ async def setting(
     table = SqliteTable(tmp_path / "a.db", "answers", load_definition(), clock=clock)
     await table.create()
     counter = RoundCounter(table)
-    agent, _ = await agents.create(table, EMAIL, AgentCreate(name="Kit"), clock)
+    agent, _ = await agents.create(
+        table, EMAIL, AgentCreate(name="Kit"), clock, architectures=ARCHITECTURES
+    )
     conversation = await conversations.create(table, agent, "", clock)
     yield Setting(counter, SearchEngine(counter, embedder, clock), conversation)
     await table.close()

@@ -10,9 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.config import Settings
+from api.conversations.messages.models import Message
 from api.kit.clock import FrozenClock
 from api.main import create_app
-from api.messages.models import Message
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 

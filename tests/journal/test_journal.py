@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from api.conversations.messages import repository as messages
+from api.conversations.messages.models import Message
 from api.journal import journal as journal_module
 from api.journal import reader as service
 from api.journal import repository
@@ -17,8 +19,6 @@ from api.journal.bus import RunBus
 from api.journal.journal import FLUSH_EVENTS, RunJournal
 from api.journal.models import Run
 from api.kit.clock import FrozenClock
-from api.messages import repository as messages
-from api.messages.models import Message
 from api.store.definition import load_definition
 from api.store.keys import ENTITY, RUN_EVENTS
 from api.store.rounds import RoundCounter

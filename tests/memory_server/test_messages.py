@@ -12,9 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.conversations import repository as conversations
+from api.conversations.messages.models import Message, MessageRecall
+from api.conversations.messages.service import copy_item
 from api.kit.clock import FrozenClock
-from api.messages.models import Message, MessageRecall
-from api.messages.service import copy_item
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Table

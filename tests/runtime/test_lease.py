@@ -14,8 +14,9 @@ from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
 from api.kit.clock import FrozenClock
 from api.runtime import lease
+from api.runtime.architectures.registry import ARCHITECTURES
 from api.runtime.lease import ConversationBusy
-from api.runtime.runner import Runtime
+from api.runtime.runner import Runtime, TurnRequest
 from api.search.engine import SearchEngine
 from api.settings import keys
 from api.store.definition import load_definition
@@ -28,7 +29,12 @@ EMAIL = "ada@example.com"
 
 def runtime_on(table: Table, settings: Settings, clock: FrozenClock) -> Runtime:
     return Runtime(
-        table, clock, keys.keyring(settings), settings, search=SearchEngine(table, None, clock)
+        table,
+        clock,
+        keys.keyring(settings),
+        settings,
+        search=SearchEngine(table, None, clock),
+        architectures=ARCHITECTURES,
     )
 
 
@@ -38,9 +44,11 @@ async def test_a_second_replica_is_refused_while_the_first_turn_runs(
     a_table, b_table = store.open(), store.open()
     await a_table.create()
     a, b = runtime_on(a_table, settings, clock), runtime_on(b_table, settings, clock)
-    agent, _ = await agents.create(a_table, EMAIL, AgentCreate(name="Leased"), clock)
+    agent, _ = await agents.create(
+        a_table, EMAIL, AgentCreate(name="Leased"), clock, architectures=ARCHITECTURES
+    )
     conversation = await conversations.create(a_table, agent, "", clock)
-    request = conversations.turn_request(conversation, "hello", None)
+    request = TurnRequest.in_conversation(conversation, "hello", None)
 
     first = await a.prepare(request)
     with pytest.raises(ConversationBusy) as busy:
@@ -70,9 +78,11 @@ async def test_a_turn_that_asks_to_wait_gets_its_turn(
     a_table, b_table = store.open(), store.open()
     await a_table.create()
     a, b = runtime_on(a_table, settings, clock), runtime_on(b_table, settings, clock)
-    agent, _ = await agents.create(a_table, EMAIL, AgentCreate(name="Patient"), clock)
+    agent, _ = await agents.create(
+        a_table, EMAIL, AgentCreate(name="Patient"), clock, architectures=ARCHITECTURES
+    )
     conversation = await conversations.create(a_table, agent, "", clock)
-    request = conversations.turn_request(conversation, "hello", None)
+    request = TurnRequest.in_conversation(conversation, "hello", None)
 
     first = await a.prepare(request)
     waiting = asyncio.ensure_future(b.prepare(request, wait=True))

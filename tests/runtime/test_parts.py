@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from api.config import Settings
+from api.conversations.messages.models import Role, Said
 from api.http.responses import wants_stream
 from api.llm.openai import OpenAIProvider
-from api.messages.models import Role, Said
 from api.runtime.architectures.base import AgentArchitecture
 from api.runtime.architectures.krishna_memgpt import KrishnaMemGPT
 from api.runtime.architectures.registry import ARCHITECTURES, load_entry_points, register

@@ -16,20 +16,20 @@ from api.agents.schemas import AgentCreate
 from api.config import Settings
 from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
+from api.conversations.messages import repository as messages_repository
+from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
 from api.http.sse import event_stream, relay
 from api.journal.events import RunEvent, ToolCalled
 from api.kit.clock import FrozenClock
 from api.llm.types import ToolSpec
-from api.messages import repository as messages_repository
-from api.messages.models import Message
 from api.runtime import lease
 from api.runtime.architectures.base import AgentArchitecture
-from api.runtime.architectures.registry import registered
+from api.runtime.architectures.registry import ARCHITECTURES, registered
 from api.runtime.hooks import AgentInitialized, HookProvider, Hooks, MessageAdded, TurnFinished
 from api.runtime.lease import ConversationBusy
 from api.runtime.loop import TOOL_INTERRUPTED, AgentLoop
-from api.runtime.runner import PreparedTurn, Runtime
+from api.runtime.runner import PreparedTurn, Runtime, TurnRequest
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import MessageClock, MessageFactory, Turn
@@ -95,10 +95,18 @@ async def stuck(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Stopped]:
     settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
     outcomes = Outcomes()
     search = SearchEngine(table, None, clock)
-    runtime = Runtime(table, clock, keys.keyring(settings), settings, [outcomes], search=search)
+    runtime = Runtime(
+        table,
+        clock,
+        keys.keyring(settings),
+        settings,
+        [outcomes],
+        search=search,
+        architectures=ARCHITECTURES,
+    )
     with registered(Stuck):
         create = AgentCreate(name="Stuck", architecture="test-stuck")
-        agent, _ = await agents.create(table, EMAIL, create, clock)
+        agent, _ = await agents.create(table, EMAIL, create, clock, architectures=ARCHITECTURES)
         conversation = await conversations.create(table, agent, "", clock)
         yield Stopped(table, runtime, outcomes, agent, conversation)
     await table.close()
@@ -120,7 +128,7 @@ async def until_a_tool_runs(prepared: PreparedTurn) -> "asyncio.Task[None]":
 
 
 async def test_cancelled_while_a_tool_runs(stuck: Stopped) -> None:
-    request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
+    request = TurnRequest.in_conversation(stuck.conversation, "My name is Alice", None)
     task = await until_a_tool_runs(await stuck.runtime.prepare(request))
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -215,7 +223,7 @@ async def test_a_message_is_added_whole_through_repeated_cancellation(clock: Fro
 async def test_a_server_shutting_down_mid_turn_ends_the_stream_with_an_error(
     stuck: Stopped,
 ) -> None:
-    request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
+    request = TurnRequest.in_conversation(stuck.conversation, "My name is Alice", None)
     names: list[str | None] = []
     async for sent in relay(await stuck.runtime.prepare(request), grace_seconds=0):
         (name,) = re.findall(rb"^event: (.+)\r$", sent, re.MULTILINE)
@@ -229,7 +237,7 @@ async def test_a_server_shutting_down_mid_turn_ends_the_stream_with_an_error(
 async def test_one_turn_at_a_time_in_a_conversation(stuck: Stopped, clock: FrozenClock) -> None:
     runtime = stuck.runtime
     elsewhere = await conversations.create(stuck.table, stuck.agent, "", clock)
-    request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
+    request = TurnRequest.in_conversation(stuck.conversation, "My name is Alice", None)
     first = await runtime.prepare(request)
     with pytest.raises(ConversationBusy) as busy:  # even before the first one started
         await runtime.prepare(request)
@@ -239,7 +247,7 @@ async def test_one_turn_at_a_time_in_a_conversation(stuck: Stopped, clock: Froze
     with pytest.raises(ConversationBusy):
         await runtime.prepare(request)
     # Other conversations go on.
-    other = await runtime.prepare(conversations.turn_request(elsewhere, "Hello", None))
+    other = await runtime.prepare(TurnRequest.in_conversation(elsewhere, "Hello", None))
     await other.lease.free()
 
     task.cancel()
@@ -256,9 +264,14 @@ async def test_two_replicas_never_run_two_turns_in_one_conversation(
     settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
     table = SqliteTable(tmp_path / "s.db", "stuck", load_definition(), clock=clock)
     other = Runtime(
-        table, clock, keys.keyring(settings), settings, search=SearchEngine(table, None, clock)
+        table,
+        clock,
+        keys.keyring(settings),
+        settings,
+        search=SearchEngine(table, None, clock),
+        architectures=ARCHITECTURES,
     )
-    request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
+    request = TurnRequest.in_conversation(stuck.conversation, "My name is Alice", None)
     first = await stuck.runtime.prepare(request)
     with pytest.raises(ConversationBusy):
         await other.prepare(request)
@@ -282,7 +295,7 @@ async def test_two_replicas_never_run_two_turns_in_one_conversation(
 async def test_a_turn_whose_stream_never_started_frees_its_conversation_at_once(
     stuck: Stopped,
 ) -> None:
-    request = conversations.turn_request(stuck.conversation, "My name is Alice", None)
+    request = TurnRequest.in_conversation(stuck.conversation, "My name is Alice", None)
     prepared = await stuck.runtime.prepare(request)
     with pytest.raises(ConversationBusy):
         await stuck.runtime.prepare(request)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from api.config import Settings
+from api.conversations.messages import service as message_service
 from api.kit.clock import FrozenClock
-from api.messages import service as message_service
 from api.store.definition import load_definition
 from api.store.rounds import WRITES, Call, RoundCounter
 from api.store.sqlite import SqliteTable

@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from api.conversations.messages import service as messages
+from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.memory import archival
-from api.messages import service as messages
-from api.messages.models import Message
 from api.search import repository
 from api.search.engine import SearchEngine, SemanticSearchUnavailable
 from api.search.index import AgentIndex

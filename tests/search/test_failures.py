@@ -12,13 +12,13 @@ import pytest
 
 from api.config import Settings
 from api.conversations import service as conversations
+from api.conversations.messages import service as messages
+from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.memory import archival
 from api.memory import repository as memory_items
-from api.messages import service as messages
-from api.messages.models import Message
 from api.search import engine as engine_module
 from api.search import repository, vectors
 from api.search.engine import SearchBusy, SearchEngine

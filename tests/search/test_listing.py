@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from api.conversations.messages import service as messages
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.memory import archival
 from api.memory.models import CATEGORIES, Category
-from api.messages import service as messages
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.rounds import RoundCounter

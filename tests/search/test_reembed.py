@@ -8,13 +8,14 @@ from pathlib import Path
 from api.agents import service as agents
 from api.agents.schemas import AgentCreate
 from api.conversations import service as conversations
+from api.conversations.messages import repository as message_items
+from api.conversations.messages import service as messages
+from api.conversations.messages.models import Message
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.maintenance import reembed
 from api.memory import archival
-from api.messages import repository as message_items
-from api.messages import service as messages
-from api.messages.models import Message
+from api.runtime.architectures.registry import ARCHITECTURES
 from api.search import vectors
 from api.search.engine import SearchEngine
 from api.store import keys
@@ -39,7 +40,9 @@ class Counted:
 async def legacy_agent(store: Table, clock: FrozenClock) -> tuple[str, str]:
     """An agent whose memories were stored without vectors and whose messages were stored
     before messages were searchable."""
-    agent, _ = await agents.create(store, EMAIL, AgentCreate(name="Legacy"), clock)
+    agent, _ = await agents.create(
+        store, EMAIL, AgentCreate(name="Legacy"), clock, architectures=ARCHITECTURES
+    )
     lexical = SearchEngine(store, None, clock)
     for text in ["I love pizza", "My bike is red", "The dentist is on Thursday"]:
         await archival.insert(lexical, agent.agent_id, text)

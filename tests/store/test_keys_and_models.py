@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from api.agents.models import Agent, AgentNameGuard
+from api.conversations.messages.models import Message
 from api.conversations.models import Conversation, SessionLookup
 from api.memory.models import (
     ArchivalHashGuard,
@@ -14,7 +15,6 @@ from api.memory.models import (
     CoreMemory,
     MemoryBlockDef,
 )
-from api.messages.models import Message
 from api.settings.models import ProviderSettings
 from api.store import keys
 from api.store.definition import load_definition

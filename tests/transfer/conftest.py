@@ -15,6 +15,8 @@ import pytest
 
 from api.agents.models import Agent
 from api.conversations import service as conversations
+from api.conversations.messages import service as messages
+from api.conversations.messages.models import Message
 from api.embeddings.base import Embedder
 from api.embeddings.factory import get_embedding_backend
 from api.kit.clock import FrozenClock
@@ -23,8 +25,6 @@ from api.memory import repository as memory_repository
 from api.memory import service as memory
 from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
-from api.messages import service as messages
-from api.messages.models import Message
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable

@@ -16,6 +16,7 @@ from api.conversations import repository as conversations
 from api.kit.clock import FrozenClock
 from api.memory import repository as memory_repository
 from api.memory_runs import repository as memory_runs
+from api.runtime.architectures.registry import ARCHITECTURES
 from api.search.engine import SearchEngine
 from api.subjects import service as subjects
 from api.transfer import ids, reader
@@ -165,7 +166,9 @@ async def test_every_name_taken_is_a_409(
     name = made.agent.agent_name
     taken = [name, f"{name} (imported)"] + [f"{name} (imported {n})" for n in range(2, 20)]
     for each in taken:
-        await agents_service.create(table, BOB, AgentCreate(name=each), clock)
+        await agents_service.create(
+            table, BOB, AgentCreate(name=each), clock, architectures=ARCHITECTURES
+        )
     with pytest.raises(AgentNameTaken) as refusal:
         await transfer.import_file(search_sqlite, BOB, path)
     assert refusal.value.status_code == 409

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from api.agents import repository as agents
 from api.conversations import repository as conversations
+from api.conversations.messages import repository as messages
+from api.conversations.messages import service as messages_service
 from api.kit.clock import FrozenClock
 from api.memory import service as memory
-from api.messages import repository as messages
-from api.messages import service as messages_service
 from api.search.engine import SearchEngine
 from api.transfer import letta
 from api.transfer import service as transfer

@@ -3,13 +3,13 @@ SQLite file and on DynamoDB Local; a second import changes nothing."""
 
 from pathlib import Path
 
+from api.conversations.messages import repository as messages_repository
+from api.conversations.messages import service as messages
 from api.kit.clock import FrozenClock
 from api.memory import archival
 from api.memory import repository as memory_repository
 from api.memory import service as memory
 from api.memory_runs import repository as memory_runs
-from api.messages import repository as messages_repository
-from api.messages import service as messages
 from api.search.engine import SearchEngine
 from api.subjects import repository as subjects
 from api.transfer import ids, reader

@@ -3,6 +3,7 @@ with five tools, and archival memory it searches with two more."""
 
 from collections.abc import AsyncGenerator, Sequence
 
+from api.agents.models import DEFAULT_ARCHITECTURE
 from api.journal.events import RunEvent
 from api.memory import blocks
 from api.memory.service import BlockView
@@ -32,7 +33,7 @@ def render_memory(views: Sequence[BlockView]) -> str:
 
 
 class KrishnaMemGPT(AgentArchitecture):
-    name = "krishna-memgpt"
+    name = DEFAULT_ARCHITECTURE
     description = (
         "MemGPT-style memory: core memory blocks in the prompt, edited with 5 tools, and "
         "archival memory searched with 2 more."

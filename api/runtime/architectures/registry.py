@@ -13,7 +13,6 @@ from api.tools.native import NATIVE_TOOLS
 
 log = logging.getLogger(__name__)
 
-DEFAULT = KrishnaMemGPT.name
 ENTRY_POINT_GROUP = "agent_memory.architectures"
 
 ARCHITECTURES: dict[str, type[AgentArchitecture]] = {}

@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from api.conversations import repository as conversations
+from api.conversations.messages import repository
+from api.conversations.messages.models import SAID_ROLES, Message, MessageRecall
 from api.errors import AppError
 from api.kit.json_data import plain
-from api.messages import repository
-from api.messages.models import SAID_ROLES, Message, MessageRecall
 from api.search import vectors
 from api.search.documents import Doc
 from api.search.engine import SearchEngine

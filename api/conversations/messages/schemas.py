@@ -5,8 +5,8 @@ from typing import Annotated
 
 from pydantic import Field
 
+from api.conversations.messages.service import MessageHit, Turn
 from api.kit.model import ApiModel
-from api.messages.service import MessageHit, Turn
 from api.search.index import Mode
 
 # Actor and session ids as clients may send them: printable text, as they end up in keys,

@@ -4,7 +4,7 @@ newest first."""
 from collections.abc import Sequence
 
 from api.conversations import repository as conversations
-from api.messages.models import Message, Said
+from api.conversations.messages.models import Message, Said
 from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.table import (
