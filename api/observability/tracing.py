@@ -9,9 +9,8 @@ OpenTelemetry's global one: FastAPI's own telemetry follows the global providers
 would trace every request a second time."""
 
 import os
+from collections.abc import Mapping
 from typing import Any
-
-from starlette.types import Scope
 
 from api import __version__
 from api.config import ConfigError, Settings
@@ -110,7 +109,7 @@ class RequestSpan:
     """The span of one request, current while the request is served, so that the spans of
     its table and LLM calls (and of the turn it starts) are its children."""
 
-    def __init__(self, scope: Scope, request_id: str) -> None:
+    def __init__(self, scope: Mapping[str, Any], request_id: str) -> None:  # an ASGI scope
         from opentelemetry import context, propagate, trace
 
         carrier = {
