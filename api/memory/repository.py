@@ -373,12 +373,6 @@ async def archival_items_page(
     return [(ArchivalMemory.from_dynamo_item(item), item) for item in page.items], page.cursor
 
 
-async def all_archival(table: Table, agent_id: str) -> list[ArchivalMemory]:
-    """Every archival memory, newest first."""
-    items = await _query_all(table, keys.archival_of(agent_id), forward=False)
-    return [ArchivalMemory.from_dynamo_item(item) for item in items]
-
-
 async def delete_archival(search: SearchEngine, memory: ArchivalMemory) -> None:
     """The memory and its guard, so the same text can be stored again later. The guard goes
     only while it still names this memory. Never found by a search once this returns."""

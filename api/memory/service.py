@@ -178,12 +178,6 @@ async def block_history(
     )
 
 
-async def core_memory_prompt(table: Table, agent_id: str) -> str:
-    """Seed 000's `<core_memory>` section of the system prompt, every block numbered."""
-    views = await list_blocks(table, agent_id)
-    return blocks.render_core_memory([(v.name, v.description, v.lines) for v in views])
-
-
 # --- block definitions -----------------------------------------------------------------
 
 

@@ -198,10 +198,6 @@ def conversation(email: str, conversation_id: str) -> Key:
     )
 
 
-def conversations_of(email: str) -> Query:
-    return conversations_partition(email), Sk.begins_with("CONVERSATION#")
-
-
 def conversation_index(agent_id: str, created: str, conversation_id: str) -> dict[str, str]:
     return {
         "gsi1pk": f"Agent#{_part('agent id', agent_id)}",

@@ -17,6 +17,7 @@ from api.memory.summarizer import (
 )
 from api.store.table import Table
 from api.tools.native import ToolContext
+from tests.stored import all_archival
 
 LIMIT = 100
 
@@ -35,7 +36,7 @@ async def full_block(ctx: ToolContext, facts: int = 17) -> list[str]:
 
 
 async def archived_texts(table: Table, agent_id: str) -> set[str]:
-    return {m.content for m in await repository.all_archival(table, agent_id)}
+    return {m.content for m in await all_archival(table, agent_id)}
 
 
 async def test_compaction_after_three_warned_turns(ctx: ToolContext, clock: FrozenClock) -> None:
@@ -134,7 +135,7 @@ async def test_compacting_twice_archives_each_line_once(
     await compaction.compact_block(ctx.search, ctx.agent_id, "notes", ctx.summarizer)
     await memory_service.write_lines(ctx.table, ctx.agent_id, "notes", lines)
     await compaction.compact_block(ctx.search, ctx.agent_id, "notes", ctx.summarizer)
-    contents = [m.content for m in await repository.all_archival(ctx.table, ctx.agent_id)]
+    contents = [m.content for m in await all_archival(ctx.table, ctx.agent_id)]
     assert len(contents) == len(set(contents))
 
 

@@ -8,6 +8,7 @@ from api.memory import service as memory_service
 from api.search.engine import SearchEngine
 from api.store.table import Table
 from tests.contract.conftest import skip_on_moto
+from tests.stored import all_archival
 
 AGENT = "agent-1"
 
@@ -51,7 +52,7 @@ async def test_ten_parallel_inserts_of_the_same_text_make_one_memory(
     )
     assert sum(r.created for r in results) == 1
     assert len({r.memory.memory_id for r in results}) == 1
-    stored = await repository.all_archival(table, AGENT)
+    stored = await all_archival(table, AGENT)
     assert [m.content for m in stored] == [text]
 
 

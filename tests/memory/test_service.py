@@ -17,6 +17,7 @@ from api.memory.errors import (
     InvalidBlockName,
     InvalidWordLimit,
 )
+from api.runtime.architectures.krishna_memgpt import render_memory
 from api.search.engine import SearchEngine
 from api.store.table import Table
 from tests.memory.conftest import AGENT
@@ -34,7 +35,7 @@ async def test_default_blocks_and_the_persona(store: Table) -> None:
         True,
     )
     assert persona.lines == ("Helpful and professional", "Remembers everything discussed")
-    assert await memory_service.core_memory_prompt(store, AGENT) == (
+    assert render_memory(await memory_service.list_blocks(store, AGENT)) == (
         "<core_memory>\n"
         "[Human - Facts about the user]\n"
         "\n"

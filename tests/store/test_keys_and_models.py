@@ -177,7 +177,11 @@ def test_kinds_sharing_a_partition_do_not_overlap() -> None:
     partition_kinds = [
         ("Agent#a1", keys.archival_of("a1")[1].value, keys.archival_hash_guard("a1", "h").sk),
         ("User#x", keys.agents_of("x")[1].value, keys.agent_name_guard("x", "n").sk),
-        ("USER#x", keys.conversations_of("x")[1].value, keys.session_lookup("x", "a", "s").sk),
+        (
+            "USER#x",
+            keys.conversation("x", "c1").sk.removesuffix("c1"),
+            keys.session_lookup("x", "a", "s").sk,
+        ),
     ]
     for _, prefix, other_sk in partition_kinds:
         assert not other_sk.startswith(prefix)

@@ -22,6 +22,7 @@ from api.subjects import service as subjects
 from api.transfer import ids, reader
 from api.transfer import service as transfer
 from api.transfer.writer import ARCHIVAL_BATCH, Writer
+from tests.stored import all_archival
 from tests.transfer.conftest import (
     BOB,
     SUBJECT,
@@ -122,7 +123,7 @@ async def test_one_text_twice_in_a_file_is_stored_once(
     lines[blocks_end + 1 : blocks_end + 1] = extra
     (report,) = await transfer.import_file(search_sqlite, BOB, write(tmp_path, reframed(lines)))
     assert _skipped(report)[("archival", "the same text is stored already")] == 1
-    stored = await memory_repository.all_archival(search_sqlite.table, report.agent_id)
+    stored = await all_archival(search_sqlite.table, report.agent_id)
     contents = [m.content for m in stored]
     assert contents.count("note 0") == 1
     assert "last note" in contents

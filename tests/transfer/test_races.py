@@ -10,13 +10,13 @@ import pytest
 
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
-from api.memory import repository as memory_repository
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Item, Table
 from api.transfer import service as transfer
 from api.transfer.errors import InvalidImportFile
+from tests.stored import all_archival
 from tests.transfer.conftest import BOB, everything, export_bytes, make_agent, records, write
 
 SEARCH_BOOKKEEPING = ("SearchVersion", "SearchChange#")  # how many changes: not memory
@@ -121,7 +121,7 @@ async def test_a_file_changed_between_the_passes_is_imported_as_it_was_checked(
     assert report.written["archival"] == 5
     assert report.written["message"] == 4
     exported = [r["content"] for r in records(data) if r["type"] == "archival"]
-    stored = await memory_repository.all_archival(search_sqlite.table, report.agent_id)
+    stored = await all_archival(search_sqlite.table, report.agent_id)
     assert sorted(m.content for m in stored) == sorted(exported)
     assert progress.written == sum(1 for r in records(data) if r["type"] not in ("header", "end"))
     assert list(spool.iterdir()) == []  # the import's private copy is gone

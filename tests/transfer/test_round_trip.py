@@ -15,6 +15,7 @@ from api.subjects import repository as subjects
 from api.transfer import ids, reader
 from api.transfer import service as transfer
 from api.transfer.writer import Writer
+from tests.stored import all_archival
 from tests.transfer.conftest import (
     ADA,
     BOB,
@@ -141,7 +142,7 @@ async def test_an_import_cut_short_is_completed_by_importing_again(
     (report,) = await transfer.import_file(search, BOB, path)
     assert not report.created  # the agent was written by the first, cut-short attempt
     copy = report.agent_id
-    assert len(await memory_repository.all_archival(search.table, copy)) == 5
+    assert len(await all_archival(search.table, copy)) == 5
     found = await archival.search(search, copy, "cat")
     assert "Ada's cat is called Turing." in [m.content for m in found.memories]
 

@@ -14,13 +14,13 @@ from fastapi.testclient import TestClient
 from api.config import Settings
 from api.kit.clock import FrozenClock
 from api.memory import archival
-from api.memory import repository as memory_repository
 from api.memory.models import ArchivalMemory
 from api.search.engine import SearchEngine
 from api.transfer import reader, writer
 from api.transfer import service as transfer
 from api.transfer.format import VERSION
 from tests.runtime.conftest import running
+from tests.stored import all_archival
 from tests.transfer.conftest import (
     BOB,
     FACTS,
@@ -315,9 +315,9 @@ async def test_a_text_true_again_imports_beside_its_history_in_any_batches(
     assert whole.created
     assert whole.written["archival"] == len(FACTS) + 5
 
-    mine = await memory_repository.all_archival(search.table, source)
+    mine = await all_archival(search.table, source)
     for agent_id in (copy, whole.agent_id):
-        theirs = await memory_repository.all_archival(search.table, agent_id)
+        theirs = await all_archival(search.table, agent_id)
         assert len(theirs) == len(FACTS) + 5
         assert validity(theirs) == validity(mine)
         acme = await archival.insert(search, agent_id, "works at:  acme")
