@@ -4,6 +4,7 @@ from collections.abc import AsyncIterator, Sequence
 
 from api.agents.models import Agent, AgentNameGuard
 from api.store import keys
+from api.store.pages import query_all, scan_pages
 from api.store.table import AttrEquals, Delete, ItemAbsent, Put, Table, TxOp
 
 
@@ -14,26 +15,14 @@ async def get(table: Table, email: str, agent_id: str) -> Agent | None:
 
 async def list_for(table: Table, email: str) -> list[Agent]:
     pk, sk = keys.agents_of(email)
-    agents: list[Agent] = []
-    cursor: str | None = None
-    while True:
-        page = await table.query(pk, sk=sk, limit=100, cursor=cursor)
-        agents += [Agent.from_dynamo_item(item) for item in page.items]
-        if page.cursor is None:
-            return agents
-        cursor = page.cursor
+    return [Agent.from_dynamo_item(i) for i in await query_all(table, pk, sk=sk, limit=100)]
 
 
 async def every_agent(table: Table) -> AsyncIterator[Agent]:
     """Every agent of every user, for admin commands (a scan of the whole table)."""
-    cursor: str | None = None
-    while True:
-        page = await table.scan(entity=keys.AGENT, limit=500, cursor=cursor)
-        for item in page.items:
+    async for page in scan_pages(table, entity=keys.AGENT, limit=500):
+        for item in page:
             yield Agent.from_dynamo_item(item)
-        cursor = page.cursor
-        if cursor is None:
-            return
 
 
 async def guard_of(table: Table, email: str, normalized_name: str) -> AgentNameGuard | None:

@@ -5,6 +5,7 @@ import math
 
 from api.conversations.models import Conversation, SessionLookup
 from api.store import keys
+from api.store.pages import query_all
 from api.store.table import (
     AllOf,
     AttrAbsent,
@@ -25,14 +26,8 @@ DELETING = "deleting"  # set on a conversation whose deletion has begun
 async def _keys_of(
     table: Table, pk: str, sk: SkCondition, *, index: str | None = None
 ) -> list[Key]:
-    found: list[Key] = []
-    cursor: str | None = None
-    while True:
-        page = await table.query(pk, sk=sk, index=index, limit=500, cursor=cursor)
-        found += [Key(item["pk"], item["sk"]) for item in page.items]
-        if page.cursor is None:
-            return found
-        cursor = page.cursor
+    items = await query_all(table, pk, sk=sk, index=index, limit=500)
+    return [Key(item["pk"], item["sk"]) for item in items]
 
 
 async def delete_for_agent(table: Table, email: str, agent_id: str) -> int:

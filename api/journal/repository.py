@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from api.journal.models import LiveRun, Run, RunEvents, RunState
 from api.journal.process import ProcessId
 from api.store import keys
+from api.store.pages import query_all
 from api.store.table import (
     AttrEquals,
     Delete,
@@ -81,17 +82,12 @@ async def read_from(table: Table, run_id: str, first: int) -> tuple[list[RunEven
     pk, sk = keys.run_events_from(run_id, first)
     batches: list[RunEvents] = []
     run: Run | None = None
-    cursor: str | None = None
-    while True:
-        page = await table.query(pk, sk=sk, cursor=cursor)
-        for item in page.items:
-            if item.get(keys.ENTITY) == keys.RUN:
-                run = Run.from_dynamo_item(item)
-            else:
-                batches.append(RunEvents.from_dynamo_item(item))
-        if page.cursor is None:
-            return batches, run
-        cursor = page.cursor
+    for item in await query_all(table, pk, sk=sk):
+        if item.get(keys.ENTITY) == keys.RUN:
+            run = Run.from_dynamo_item(item)
+        else:
+            batches.append(RunEvents.from_dynamo_item(item))
+    return batches, run
 
 
 async def next_number(table: Table, run_id: str) -> int:
@@ -115,14 +111,8 @@ async def live_runs(table: Table) -> list[LiveRun]:
 
 
 async def _live_in(table: Table, shard: int) -> list[LiveRun]:
-    found: list[LiveRun] = []
-    cursor: str | None = None
-    while True:
-        page = await table.query(keys.live_runs(shard), cursor=cursor)
-        found += [LiveRun.from_dynamo_item(item) for item in page.items]
-        if page.cursor is None:
-            return found
-        cursor = page.cursor
+    items = await query_all(table, keys.live_runs(shard))
+    return [LiveRun.from_dynamo_item(item) for item in items]
 
 
 async def forget_live(table: Table, run_id: str) -> None:

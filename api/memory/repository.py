@@ -23,6 +23,7 @@ from api.memory.models import (
 from api.search import repository as search_repository
 from api.search.engine import SearchEngine
 from api.store import keys
+from api.store.pages import query_all
 from api.store.table import (
     PK,
     SK,
@@ -50,14 +51,7 @@ _MEMORY_ID = re.compile(r"[0-9a-f]{32}")
 
 async def _query_all(table: Table, query: keys.Query, *, forward: bool = True) -> list[Item]:
     pk, sk = query
-    items: list[Item] = []
-    cursor: str | None = None
-    while True:
-        page = await table.query(pk, sk=sk, forward=forward, cursor=cursor)
-        items.extend(page.items)
-        cursor = page.cursor
-        if cursor is None:
-            return items
+    return await query_all(table, pk, sk=sk, forward=forward)
 
 
 # --- blocks ----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from api.memory_runs.models import (
     RunState,
 )
 from api.store import keys
+from api.store.pages import query_all
 from api.store.table import (
     AttrEquals,
     ConditionFailed,
@@ -72,14 +73,7 @@ async def unfinished(table: Table, agent_id: str, *, limit: int = 100) -> list[M
 
 async def all_unfinished(table: Table, agent_id: str) -> list[MemoryRunQueued]:
     pk, sk = keys.memory_runs_queued(agent_id)
-    found: list[MemoryRunQueued] = []
-    cursor: str | None = None
-    while True:
-        page = await table.query(pk, sk=sk, cursor=cursor)
-        found += [MemoryRunQueued.from_dynamo_item(item) for item in page.items]
-        if page.cursor is None:
-            return found
-        cursor = page.cursor
+    return [MemoryRunQueued.from_dynamo_item(i) for i in await query_all(table, pk, sk=sk)]
 
 
 async def runs_page(
@@ -247,14 +241,8 @@ async def pending(table: Table) -> list[PendingMemoryRun]:
 
 
 async def _pending_in(table: Table, shard: int) -> list[PendingMemoryRun]:
-    found: list[PendingMemoryRun] = []
-    cursor: str | None = None
-    while True:
-        page = await table.query(keys.pending_memory_runs(shard), cursor=cursor)
-        found += [PendingMemoryRun.from_dynamo_item(item) for item in page.items]
-        if page.cursor is None:
-            return found
-        cursor = page.cursor
+    items = await query_all(table, keys.pending_memory_runs(shard))
+    return [PendingMemoryRun.from_dynamo_item(item) for item in items]
 
 
 async def forget(table: Table, run_id: str) -> None:

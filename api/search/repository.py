@@ -20,6 +20,8 @@ remembering the version it wrote.
 from collections.abc import AsyncIterator, Sequence
 
 from api.store import keys
+from api.store.pages import pages as store_pages
+from api.store.pages import query_all
 from api.store.table import (
     SK,
     AttrEquals,
@@ -53,14 +55,7 @@ async def changes(table: Table, agent_id: str, first: int, last: int) -> list[li
     """The sort keys each change from `first` to `last` touched; None when the log no longer
     holds all of them."""
     pk, sk = keys.search_changes_between(agent_id, first, last)
-    found: list[Item] = []
-    cursor: str | None = None
-    while True:
-        page = await table.query(pk, sk=sk, cursor=cursor)
-        found += page.items
-        cursor = page.cursor
-        if cursor is None:
-            break
+    found = await query_all(table, pk, sk=sk)
     if len(found) != last - first + 1:
         return None
     return [list(item.get("refs", [])) for item in found]
@@ -73,15 +68,9 @@ async def items(table: Table, agent_id: str, sks: Sequence[str]) -> dict[str, It
     return {item[SK]: item for item in found}
 
 
-async def pages(table: Table, query: keys.Query) -> AsyncIterator[list[Item]]:
+def pages(table: Table, query: keys.Query) -> AsyncIterator[list[Item]]:
     pk, sk = query
-    cursor: str | None = None
-    while True:
-        page = await table.query(pk, sk=sk, limit=LOAD_PAGE, cursor=cursor)
-        yield page.items
-        cursor = page.cursor
-        if cursor is None:
-            return
+    return store_pages(table, pk, sk=sk, limit=LOAD_PAGE)
 
 
 def searchable_queries(agent_id: str) -> tuple[keys.Query, ...]:
