@@ -4,12 +4,11 @@ import contextlib
 import math
 
 from api.conversations.models import Conversation, SessionLookup
-from api.store import keys
+from api.store import keys, leases
 from api.store.pages import query_all
 from api.store.table import (
     AllOf,
     AttrAbsent,
-    AttrEquals,
     Check,
     ConditionFailed,
     ItemAbsent,
@@ -127,19 +126,14 @@ async def delete(table: Table, conversation: Conversation, messages: list[Key]) 
 
 
 async def take_lease(table: Table, conversation_id: str, holder: str, until: float) -> bool:
-    """The conversation's lease for `holder` until `until`, if nobody holds it (a lease
-    past its time is nobody's: its `ttl` makes it absent)."""
+    """The conversation's lease for `holder` until `until`, if nobody holds it."""
     item = {
         **keys.conversation_lease(conversation_id).as_item(),
         keys.ENTITY: keys.CONVERSATION_LEASE,
         "holder": holder,
         "ttl": math.ceil(until),
     }
-    try:
-        await table.put(item, condition=ItemAbsent())
-    except ConditionFailed:
-        return False
-    return True
+    return await leases.take(table, item)
 
 
 async def lease_until(table: Table, conversation_id: str) -> float | None:
@@ -154,20 +148,8 @@ async def lease_holder(table: Table, conversation_id: str) -> str | None:
 
 
 async def renew_lease(table: Table, conversation_id: str, holder: str, until: float) -> bool:
-    """False when the lease is no longer `holder`'s (it lapsed and another took it)."""
-    try:
-        await table.update(
-            keys.conversation_lease(conversation_id),
-            set={"ttl": math.ceil(until)},
-            condition=AttrEquals("holder", holder),
-        )
-    except ConditionFailed:
-        return False
-    return True
+    return await leases.renew(table, keys.conversation_lease(conversation_id), holder, until)
 
 
 async def release_lease(table: Table, conversation_id: str, holder: str) -> None:
-    with contextlib.suppress(ConditionFailed):  # lapsed meanwhile: nothing of ours to free
-        await table.delete(
-            keys.conversation_lease(conversation_id), condition=AttrEquals("holder", holder)
-        )
+    await leases.release(table, keys.conversation_lease(conversation_id), holder)

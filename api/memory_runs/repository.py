@@ -15,7 +15,7 @@ from api.memory_runs.models import (
     PendingMemoryRun,
     RunState,
 )
-from api.store import keys
+from api.store import keys, leases
 from api.store.pages import query_all
 from api.store.table import (
     AttrEquals,
@@ -190,22 +190,16 @@ async def take_lease(
         token=by.token,
         ttl=math.ceil(until),
     )
-    try:
-        await table.put(lease.to_dynamo_item(), condition=ItemAbsent())
+    if await leases.take(table, lease.to_dynamo_item()):
         return lease
-    except ConditionFailed:
-        pass
     item = await table.get(lease.key())
     if item is None:
         return None  # lapsed meanwhile: the next try takes it
     held = MemoryLease.from_dynamo_item(item)
     if not by.knows_dead(held.host, held.pid, held.token):
         return None
-    try:
-        await table.put(lease.to_dynamo_item(), condition=AttrEquals("holder", held.holder))
-    except ConditionFailed:
-        return None
-    return lease
+    seized = await leases.take(table, lease.to_dynamo_item(), from_holder=held.holder)
+    return lease if seized else None
 
 
 async def lease_of(table: Table, agent_id: str) -> MemoryLease | None:
@@ -214,20 +208,11 @@ async def lease_of(table: Table, agent_id: str) -> MemoryLease | None:
 
 
 async def renew_lease(table: Table, agent_id: str, holder: str, until: float) -> bool:
-    try:
-        await table.update(
-            keys.memory_lease(agent_id),
-            set={"ttl": math.ceil(until)},
-            condition=AttrEquals("holder", holder),
-        )
-    except ConditionFailed:
-        return False
-    return True
+    return await leases.renew(table, keys.memory_lease(agent_id), holder, until)
 
 
 async def release_lease(table: Table, agent_id: str, holder: str) -> None:
-    with contextlib.suppress(ConditionFailed):
-        await table.delete(keys.memory_lease(agent_id), condition=AttrEquals("holder", holder))
+    await leases.release(table, keys.memory_lease(agent_id), holder)
 
 
 # --- the sweep -----------------------------------------------------------------------------
