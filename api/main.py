@@ -55,11 +55,14 @@ from api.observability import logs, metrics, tracing
 from api.observability.store import measured
 from api.queue import get_queue
 from api.runtime.architectures import registry as architectures
+from api.runtime.builder import TurnBuilder
 from api.runtime.hooks import HookProvider
 from api.runtime.lease import LEASE_SECONDS
 from api.runtime.runner import Runtime
+from api.runtime.turn import MessageClock
 from api.search.engine import SearchEngine
 from api.settings import keys as encryption_keys
+from api.settings.service import ProviderFactory
 from api.store import build_table
 from api.store.table import StoreError, Table
 from api.users.service import LocalIdentity
@@ -84,6 +87,8 @@ class State(TypedDict):
     runtime: Runtime
     search: SearchEngine
     memory_runs: MemoryRunner
+    providers: ProviderFactory
+    message_clock: MessageClock
 
 
 async def sweep_dead_runs(table: Table, clock: Clock) -> None:
@@ -142,6 +147,7 @@ def create_app(
         runtime: Runtime | None = None
         search: SearchEngine | None = None
         memory_runner: MemoryRunner | None = None
+        providers: ProviderFactory | None = None
         try:
             embedder = await start_embedder(settings)
             search = SearchEngine(
@@ -157,17 +163,23 @@ def create_app(
             loaded = architectures.load_entry_points()
             if loaded:
                 log.info("architectures from installed packages: %s", ", ".join(loaded))
+            # Made once and handed to what needs them (no one reaches them through another):
+            # one cache of provider clients, one clock that orders every message stored.
+            providers = ProviderFactory(keyring, settings)
+            message_clock = MessageClock(clock)
+            turns = TurnBuilder(search, message_clock, settings.max_turn_steps)
             runtime = Runtime(
                 store,
                 clock,
-                keyring,
                 settings,
                 hook_providers,
                 search=search,
                 architectures=architectures.ARCHITECTURES,
+                providers=providers,
+                turns=turns,
             )
             memory_runner = MemoryRunner(
-                search, clock, keyring, settings, get_queue(settings), runtime.providers
+                search, clock, settings, get_queue(settings), providers, turns
             )
             memory_runner.start()
             # What start-up made lives as long as the process: kept out of every later
@@ -191,6 +203,8 @@ def create_app(
                 runtime=runtime,
                 search=search,
                 memory_runs=memory_runner,
+                providers=providers,
+                message_clock=message_clock,
             )
         finally:
             await mcp.aclose()  # first: its tools use everything below
@@ -198,6 +212,8 @@ def create_app(
                 await memory_runner.stop()
             if runtime is not None:
                 await runtime.stop()
+            if providers is not None:
+                await providers.aclose()  # last of the three: turns and runs use them
             if search is not None:
                 await search.aclose()
             for sweeper in sweepers:

@@ -16,7 +16,6 @@ from api.conversations import repository as conversations
 from api.errors import AppError, BadRequest, NotFound
 from api.kit import aio
 from api.kit.clock import Clock
-from api.kit.crypto import KeyRing
 from api.kit.forms import Option, form_of
 from api.kit.secrets import new_id
 from api.llm.errors import ProviderError
@@ -352,12 +351,9 @@ async def delete(search: SearchEngine, agent: Agent) -> None:
 
 async def form(
     table: Table,
-    keys: KeyRing,
     email: str,
     *,
-    allow_private_urls: bool,
-    allow_server_identity: bool,
-    cache: settings_service.ProviderCache | None = None,
+    providers: settings_service.ProviderFactory,
     architectures: Collection[str],
 ) -> AgentForm:
     """The agents form: architectures, the providers this user can use, and their models."""
@@ -367,15 +363,7 @@ async def form(
 
     async def models_of(provider: str) -> list[str] | str:
         try:
-            llm = await settings_service.provider_for(
-                table,
-                keys,
-                email,
-                provider,
-                allow_private_urls=allow_private_urls,
-                allow_server_identity=allow_server_identity,
-                cache=cache,
-            )
+            llm = await providers.for_user(table, email, provider)
             return await asyncio.wait_for(llm.list_models(), MODEL_LISTING_SECONDS)
         except (ProviderError, TimeoutError, AppError) as e:
             return getattr(e, "message", None) or "The provider did not answer in time."

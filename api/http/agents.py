@@ -1,6 +1,6 @@
 """/agents: a user's agents, and the form to create them."""
 
-from fastapi import APIRouter, Request, Response, status
+from fastapi import APIRouter, Response, status
 
 from api.agents import service
 from api.agents.schemas import AgentCreate, AgentForm, AgentOut, AgentUpdate
@@ -14,7 +14,7 @@ from api.agents.service import (
 from api.errors import BadRequest
 from api.http.contract.errors import errors
 from api.http.deps.agents import AgentByIdOrName, OwnedAgent
-from api.http.deps.app import ClockDep, SearchDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, ProvidersDep, SearchDep, TableDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.runtime import RuntimeDep
 
@@ -23,21 +23,11 @@ router = APIRouter(prefix="/agents", tags=["agents"])
 
 @router.get("/schema", operation_id="agents_form")
 async def agent_form(
-    user: CurrentUser,
-    request: Request,
-    table: TableDep,
-    settings: SettingsDep,
-    runtime: RuntimeDep,
+    user: CurrentUser, table: TableDep, runtime: RuntimeDep, providers: ProvidersDep
 ) -> AgentForm:
     """The form, driven by the backend: architectures, your providers and their models."""
     return await service.form(
-        table,
-        request.state.keyring,
-        user.email,
-        allow_private_urls=settings.private_provider_urls,
-        allow_server_identity=settings.server_identity_for_users,
-        cache=runtime.providers,
-        architectures=runtime.architectures,
+        table, user.email, providers=providers, architectures=runtime.architectures
     )
 
 

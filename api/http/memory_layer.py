@@ -10,10 +10,9 @@ from api.agents.service import AgentNameTaken
 from api.embeddings.base import EmbeddingError
 from api.errors import AppError
 from api.http.contract.errors import Responses, errors
-from api.http.deps.app import ClockDep, SearchDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, MessageClockDep, SearchDep, SettingsDep, TableDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.memory_runs import MemoryRunnerDep
-from api.http.deps.runtime import RuntimeDep
 from api.http.memory_layer_errors import SeedErrorBody, SeedErrorRoute
 from api.http.query import AsOf, IncludeHistory, SearchQuery
 from api.memory.errors import (
@@ -140,7 +139,7 @@ async def add(
     user: CurrentUser,
     response: Response,
     runner: MemoryRunnerDep,
-    runtime: RuntimeDep,
+    message_clock: MessageClockDep,
     settings: SettingsDep,
 ) -> AddConversationResponse:
     """The messages stored (and, with `store_in_archival`, searchable) before this answers;
@@ -150,7 +149,7 @@ async def add(
     replaces those archival memories of the subject's with its own (404
     `archival_memory_not_found` for an id that is not one); `replaced` says which."""
 
-    added = await service.add(runner, runtime.message_clock.next_time, user.email, body)
+    added = await service.add(runner, message_clock.next_time, user.email, body)
     run = added.run
     count = run.messages_count
     if body.wait_for_completion:

@@ -14,9 +14,8 @@ from api.conversations.messages import service as messages
 from api.embeddings.base import EmbeddingError
 from api.http.contract.errors import errors
 from api.http.deps.agents import NamedAgent
-from api.http.deps.app import ClockDep, SearchDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, MessageClockDep, SearchDep, SettingsDep, TableDep
 from api.http.deps.auth import CurrentUser
-from api.http.deps.runtime import RuntimeDep
 from api.http.preconditions import BLOCK_WRITE, IfMatch
 from api.memory import service as memory
 from api.memory.errors import (
@@ -59,14 +58,14 @@ async def add_message(
     user: CurrentUser,
     search: SearchDep,
     clock: ClockDep,
-    runtime: RuntimeDep,
+    message_clock: MessageClockDep,
 ) -> MessageOut:
     """Store a message with its embedding, in the agent's default session (or the body's
     `session_id`): searchable at once, listed in /conversations, part of the session's
     recent turns, and expiring after the agent's event expiry."""
 
     agent, message = await service.add_message(
-        search, clock, runtime.message_clock.next_time, user.email, body
+        search, clock, message_clock.next_time, user.email, body
     )
     return MessageOut.of_message(agent.agent_id, message)
 
@@ -82,7 +81,7 @@ async def add_messages(
     user: CurrentUser,
     search: SearchDep,
     clock: ClockDep,
-    runtime: RuntimeDep,
+    message_clock: MessageClockDep,
 ) -> list[MessageOut]:
     """Ours, beside the seed's: several messages stored as `POST /messages` stores one, in
     one transaction (all or none) and in the order sent; the learning() client stores a
@@ -92,7 +91,7 @@ async def add_messages(
     agent, stored = await service.add_messages(
         search,
         clock,
-        runtime.message_clock.next_time,
+        message_clock.next_time,
         user.email,
         body.agent_name,
         said,

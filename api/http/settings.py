@@ -7,9 +7,8 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from api.http.contract.errors import errors
-from api.http.deps.app import ClockDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, ProvidersDep, SettingsDep, TableDep
 from api.http.deps.auth import CurrentUser
-from api.http.deps.runtime import RuntimeDep
 from api.kit.crypto import KeyRing
 from api.kit.forms import form_of
 from api.llm.errors import PROVIDER_FAILURES
@@ -130,23 +129,10 @@ async def delete_provider(provider: str, user: CurrentUser, table: TableDep) -> 
     responses=errors(*PROVIDER_SETUP, *PROVIDER_FAILURES),
 )
 async def test_provider(
-    provider: str,
-    user: CurrentUser,
-    request: Request,
-    table: TableDep,
-    settings: SettingsDep,
-    runtime: RuntimeDep,
+    provider: str, user: CurrentUser, table: TableDep, providers: ProvidersDep
 ) -> ProviderTestOut:
     """Lists the provider's models with the stored credentials, or returns its error."""
-    llm = await service.provider_for(
-        table,
-        _keys(request),
-        user.email,
-        provider,
-        allow_private_urls=settings.private_provider_urls,
-        allow_server_identity=settings.server_identity_for_users,
-        cache=runtime.providers,
-    )
+    llm = await providers.for_user(table, user.email, provider)
     return ProviderTestOut(ok=True, models=await llm.list_models())
 
 

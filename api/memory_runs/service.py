@@ -19,6 +19,7 @@ from typing import Literal
 from api.agents import repository as agents
 from api.agents.models import Agent
 from api.config import Settings
+from api.conversations.messages import repository as messages
 from api.conversations.messages.models import SAID_ROLES, Message
 from api.errors import AppError, NotFound, public_body
 from api.journal import events
@@ -26,24 +27,21 @@ from api.journal.bus import RunBus
 from api.journal.process import ProcessId, this_process
 from api.kit import periodic
 from api.kit.clock import Clock
-from api.kit.crypto import KeyRing
 from api.kit.secrets import new_id
 from api.memory import service as memory
-from api.memory.summarizer import summarizer_for
 from api.memory_runs import prompt, repository
 from api.memory_runs.models import MemoryRun, PendingMemoryRun
 from api.observability import metrics
 from api.queue.base import Delivery, RunQueue
+from api.runtime.builder import TurnBuilder
 from api.runtime.hooks import Hooks
 from api.runtime.loop import AgentLoop
 from api.runtime.state import TurnState
-from api.runtime.toolbox import Toolbox
-from api.runtime.turn import MessageClock, MessageFactory, Turn, TurnLLM
 from api.search.engine import SearchEngine
 from api.settings import service as settings_service
 from api.store import keys
-from api.store.table import Key, Put, StoreError, Table
-from api.tools.native import NATIVE_MEMORY_TOOLS, ToolContext
+from api.store.table import Put, StoreError, Table
+from api.tools.native import NATIVE_MEMORY_TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -134,15 +132,12 @@ class MemoryRunner:
 
     search: SearchEngine
     clock: Clock
-    keyring: KeyRing
     settings: Settings
     queue: RunQueue
-    providers: settings_service.ProviderCache
+    providers: settings_service.ProviderFactory
+    turns: TurnBuilder
     bus: RunBus = field(default_factory=RunBus)
     _tasks: list["asyncio.Task[None]"] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.message_clock = MessageClock(self.clock)
 
     @property
     def table(self) -> Table:
@@ -312,25 +307,11 @@ class MemoryRunner:
         agent = await agents.get(table, run.user_email, run.agent_id)
         if agent is None:
             raise SubjectGone("The subject was deleted.")
-        partition = keys.messages_partition(run.conversation_id)
-        views, items = await asyncio.gather(
+        views, said = await asyncio.gather(
             memory.list_blocks(table, run.agent_id),
-            table.batch_get([Key(partition, sk) for sk in run.message_keys]),
+            messages.of_conversation(table, run.conversation_id, run.message_keys),
         )
-        said = [
-            (str(item["role"]), str(item.get("content", "")))
-            for item in items
-            if item.get("role") in SAID_ROLES and str(item.get("content", "")).strip()
-        ]
-        provider = await settings_service.provider_for(
-            table,
-            self.keyring,
-            run.user_email,
-            agent.agent_provider,
-            allow_private_urls=self.settings.private_provider_urls,
-            allow_server_identity=self.settings.server_identity_for_users,
-            cache=self.providers,
-        )
+        provider = await self.providers.for_user(table, run.user_email, agent.agent_provider)
         state = TurnState(
             user_email=run.user_email,
             agent_id=run.agent_id,
@@ -339,24 +320,17 @@ class MemoryRunner:
             session_id=run.conversation_id,
             run_id=run.run_id,
         )
-        context = ToolContext(
-            self.search,
-            run.agent_id,
-            summarizer_for(provider, agent.agent_model),
-            source="memory_run",
-            auto_supersede=agent.auto_supersede,
-        )
-        turn = Turn(
-            agent=agent,
-            prompt=prompt.new_messages(said),
-            llm=TurnLLM(provider, agent.agent_model),
-            tools=Toolbox(context, [NATIVE_MEMORY_TOOLS[name] for name in CORE_TOOLS]),
+        turn = self.turns.build(
+            agent,
+            provider,
+            state,
+            prompt=prompt.new_messages(
+                [(m.role, m.content) for m in said if m.role in SAID_ROLES and m.content.strip()]
+            ),
+            tools=[NATIVE_MEMORY_TOOLS[name] for name in CORE_TOOLS],
             hooks=Hooks((), state),  # the run's own exchange with its model is not kept
-            state=state,
             core_memory=views,
-            context=(),
-            messages=MessageFactory(self.message_clock, state, 0),
-            max_steps=self.settings.max_turn_steps,
+            source="memory_run",
         )
         result, edits = "", 0
         loop = AgentLoop(turn, system_prompt=prompt.system_prompt(views))

@@ -29,21 +29,19 @@ from api.journal.journal import RunJournal
 from api.journal.models import Run
 from api.kit.aio import ready
 from api.kit.clock import Clock
-from api.kit.crypto import KeyRing
 from api.kit.secrets import new_id
 from api.llm.errors import PROVIDER_FAILURES
 from api.memory import compaction
 from api.memory import service as memory
 from api.memory.service import BlockView
-from api.memory.summarizer import summarizer_for
 from api.observability import metrics
 from api.runtime.architectures.base import AgentArchitecture
+from api.runtime.builder import TurnBuilder
 from api.runtime.continuity import ContinuityHook
 from api.runtime.hooks import HookProvider, Hooks
 from api.runtime.lease import ConversationBusy, Lease
 from api.runtime.state import TurnState
-from api.runtime.toolbox import Toolbox
-from api.runtime.turn import DAY, MessageClock, MessageFactory, Turn, TurnLLM
+from api.runtime.turn import DAY, Turn
 from api.search.engine import SearchEngine
 from api.settings import repository as provider_settings
 from api.settings import service as settings_service
@@ -114,12 +112,13 @@ class Runtime:
         self,
         table: Table,
         clock: Clock,
-        keyring: KeyRing,
         settings: Settings,
         hook_providers: Sequence[HookProvider] = (),
         *,
         search: SearchEngine,
         architectures: Mapping[str, type[AgentArchitecture]],
+        providers: settings_service.ProviderFactory,
+        turns: TurnBuilder,
     ) -> None:
         self.table = table
         # The plug-ins its agents may have, by name: handed in at start-up (api/main.py), so
@@ -127,11 +126,10 @@ class Runtime:
         self.architectures = architectures
         self.search = search
         self.clock = clock
-        self.keyring = keyring
         self.settings = settings
         self.hook_providers: tuple[HookProvider, ...] = (ContinuityHook(search), *hook_providers)
-        self.providers = settings_service.ProviderCache()
-        self.message_clock = MessageClock(clock)
+        self.providers = providers
+        self.turns = turns
         self.running: set[asyncio.Task[None]] = set()
         self.runs = RunBus()
 
@@ -198,15 +196,9 @@ class Runtime:
                 f"The architecture {agent.agent_architecture!r} is not installed on this "
                 "server; choose another for this agent."
             )
-        provider = await settings_service.provider_from(
-            self.keyring,
-            stored.get(agent.agent_provider),
-            agent.agent_provider,
-            allow_private_urls=self.settings.private_provider_urls,
-            allow_server_identity=self.settings.server_identity_for_users,
-            cache=self.providers,
+        provider = await self.providers.from_stored(
+            stored.get(agent.agent_provider), agent.agent_provider
         )
-        summarizer = summarizer_for(provider, agent.agent_model)
         now = self.clock.now()
         expiry = agent.event_expiry_days
         run = Run(
@@ -217,30 +209,22 @@ class Runtime:
             created_at=datetime.fromtimestamp(now, UTC),
             ttl=math.ceil(now) + expiry * DAY if expiry else None,
         )
-        context = ToolContext(
-            self.search,
-            agent.agent_id,
-            summarizer,
-            source="tool",
-            auto_supersede=agent.auto_supersede,
-        )
-        turn = Turn(
-            agent=agent,
+        turn = self.turns.build(
+            agent,
+            provider,
+            state,
             prompt=request.prompt,
-            llm=TurnLLM(
-                provider, agent.agent_model, coalesce_seconds=self.settings.sse_coalesce_ms / 1000
-            ),
-            tools=Toolbox(context, [NATIVE_TOOLS[name] for name in architecture.tools]),
+            tools=[NATIVE_TOOLS[name] for name in architecture.tools],
             hooks=hooks,
-            state=state,
             core_memory=views,
+            source="tool",
             context=sections,
-            messages=MessageFactory(self.message_clock, state, agent.event_expiry_days),
-            max_steps=self.settings.max_turn_steps,
             core_memory_warnings=warnings,
+            expiry_days=agent.event_expiry_days,
+            coalesce_seconds=self.settings.sse_coalesce_ms / 1000,
         )
         journal = RunJournal(self.table, self.clock, run, self.runs, turn.draft.take)
-        return PreparedTurn(self, architecture(), turn, context, lease, journal)
+        return PreparedTurn(self, architecture(), turn, turn.tools.context, lease, journal)
 
     async def _provider_settings(
         self, email: str, agent: Agent | None
@@ -294,12 +278,10 @@ class Runtime:
             log.error("a turn's task failed", exc_info=task.exception())
 
     async def stop(self) -> None:
-        """At shutdown: cancel running turns and let them store what they produced, then
-        close the provider clients."""
+        """At shutdown: cancel running turns and let them store what they produced."""
         for task in list(self.running):
             task.cancel()
         await asyncio.gather(*self.running, return_exceptions=True)
-        await self.providers.aclose()
 
 
 def _ok(result: T | BaseException) -> T:

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import SecretStr, ValidationError
 
+from api.config import Settings
 from api.errors import AppError, NotFound
 from api.kit import netguard
 from api.kit.clock import Clock
@@ -267,6 +268,45 @@ class ProviderCache:
         adapters = [adapter for adapter, _ in self._built.values()]
         self._built.clear()
         await asyncio.gather(*(a.aclose() for a in adapters), *self._tasks, return_exceptions=True)
+
+
+class ProviderFactory:
+    """The adapters of users' providers, built with this server's policy (private URLs,
+    lent server identity) and kept in one cache: one per app, made at start-up and handed
+    to whatever calls a user's model (turns, memory runs, the agents form, the settings
+    test), so that all of them share the clients built."""
+
+    def __init__(self, keyring: KeyRing, settings: Settings) -> None:
+        self.keyring = keyring
+        self.allow_private_urls = settings.private_provider_urls
+        self.allow_server_identity = settings.server_identity_for_users
+        self.cache = ProviderCache()
+
+    async def for_user(self, table: Table, email: str, provider: str) -> LLMProvider:
+        """The adapter for this user's provider, with their stored credentials."""
+        return await provider_for(
+            table,
+            self.keyring,
+            email,
+            provider,
+            allow_private_urls=self.allow_private_urls,
+            allow_server_identity=self.allow_server_identity,
+            cache=self.cache,
+        )
+
+    async def from_stored(self, stored: ProviderSettings | None, provider: str) -> LLMProvider:
+        """The adapter from settings the caller read already (alongside other reads)."""
+        return await provider_from(
+            self.keyring,
+            stored,
+            provider,
+            allow_private_urls=self.allow_private_urls,
+            allow_server_identity=self.allow_server_identity,
+            cache=self.cache,
+        )
+
+    async def aclose(self) -> None:
+        await self.cache.aclose()
 
 
 async def provider_for(

@@ -16,26 +16,14 @@ from api.kit.clock import FrozenClock
 from api.runtime import lease
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.runtime.lease import ConversationBusy
-from api.runtime.runner import Runtime, TurnRequest
-from api.search.engine import SearchEngine
-from api.settings import keys
+from api.runtime.runner import TurnRequest
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
-from api.store.table import Item, Key, Table, Throttled
+from api.store.table import Item, Key, Throttled
+from tests.runtime.assembly import runtime_on
 from tests.runtime.conftest import Store
 
 EMAIL = "ada@example.com"
-
-
-def runtime_on(table: Table, settings: Settings, clock: FrozenClock) -> Runtime:
-    return Runtime(
-        table,
-        clock,
-        keys.keyring(settings),
-        settings,
-        search=SearchEngine(table, None, clock),
-        architectures=ARCHITECTURES,
-    )
 
 
 async def test_a_second_replica_is_refused_while_the_first_turn_runs(
@@ -43,7 +31,7 @@ async def test_a_second_replica_is_refused_while_the_first_turn_runs(
 ) -> None:
     a_table, b_table = store.open(), store.open()
     await a_table.create()
-    a, b = runtime_on(a_table, settings, clock), runtime_on(b_table, settings, clock)
+    a, b = runtime_on(a_table, clock, settings), runtime_on(b_table, clock, settings)
     agent, _ = await agents.create(
         a_table, EMAIL, AgentCreate(name="Leased"), clock, architectures=ARCHITECTURES
     )
@@ -77,7 +65,7 @@ async def test_a_turn_that_asks_to_wait_gets_its_turn(
 
     a_table, b_table = store.open(), store.open()
     await a_table.create()
-    a, b = runtime_on(a_table, settings, clock), runtime_on(b_table, settings, clock)
+    a, b = runtime_on(a_table, clock, settings), runtime_on(b_table, clock, settings)
     agent, _ = await agents.create(
         a_table, EMAIL, AgentCreate(name="Patient"), clock, architectures=ARCHITECTURES
     )

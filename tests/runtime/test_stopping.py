@@ -34,13 +34,13 @@ from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import MessageClock, MessageFactory, Turn
 from api.search.engine import SearchEngine
-from api.settings import keys
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import StoreError
 from api.tools.native import NativeTool
 from api.tools.native.base import Arguments, ToolContext, schema
 from tests.fakes.llm_servers import FakeLLM, Reply
+from tests.runtime.assembly import runtime_on
 from tests.runtime.conftest import messages, new_conversation, parse_sse, running, use_openai
 
 EMAIL = "ann@example.com"
@@ -95,15 +95,7 @@ async def stuck(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Stopped]:
     settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
     outcomes = Outcomes()
     search = SearchEngine(table, None, clock)
-    runtime = Runtime(
-        table,
-        clock,
-        keys.keyring(settings),
-        settings,
-        [outcomes],
-        search=search,
-        architectures=ARCHITECTURES,
-    )
+    runtime = runtime_on(table, clock, settings, search=search, hook_providers=[outcomes])
     with registered(Stuck):
         create = AgentCreate(name="Stuck", architecture="test-stuck")
         agent, _ = await agents.create(table, EMAIL, create, clock, architectures=ARCHITECTURES)
@@ -263,14 +255,7 @@ async def test_two_replicas_never_run_two_turns_in_one_conversation(
     """Another process on the same file: its own runtime, its own connection."""
     settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
     table = SqliteTable(tmp_path / "s.db", "stuck", load_definition(), clock=clock)
-    other = Runtime(
-        table,
-        clock,
-        keys.keyring(settings),
-        settings,
-        search=SearchEngine(table, None, clock),
-        architectures=ARCHITECTURES,
-    )
+    other = runtime_on(table, clock, settings)
     request = TurnRequest.in_conversation(stuck.conversation, "My name is Alice", None)
     first = await stuck.runtime.prepare(request)
     with pytest.raises(ConversationBusy):

@@ -98,6 +98,15 @@ async def newest_said(
     ], page.cursor
 
 
+async def of_conversation(table: Table, conversation_id: str, sks: Sequence[str]) -> list[Message]:
+    """These messages of the conversation (by sort key), in the order given; one batch
+    read. A message no longer stored is left out."""
+    partition = keys.messages_partition(conversation_id)
+    found = await table.batch_get([Key(partition, sk) for sk in sks])
+    by_sk = {item[SK]: Message.from_dynamo_item(item) for item in found}
+    return [by_sk[sk] for sk in sks if sk in by_sk]
+
+
 async def stored(table: Table, message_keys: Sequence[Key]) -> set[Key]:
     """Which of these messages exist: one batch read."""
     found = await table.batch_get(list(message_keys))

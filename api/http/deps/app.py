@@ -9,7 +9,9 @@ from fastapi import Depends, Request
 
 from api.config import Settings
 from api.kit.clock import Clock
+from api.runtime.turn import MessageClock
 from api.search.engine import SearchEngine
+from api.settings.service import ProviderFactory
 from api.store.table import Table
 
 
@@ -37,3 +39,18 @@ TableDep = Annotated[Table, Depends(get_table)]
 ClockDep = Annotated[Clock, Depends(get_clock)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SearchDep = Annotated[SearchEngine, Depends(get_search)]
+
+
+async def get_providers(request: Request) -> ProviderFactory:
+    providers: ProviderFactory = request.state.providers
+    return providers
+
+
+async def get_message_clock(request: Request) -> MessageClock:
+    message_clock: MessageClock = request.state.message_clock
+    return message_clock
+
+
+# The app's one cache of provider clients, and the clock that orders every message stored.
+ProvidersDep = Annotated[ProviderFactory, Depends(get_providers)]
+MessageClockDep = Annotated[MessageClock, Depends(get_message_clock)]

@@ -19,7 +19,7 @@ from api.errors import AppError, public_body
 from api.http.mcp import auth
 from api.memory_layer.schemas import MAX_USER_ID_CHARS
 from api.memory_runs.service import MemoryRunner
-from api.runtime.runner import Runtime
+from api.runtime.turn import MessageClock
 from api.search.engine import SearchEngine
 from api.store.table import Table
 from api.users.models import User
@@ -56,7 +56,7 @@ class Caller:
     settings: Settings
     table: Table
     search: SearchEngine
-    runtime: Runtime
+    message_clock: MessageClock
     memory_runs: MemoryRunner
 
     async def agent(self, agent: str) -> Agent:
@@ -73,7 +73,7 @@ def caller(ctx: Context[Any, Any]) -> Caller:
         settings=state.settings,
         table=state.table,
         search=state.search,
-        runtime=state.runtime,
+        message_clock=state.message_clock,
         memory_runs=state.memory_runs,
     )
 

@@ -203,9 +203,7 @@ async def memory_add(
             store_in_archival=store_in_archival,
             wait_for_completion=wait_for_completion,
         )
-        added = await seed004.add(
-            me.memory_runs, me.runtime.message_clock.next_time, me.user.email, body
-        )
+        added = await seed004.add(me.memory_runs, me.message_clock.next_time, me.user.email, body)
         stored = ran = added.run
         if wait_for_completion:
             ran = await me.memory_runs.wait(stored, me.settings.memory_run_wait_seconds)

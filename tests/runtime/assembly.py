@@ -1,0 +1,36 @@
+"""A runtime put together as api/main.py puts it, for tests that run turns without the app."""
+
+from collections.abc import Sequence
+
+from api.config import Settings
+from api.kit.clock import Clock
+from api.runtime.architectures.registry import ARCHITECTURES
+from api.runtime.builder import TurnBuilder
+from api.runtime.hooks import HookProvider
+from api.runtime.runner import Runtime
+from api.runtime.turn import MessageClock
+from api.search.engine import SearchEngine
+from api.settings import keys
+from api.settings.service import ProviderFactory
+from api.store.table import Table
+
+
+def runtime_on(
+    table: Table,
+    clock: Clock,
+    settings: Settings,
+    *,
+    search: SearchEngine | None = None,
+    hook_providers: Sequence[HookProvider] = (),
+) -> Runtime:
+    search = search or SearchEngine(table, None, clock)
+    return Runtime(
+        table,
+        clock,
+        settings,
+        hook_providers,
+        search=search,
+        architectures=ARCHITECTURES,
+        providers=ProviderFactory(keys.keyring(settings), settings),
+        turns=TurnBuilder(search, MessageClock(clock), settings.max_turn_steps),
+    )
