@@ -35,8 +35,8 @@ from api.memory_server.schemas import (
     MemoryBlockIn,
     MemoryBlockOut,
     MemoryBlockUpdate,
-    MessageIn,
-    MessageOut,
+    MemoryServerMessageIn,
+    MemoryServerMessageOut,
     MessagesIn,
     SearchIn,
 )
@@ -54,12 +54,12 @@ MAX_LISTED = 1000
     responses=errors(service.SessionClosing, EmbeddingError, SearchBusy),
 )
 async def add_message(
-    body: MessageIn,
+    body: MemoryServerMessageIn,
     user: CurrentUser,
     search: SearchDep,
     clock: ClockDep,
     message_clock: MessageClockDep,
-) -> MessageOut:
+) -> MemoryServerMessageOut:
     """Store a message with its embedding, in the agent's default session (or the body's
     `session_id`): searchable at once, listed in /conversations, part of the session's
     recent turns, and expiring after the agent's event expiry."""
@@ -67,7 +67,7 @@ async def add_message(
     agent, message = await service.add_message(
         search, clock, message_clock.next_time, user.email, body
     )
-    return MessageOut.of_message(agent.agent_id, message)
+    return MemoryServerMessageOut.of_message(agent.agent_id, message)
 
 
 @router.post(
@@ -82,7 +82,7 @@ async def add_messages(
     search: SearchDep,
     clock: ClockDep,
     message_clock: MessageClockDep,
-) -> list[MessageOut]:
+) -> list[MemoryServerMessageOut]:
     """Ours, beside the seed's: several messages stored as `POST /messages` stores one, in
     one transaction (all or none) and in the order sent; the learning() client stores a
     question and its answer with one request."""
@@ -97,7 +97,7 @@ async def add_messages(
         said,
         session_id=body.session_id,
     )
-    return [MessageOut.of_message(agent.agent_id, m) for m in stored]
+    return [MemoryServerMessageOut.of_message(agent.agent_id, m) for m in stored]
 
 
 @router.post(
@@ -107,7 +107,7 @@ async def add_messages(
 )
 async def search_messages(
     body: SearchIn, user: CurrentUser, search: SearchDep, settings: SettingsDep
-) -> list[MessageOut]:
+) -> list[MemoryServerMessageOut]:
     """The agent's messages most relevant to the query, best first, each with its cosine
     `similarity` to the query. `min_similarity` (ours) asks for closer matches, or looser
     ones, than the model's calibrated floor. `as_of` (ours): as it would have answered
@@ -122,7 +122,7 @@ async def search_messages(
         min_similarity=body.min_similarity,
         as_of=body.as_of,
     )
-    return [MessageOut.of_hit(agent.agent_id, h) for h in hits]
+    return [MemoryServerMessageOut.of_hit(agent.agent_id, h) for h in hits]
 
 
 # `:path`: an agent whose name holds a "/" (sent as %2F, which the server decodes) is still
@@ -133,11 +133,12 @@ async def list_messages(
     agent: NamedAgent,
     table: TableDep,
     limit: Annotated[int, Query(ge=1, le=MAX_LISTED)] = 100,
-) -> list[MessageOut]:
+) -> list[MemoryServerMessageOut]:
     """The agent's messages, most recent first, across all its conversations (user,
     assistant and system messages with text; a turn's tool traffic is not listed)."""
     return [
-        MessageOut.of_copy(m) for m in await messages.newest(table, agent.agent_id, limit=limit)
+        MemoryServerMessageOut.of_copy(m)
+        for m in await messages.newest(table, agent.agent_id, limit=limit)
     ]
 
 
@@ -215,7 +216,7 @@ async def context(
     )
     return ContextOut(
         memory_blocks=[MemoryBlockOut.of(agent, b) for b in blocks],
-        relevant_messages=[MessageOut.of_hit(agent.agent_id, h) for h in hits],
+        relevant_messages=[MemoryServerMessageOut.of_hit(agent.agent_id, h) for h in hits],
     )
 
 

@@ -112,7 +112,7 @@ class InitializeResponse(ApiModel):
     )
 
 
-class MessageIn(ApiModel):
+class MemoryLayerMessageIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     role: SaidRole
@@ -135,7 +135,7 @@ class AddConversationRequest(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: UserId
-    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
+    messages: list[MemoryLayerMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
     store_in_archival: bool = Field(
         default=True,
         strict=True,

@@ -51,7 +51,7 @@ OptionalMetadata = (
 )
 
 
-class MessageIn(ApiModel):
+class MemoryServerMessageIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     agent_name: AgentName
@@ -163,7 +163,7 @@ class ContextIn(ApiModel):
     )
 
 
-class MessageOut(ApiModel):
+class MemoryServerMessageOut(ApiModel):
     """Seed 002's Message object, and the conversation it is in."""
 
     id: str
@@ -179,7 +179,7 @@ class MessageOut(ApiModel):
     conversation_id: str
 
     @classmethod
-    def of_message(cls, agent_id: str, message: Message) -> "MessageOut":
+    def of_message(cls, agent_id: str, message: Message) -> "MemoryServerMessageOut":
         return cls(
             id=message.message_id,
             agent_id=agent_id,
@@ -192,7 +192,7 @@ class MessageOut(ApiModel):
         )
 
     @classmethod
-    def of_copy(cls, recall: MessageRecall) -> "MessageOut":
+    def of_copy(cls, recall: MessageRecall) -> "MemoryServerMessageOut":
         return cls(
             id=recall.message_id,
             agent_id=recall.agent_id,
@@ -205,7 +205,7 @@ class MessageOut(ApiModel):
         )
 
     @classmethod
-    def of_hit(cls, agent_id: str, hit: MessageHit) -> "MessageOut":
+    def of_hit(cls, agent_id: str, hit: MessageHit) -> "MemoryServerMessageOut":
         return cls(
             id=hit.message_id,
             agent_id=agent_id,
@@ -246,4 +246,4 @@ class MemoryBlockOut(ApiModel):
 
 class ContextOut(ApiModel):
     memory_blocks: list[MemoryBlockOut]
-    relevant_messages: list[MessageOut]
+    relevant_messages: list[MemoryServerMessageOut]

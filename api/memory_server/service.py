@@ -24,7 +24,7 @@ from api.kit.secrets import new_id
 from api.memory import service as memory
 from api.memory.errors import BlockExists, VersionMismatch
 from api.memory.service import BlockView
-from api.memory_server.schemas import ContextIn, MemoryBlockIn, MessageIn
+from api.memory_server.schemas import ContextIn, MemoryBlockIn, MemoryServerMessageIn
 from api.search.engine import SearchEngine
 from api.store.table import Table, TransactionCancelled
 
@@ -54,7 +54,7 @@ async def add_message(
     clock: Clock,
     stamp: Callable[[], datetime],
     email: str,
-    body: MessageIn,
+    body: MemoryServerMessageIn,
 ) -> tuple[Agent, Message]:
     """The message, stored with its vector in the session's conversation (opened on its
     first message) and searchable on every replica when this returns. `stamp` gives its

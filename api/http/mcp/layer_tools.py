@@ -18,8 +18,8 @@ from api.memory_layer import service as seed004
 from api.memory_layer.schemas import (
     MAX_USER_ID_CHARS,
     AddConversationRequest,
+    MemoryLayerMessageIn,
     MemoryOut,
-    MessageIn,
     Notes,
     NotReplaced,
     Replaced,
@@ -179,7 +179,7 @@ async def memory_add(
     ctx: Context[Any, Any],
     user_id: UserId,
     messages: Annotated[
-        list[MessageIn], Field(min_length=1, description="The new turns, oldest first.")
+        list[MemoryLayerMessageIn], Field(min_length=1, description="The new turns, oldest first.")
     ],
     store_in_archival: bool = True,
     wait_for_completion: Annotated[

@@ -23,7 +23,7 @@ class ContentPart(ApiModel):
     text: str | None = None
 
 
-class MessageIn(ApiModel):
+class ChatCompletionMessageIn(ApiModel):
     """One message of the conversation as the client keeps it (name, tool calls and the
     like are ignored: only the last user message is read)."""
 
@@ -51,7 +51,7 @@ class ChatCompletionIn(ApiModel):
     model: str = Field(
         min_length=1, max_length=256, description="One of your agents, by name or id."
     )
-    messages: list[MessageIn] = Field(
+    messages: list[ChatCompletionMessageIn] = Field(
         min_length=1,
         description="The conversation as the client keeps it; only the last message, a "
         "user message, is new input. The agent remembers the rest itself.",

@@ -28,9 +28,9 @@ from api.http.openai.schemas import (
     AssistantMessage,
     ChatCompletion,
     ChatCompletionIn,
+    ChatCompletionMessageIn,
     Choice,
     CompletionUsage,
-    MessageIn,
 )
 from api.journal import events
 
@@ -74,7 +74,7 @@ def forces_a_tool(choice: str | dict[str, Any]) -> bool:
     return True
 
 
-def prompt_of(messages: Sequence[MessageIn]) -> str:
+def prompt_of(messages: Sequence[ChatCompletionMessageIn]) -> str:
     """The new input: the last message, which must be the user's and hold text."""
     index = len(messages) - 1
     last = messages[index]
