@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from api.http.errors import json_error
 from api.http.middleware.observability import ROUTE_LABEL
 
-WEB = Path(__file__).resolve().parents[2] / "web"
+WEB = Path(__file__).resolve().parents[3] / "web"
 DIST = WEB / "dist"
 PAGES_FILE = WEB / "src" / "pages.json"  # {page name: "/agents/:id/chat"}, routes.tsx reads it
 ROUTE = "/{webapp}"  # the metrics' and traces' route label of everything served here
