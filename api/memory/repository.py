@@ -48,6 +48,10 @@ MICROSECOND = timedelta(microseconds=1)
 _TIME_DIGITS = 13  # hex microseconds: enough until the year 2112
 _MEMORY_ID = re.compile(r"[0-9a-f]{32}")
 
+# The labels of a block's writes in a transaction, for reading which one was refused.
+DEFINITION = "definition"
+LINES = "lines"
+
 
 async def _query_all(table: Table, query: keys.Query, *, forward: bool = True) -> list[Item]:
     pk, sk = query
@@ -107,12 +111,12 @@ async def create_block(table: Table, definition: MemoryBlockDef, core: CoreMemor
     try:
         await table.transact_write(
             [
-                Put(definition.to_dynamo_item(), condition=ItemAbsent()),
-                Put(core.to_dynamo_item(), condition=ItemAbsent()),
+                Put(definition.to_dynamo_item(), condition=ItemAbsent(), label=DEFINITION),
+                Put(core.to_dynamo_item(), condition=ItemAbsent(), label=LINES),
             ]
         )
     except TransactionCancelled as e:
-        if e.refused(0) or e.refused(1):
+        if e.refused(DEFINITION) or e.refused(LINES):
             return False
         raise
     return True
@@ -126,15 +130,16 @@ async def save_block(
     previous_version: int | None,
     change: CoreMemoryChange | None = None,
 ) -> None:
-    """A block's definition and lines together, if the definition still exists (reason 0)
-    and nobody wrote the lines since `previous_version` was read (reason 1; None: read as
-    absent); with the change that made the lines' new version, when they changed."""
+    """A block's definition and lines together, if the definition still exists (refused:
+    DEFINITION) and nobody wrote the lines since `previous_version` was read (refused: LINES;
+    None: read as absent); with the change that made the lines' new version, when they
+    changed."""
     condition = (
         ItemAbsent() if previous_version is None else AttrEquals("version", previous_version)
     )
     ops = [
-        Put(definition.to_dynamo_item(), condition=ItemExists()),
-        Put(core.to_dynamo_item(), condition=condition),
+        Put(definition.to_dynamo_item(), condition=ItemExists(), label=DEFINITION),
+        Put(core.to_dynamo_item(), condition=condition, label=LINES),
     ]
     if change is not None:
         ops.append(Put(change.to_dynamo_item()))
@@ -155,12 +160,16 @@ async def save_core(
     try:
         await table.transact_write(
             [
-                Put(core.to_dynamo_item(), condition=_unchanged_since(previous_version)),
+                Put(
+                    core.to_dynamo_item(),
+                    condition=_unchanged_since(previous_version),
+                    label=LINES,
+                ),
                 Put(change.to_dynamo_item()),
             ]
         )
     except TransactionCancelled as e:
-        if e.refused(0):
+        if e.refused(LINES):
             raise ConditionFailed(f"[{core.block_name}] was written meanwhile.") from None
         raise
 
@@ -173,15 +182,15 @@ async def delete_block(
     version: int | None,
     created_at: datetime | None = None,
 ) -> None:
-    """The block; with `version`, only while its lines are at that version (reason 1).
+    """The block; with `version`, only while its lines are at that version (refused: LINES).
     Then its line history (that of the block made at `created_at`, so never the history of
     a block made again under the name meanwhile), a page at a time; what a crash leaves of
     it is never read again, and goes with the agent."""
     lines_condition = None if version is None else AttrEquals("version", version)
     await table.transact_write(
         [
-            Delete(keys.memory_block_def(agent_id, block)),
-            Delete(keys.core_memory(agent_id, block), condition=lines_condition),
+            Delete(keys.memory_block_def(agent_id, block), label=DEFINITION),
+            Delete(keys.core_memory(agent_id, block), condition=lines_condition, label=LINES),
             Delete(keys.capacity_warning(agent_id, block)),
         ]
     )
