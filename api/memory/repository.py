@@ -51,6 +51,11 @@ _MEMORY_ID = re.compile(r"[0-9a-f]{32}")
 # The labels of a block's writes in a transaction, for reading which one was refused.
 DEFINITION = "definition"
 LINES = "lines"
+# and an archival memory's
+HASH_GUARD = "hash_guard"
+ARCHIVAL = "archival"
+SUPERSEDE = "supersede"
+STILL_CURRENT = "still_current"
 
 
 async def _query_all(table: Table, query: keys.Query, *, forward: bool = True) -> list[Item]:
@@ -278,7 +283,7 @@ async def insert_archival(
     try:
         await search.commit(memory.agent_id, ops, upserts=[item])
     except TransactionCancelled as e:
-        if e.refused(0):
+        if e.refused(HASH_GUARD):
             return False
         raise
     return True
@@ -287,18 +292,18 @@ async def insert_archival(
 def archival_insert_ops(
     memory: ArchivalMemory, vector_attributes: Item, *, guard_of: str | None = None
 ) -> tuple[list[Put], Item]:
-    """The writes that insert a memory (with its vector): its hash guard first, refused when
-    the text is stored already (with `guard_of`: unless the guard still names that memory,
-    a superseded one whose text is true again), then the memory; and the memory's item,
-    for the search engine's change."""
+    """The writes that insert a memory (with its vector): its hash guard first (HASH_GUARD),
+    refused when the text is stored already (with `guard_of`: unless the guard still names
+    that memory, a superseded one whose text is true again), then the memory (ARCHIVAL); and
+    the memory's item, for the search engine's change."""
     guard = ArchivalHashGuard(
         agent_id=memory.agent_id, content_hash=memory.content_hash, memory_id=memory.memory_id
     )
     item = {**memory.to_dynamo_item(), **vector_attributes}
     guarded = ItemAbsent() if guard_of is None else AttrEquals("memory_id", guard_of)
     return [
-        Put(guard.to_dynamo_item(), condition=guarded),
-        Put(item, condition=ItemAbsent()),
+        Put(guard.to_dynamo_item(), condition=guarded, label=HASH_GUARD),
+        Put(item, condition=ItemAbsent(), label=ARCHIVAL),
     ], item
 
 
@@ -315,18 +320,20 @@ def _current() -> Condition:
 
 def supersede_op(item: Item, *, at: datetime, by: str) -> tuple[Put, Item]:
     """The write that ends a memory's validity at `at`, replaced by the memory `by`, refused
-    unless it is still current; and its item as written (for the search engine's change)."""
+    unless it is still current (SUPERSEDE); and its item as written (for the search engine's
+    change)."""
     memory = ArchivalMemory.from_dynamo_item(item)
     ended = memory.model_copy(update={"superseded_at": at, "superseded_by": by})
     written = {**item, **ended.to_dynamo_item()}
-    return Put(written, condition=_current()), written
+    return Put(written, condition=_current(), label=SUPERSEDE), written
 
 
 def still_current(agent_id: str, memory_id: str) -> Check:
-    """A transaction's check that a memory exists and nothing has replaced it."""
+    """A transaction's check that a memory exists and nothing has replaced it
+    (STILL_CURRENT)."""
     key = archival_key(agent_id, memory_id)
     assert key is not None  # ids checked by the caller
-    return Check(key, _current())
+    return Check(key, _current(), label=STILL_CURRENT)
 
 
 async def archival_guards(
@@ -386,12 +393,16 @@ async def delete_archival(search: SearchEngine, memory: ArchivalMemory) -> None:
             memory.agent_id,
             [
                 Delete(memory.key()),
-                Delete(guard_key, condition=AttrEquals("memory_id", memory.memory_id)),
+                Delete(
+                    guard_key,
+                    condition=AttrEquals("memory_id", memory.memory_id),
+                    label=HASH_GUARD,
+                ),
             ],
             removed=removed,
         )
     except TransactionCancelled as e:
-        if not e.refused(1):
+        if not e.refused(HASH_GUARD):
             raise
         await search.commit(memory.agent_id, [Delete(memory.key())], removed=removed)
 

@@ -200,7 +200,7 @@ async def add(
             if e.refused(0):
                 raise subjects.SubjectNotFound(subject.user_id) from None
             session_closing = e.refused(1 + len(stored))
-            if not (session_closing or planned.refused(e, 1 + len(recorded))):
+            if not (session_closing or planned.refused(e)):
                 await backoff(attempt)  # a conflicting transaction: again
             continue
         await runner.enqueue(run)

@@ -354,16 +354,16 @@ class Writer:
         try:
             await self.search.commit(self.agent_id, ops, upserts=[item])
         except TransactionCancelled as e:
-            if not any(e.refused(i) for i in range(len(ops))):
+            if not any(e.refused(op.label) for op in ops):
                 raise  # a conflict, not a verdict
-            if not (plan.guard and not plan.record.current and not e.refused(1)):
+            if not (plan.guard and not plan.record.current and not e.refused(memory.ARCHIVAL)):
                 return False
         else:
             return True
         try:
             await self.search.commit(self.agent_id, ops[1:], upserts=[item])
         except TransactionCancelled as e:
-            if not e.refused(0):
+            if not e.refused(memory.ARCHIVAL):
                 raise
             return False
         return True
