@@ -198,7 +198,7 @@ async def add(
         try:
             await search.commit(agent.agent_id, ops, upserts=[*copies, *planned.items])
         except TransactionCancelled as e:
-            if e.refused(0):
+            if e.refused(subjects_repository.SUBJECT):
                 raise subjects.SubjectNotFound(subject.user_id) from None
             session_closing = e.refused(conversations_repository.OPEN)
             if not (session_closing or planned.refused(e)):

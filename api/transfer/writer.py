@@ -211,16 +211,19 @@ class Writer:
                 updated_at=record.updated_at,
             )
             also: list[TxOp] = (
-                [Put(subject.to_dynamo_item(), condition=ItemAbsent())] if subject else []
+                [Put(subject.to_dynamo_item(), condition=ItemAbsent(), label=subjects.SUBJECT)]
+                if subject
+                else []
             )
             try:
                 await agents_repository.create(self.table, agent, guard, also)
             except TransactionCancelled as e:
-                if e.refused(1):  # imported meanwhile by a concurrent import of this file
+                # The agent was imported meanwhile by a concurrent import of this file.
+                if e.refused(agents_repository.AGENT):
                     self._agent_written = False
                     await self._ensure_agent()
                     return
-                if subject is not None and e.refused(2):
+                if subject is not None and e.refused(subjects.SUBJECT):
                     subject = await self._free_subject()  # taken meanwhile: look again
                 continue  # or the name was taken meanwhile
             self.report.created = True
