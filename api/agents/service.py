@@ -276,7 +276,7 @@ async def update(
         try:
             await repository.save(table, updated, old_guard=old_guard, new_guard=new_guard)
         except TransactionCancelled as e:
-            if new_guard is not None and len(e.reasons) > 2 and e.reasons[2] is not None:
+            if e.failed(repository.NAME_GUARD):
                 raise AgentNameTaken(
                     f"You already have an agent named {updated.agent_name!r}."
                 ) from e
