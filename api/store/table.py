@@ -207,12 +207,9 @@ class TransactionCancelled(StoreError):
         self.reasons = list(reasons)
         self.labels = list(labels)
 
-    def refused(self, label: str | int) -> bool:
+    def refused(self, label: str) -> bool:
         """Whether an operation labelled `label` was refused by its condition (not by a
-        transient conflict, nor left undone because another one was refused). An int is
-        an operation's index: only while callers move to labels."""
-        if isinstance(label, int):
-            return label < len(self.reasons) and self.reasons[label] == CONDITION_FAILED
+        transient conflict, nor left undone because another one was refused)."""
         return any(reason == CONDITION_FAILED for reason in self._reasons_of(label))
 
     def failed(self, label: str) -> bool:
