@@ -7,6 +7,10 @@ from api.store import keys
 from api.store.pages import query_all, scan_pages
 from api.store.table import AttrEquals, Delete, ItemAbsent, Put, Table, TxOp
 
+# The labels of an agent's writes in a transaction, for reading which one was refused.
+AGENT = "agent"
+NAME_GUARD = "name_guard"  # the guard of the name the agent takes
+
 
 async def get(table: Table, email: str, agent_id: str) -> Agent | None:
     item = await table.get(keys.agent(email, agent_id))
@@ -33,12 +37,13 @@ async def guard_of(table: Table, email: str, normalized_name: str) -> AgentNameG
 async def create(
     table: Table, agent: Agent, guard: AgentNameGuard, also: Sequence[TxOp] = ()
 ) -> None:
-    """Both or neither, with `also` (a lookup item naming the agent, from index 2);
-    TransactionCancelled (reason 0) when the name is taken."""
+    """Both or neither, with `also` (a lookup item naming the agent, with its own label);
+    TransactionCancelled, NAME_GUARD refused, when the name is taken (AGENT: the agent
+    exists)."""
     await table.transact_write(
         [
-            Put(guard.to_dynamo_item(), condition=ItemAbsent()),
-            Put(agent.to_dynamo_item(), condition=ItemAbsent()),
+            Put(guard.to_dynamo_item(), condition=ItemAbsent(), label=NAME_GUARD),
+            Put(agent.to_dynamo_item(), condition=ItemAbsent(), label=AGENT),
             *also,
         ]
     )
@@ -52,15 +57,15 @@ async def save(
     new_guard: AgentNameGuard | None = None,
 ) -> None:
     """The agent as the next version of the one read, moving its name guard when the name
-    changes. TransactionCancelled: reason 0, someone saved first; reason 2, the name is
-    taken."""
+    changes. TransactionCancelled: AGENT refused, someone saved first; NAME_GUARD, the name
+    is taken."""
     ops: list[Put | Delete] = [
-        Put(agent.to_dynamo_item(), condition=AttrEquals("version", agent.version - 1))
+        Put(agent.to_dynamo_item(), condition=AttrEquals("version", agent.version - 1), label=AGENT)
     ]
     if old_guard is not None and new_guard is not None:
         ops += [
             Delete(old_guard.key(), condition=AttrEquals("agent_id", agent.agent_id)),
-            Put(new_guard.to_dynamo_item(), condition=ItemAbsent()),
+            Put(new_guard.to_dynamo_item(), condition=ItemAbsent(), label=NAME_GUARD),
         ]
     await table.transact_write(ops)
 

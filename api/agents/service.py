@@ -114,7 +114,7 @@ async def create_linked(
     """A new agent, never an existing one, written in one transaction with its name guard
     and the `linked` writes (a lookup item that names it: seed 004's subject).
     AgentNameTaken when the name is taken; TransactionCancelled when a linked write's
-    condition refused (its reason at index 2 on)."""
+    condition refused (read by the labels the linked writes carry)."""
     await _check_choices(table, email, body.architecture, body.provider, architectures)
     agent = _new(email, body, clock)
     normalized = normalize_name(body.name)
@@ -122,7 +122,7 @@ async def create_linked(
     try:
         await repository.create(table, agent, guard, linked(agent))
     except TransactionCancelled as e:
-        if e.refused(0):
+        if e.refused(repository.NAME_GUARD):
             raise AgentNameTaken(f"You already have an agent named {agent.agent_name!r}.") from e
         raise
     await memory.ensure_default_blocks(table, agent.agent_id, persona=body.persona, clock=clock)
@@ -275,7 +275,7 @@ async def update(
         try:
             await repository.save(table, updated, old_guard=old_guard, new_guard=new_guard)
         except TransactionCancelled as e:
-            if new_guard is not None and len(e.reasons) > 2 and e.reasons[2] is not None:
+            if e.failed(repository.NAME_GUARD):
                 raise AgentNameTaken(
                     f"You already have an agent named {updated.agent_name!r}."
                 ) from e

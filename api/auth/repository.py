@@ -13,6 +13,8 @@ from api.store.table import (
     Update,
 )
 
+ROTATION = "rotation"  # the label of a rotation's write of the token it uses up
+
 
 async def start_session(table: Table, session: AuthSession, token: RefreshToken) -> None:
     await table.transact_write(
@@ -38,13 +40,14 @@ async def rotate(
 ) -> None:
     """Old token marked used (with its sealed `successor`) and new one stored, only while
     both token and family are live: of two concurrent rotations of one token, one loses
-    (TransactionCancelled)."""
+    (TransactionCancelled, with ROTATION failed)."""
     await table.transact_write(
         [
             Update(
                 old.key(),
                 set={"rotated": True, "rotated_at": at, "successor": successor},
                 condition=AttrEquals("rotated", False),
+                label=ROTATION,
             ),
             Put(new.to_dynamo_item(), condition=ItemAbsent()),
             Check(keys.auth_session(old.family_id), AttrEquals("revoked", False)),

@@ -116,7 +116,7 @@ async def refresh(
         try:
             await repository.rotate(table, old, new, now, sealed)
         except TransactionCancelled as e:
-            if e.reasons[0] is None:  # the family was revoked
+            if not e.failed(repository.ROTATION):  # the family was revoked
                 raise InvalidRefreshToken("This session has ended; sign in again.") from e
             current = await repository.get_refresh_token(table, old.token_hash)
             secret = await _successor(table, current or old, presented, now)

@@ -94,11 +94,17 @@ async def rename(table: Table, conversation: Conversation) -> None:
     )
 
 
+# The label of `still_open`'s check, for reading its refusal.
+OPEN = "conversation_open"
+
+
 def still_open(email: str, conversation_id: str) -> Check:
     """A transaction's check that the conversation exists and is not being deleted: what a
     searchable copy of one of its messages is written with, so that none outlives it."""
     return Check(
-        keys.conversation(email, conversation_id), AllOf((ItemExists(), AttrAbsent(DELETING)))
+        keys.conversation(email, conversation_id),
+        AllOf((ItemExists(), AttrAbsent(DELETING))),
+        label=OPEN,
     )
 
 

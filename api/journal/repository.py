@@ -57,6 +57,7 @@ async def end(
             keys.run(run_id),
             set={"state": state, "ended_at": datetime.fromtimestamp(at, UTC).isoformat()},
             condition=AttrEquals("state", "running"),
+            label="run",
         ),
         Delete(keys.live_run(run_id)),
     ]
@@ -65,7 +66,7 @@ async def end(
     try:
         await table.transact_write(ops)
     except TransactionCancelled as e:
-        if not e.refused(0):
+        if not e.refused("run"):
             raise
         await table.delete(keys.live_run(run_id))
         return False

@@ -223,10 +223,10 @@ async def insert(
         try:
             await engine.commit(agent_id, ops, upserts=upserts)
         except TransactionCancelled as e:
-            if any(e.refused(i) for i in range(2, len(ops))):  # replaced meanwhile: again
+            if _replaced_meanwhile(e):
                 asked = await _targets(table, agent_id, supersedes)
                 continue
-            if not e.refused(0):  # a conflicting transaction, not a verdict: again
+            if not e.refused(repository.HASH_GUARD):  # a conflict, not a verdict: again
                 await backoff(attempt)
                 continue
         else:
@@ -253,6 +253,12 @@ async def insert(
                 table, agent_id, digest, condition=AttrEquals("memory_id", guard.memory_id)
             )
     raise MemoryBusy("Archival memory is being written by too many callers at once; try again.")
+
+
+def _replaced_meanwhile(cancelled: TransactionCancelled) -> bool:
+    """Whether a memory a write ends, or one it is said to hold before, was replaced by
+    another write first."""
+    return cancelled.refused(repository.SUPERSEDE) or cancelled.refused(repository.STILL_CURRENT)
 
 
 async def _targets(table: Table, agent_id: str, ids: Sequence[str]) -> dict[str, Item]:
@@ -339,7 +345,7 @@ async def supersede(engine: SearchEngine, agent_id: str, memory_id: str, by: str
                 agent_id, [op, repository.still_current(agent_id, by)], upserts=[ended]
             )
         except TransactionCancelled as e:
-            if not (e.refused(0) or e.refused(1)):
+            if not _replaced_meanwhile(e):
                 await backoff(attempt)
             continue  # a verdict is read again, and told
         return ArchivalMemory.from_dynamo_item(ended)
@@ -511,10 +517,11 @@ class PlannedInserts:
     memories: list[ArchivalMemory]
     replacing: list[ArchivalInsert] = field(default_factory=list)
 
-    def refused(self, cancelled: TransactionCancelled, offset: int) -> bool:
-        """Whether one of these writes (the ops placed from `offset` on) was refused: a
-        text was stored, or a memory replaced, meanwhile, so the plan must be made again."""
-        return any(cancelled.refused(offset + i) for i in range(len(self.ops)))
+    def refused(self, cancelled: TransactionCancelled) -> bool:
+        """Whether one of these writes was refused (by its label: no other write of the
+        transaction may share one): a text was stored, or a memory replaced, meanwhile, so
+        the plan must be made again."""
+        return any(cancelled.refused(label) for label in {op.label for op in self.ops})
 
 
 async def plan_inserts(

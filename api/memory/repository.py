@@ -48,6 +48,15 @@ MICROSECOND = timedelta(microseconds=1)
 _TIME_DIGITS = 13  # hex microseconds: enough until the year 2112
 _MEMORY_ID = re.compile(r"[0-9a-f]{32}")
 
+# The labels of a block's writes in a transaction, for reading which one was refused.
+DEFINITION = "definition"
+LINES = "lines"
+# and an archival memory's
+HASH_GUARD = "hash_guard"
+ARCHIVAL = "archival"
+SUPERSEDE = "supersede"
+STILL_CURRENT = "still_current"
+
 
 async def _query_all(table: Table, query: keys.Query, *, forward: bool = True) -> list[Item]:
     pk, sk = query
@@ -107,12 +116,12 @@ async def create_block(table: Table, definition: MemoryBlockDef, core: CoreMemor
     try:
         await table.transact_write(
             [
-                Put(definition.to_dynamo_item(), condition=ItemAbsent()),
-                Put(core.to_dynamo_item(), condition=ItemAbsent()),
+                Put(definition.to_dynamo_item(), condition=ItemAbsent(), label=DEFINITION),
+                Put(core.to_dynamo_item(), condition=ItemAbsent(), label=LINES),
             ]
         )
     except TransactionCancelled as e:
-        if e.refused(0) or e.refused(1):
+        if e.refused(DEFINITION) or e.refused(LINES):
             return False
         raise
     return True
@@ -126,15 +135,16 @@ async def save_block(
     previous_version: int | None,
     change: CoreMemoryChange | None = None,
 ) -> None:
-    """A block's definition and lines together, if the definition still exists (reason 0)
-    and nobody wrote the lines since `previous_version` was read (reason 1; None: read as
-    absent); with the change that made the lines' new version, when they changed."""
+    """A block's definition and lines together, if the definition still exists (refused:
+    DEFINITION) and nobody wrote the lines since `previous_version` was read (refused: LINES;
+    None: read as absent); with the change that made the lines' new version, when they
+    changed."""
     condition = (
         ItemAbsent() if previous_version is None else AttrEquals("version", previous_version)
     )
     ops = [
-        Put(definition.to_dynamo_item(), condition=ItemExists()),
-        Put(core.to_dynamo_item(), condition=condition),
+        Put(definition.to_dynamo_item(), condition=ItemExists(), label=DEFINITION),
+        Put(core.to_dynamo_item(), condition=condition, label=LINES),
     ]
     if change is not None:
         ops.append(Put(change.to_dynamo_item()))
@@ -155,12 +165,16 @@ async def save_core(
     try:
         await table.transact_write(
             [
-                Put(core.to_dynamo_item(), condition=_unchanged_since(previous_version)),
+                Put(
+                    core.to_dynamo_item(),
+                    condition=_unchanged_since(previous_version),
+                    label=LINES,
+                ),
                 Put(change.to_dynamo_item()),
             ]
         )
     except TransactionCancelled as e:
-        if e.refused(0):
+        if e.refused(LINES):
             raise ConditionFailed(f"[{core.block_name}] was written meanwhile.") from None
         raise
 
@@ -173,15 +187,15 @@ async def delete_block(
     version: int | None,
     created_at: datetime | None = None,
 ) -> None:
-    """The block; with `version`, only while its lines are at that version (reason 1).
+    """The block; with `version`, only while its lines are at that version (refused: LINES).
     Then its line history (that of the block made at `created_at`, so never the history of
     a block made again under the name meanwhile), a page at a time; what a crash leaves of
     it is never read again, and goes with the agent."""
     lines_condition = None if version is None else AttrEquals("version", version)
     await table.transact_write(
         [
-            Delete(keys.memory_block_def(agent_id, block)),
-            Delete(keys.core_memory(agent_id, block), condition=lines_condition),
+            Delete(keys.memory_block_def(agent_id, block), label=DEFINITION),
+            Delete(keys.core_memory(agent_id, block), condition=lines_condition, label=LINES),
             Delete(keys.capacity_warning(agent_id, block)),
         ]
     )
@@ -269,7 +283,7 @@ async def insert_archival(
     try:
         await search.commit(memory.agent_id, ops, upserts=[item])
     except TransactionCancelled as e:
-        if e.refused(0):
+        if e.refused(HASH_GUARD):
             return False
         raise
     return True
@@ -278,18 +292,18 @@ async def insert_archival(
 def archival_insert_ops(
     memory: ArchivalMemory, vector_attributes: Item, *, guard_of: str | None = None
 ) -> tuple[list[Put], Item]:
-    """The writes that insert a memory (with its vector): its hash guard first, refused when
-    the text is stored already (with `guard_of`: unless the guard still names that memory,
-    a superseded one whose text is true again), then the memory; and the memory's item,
-    for the search engine's change."""
+    """The writes that insert a memory (with its vector): its hash guard first (HASH_GUARD),
+    refused when the text is stored already (with `guard_of`: unless the guard still names
+    that memory, a superseded one whose text is true again), then the memory (ARCHIVAL); and
+    the memory's item, for the search engine's change."""
     guard = ArchivalHashGuard(
         agent_id=memory.agent_id, content_hash=memory.content_hash, memory_id=memory.memory_id
     )
     item = {**memory.to_dynamo_item(), **vector_attributes}
     guarded = ItemAbsent() if guard_of is None else AttrEquals("memory_id", guard_of)
     return [
-        Put(guard.to_dynamo_item(), condition=guarded),
-        Put(item, condition=ItemAbsent()),
+        Put(guard.to_dynamo_item(), condition=guarded, label=HASH_GUARD),
+        Put(item, condition=ItemAbsent(), label=ARCHIVAL),
     ], item
 
 
@@ -306,18 +320,20 @@ def _current() -> Condition:
 
 def supersede_op(item: Item, *, at: datetime, by: str) -> tuple[Put, Item]:
     """The write that ends a memory's validity at `at`, replaced by the memory `by`, refused
-    unless it is still current; and its item as written (for the search engine's change)."""
+    unless it is still current (SUPERSEDE); and its item as written (for the search engine's
+    change)."""
     memory = ArchivalMemory.from_dynamo_item(item)
     ended = memory.model_copy(update={"superseded_at": at, "superseded_by": by})
     written = {**item, **ended.to_dynamo_item()}
-    return Put(written, condition=_current()), written
+    return Put(written, condition=_current(), label=SUPERSEDE), written
 
 
 def still_current(agent_id: str, memory_id: str) -> Check:
-    """A transaction's check that a memory exists and nothing has replaced it."""
+    """A transaction's check that a memory exists and nothing has replaced it
+    (STILL_CURRENT)."""
     key = archival_key(agent_id, memory_id)
     assert key is not None  # ids checked by the caller
-    return Check(key, _current())
+    return Check(key, _current(), label=STILL_CURRENT)
 
 
 async def archival_guards(
@@ -377,12 +393,16 @@ async def delete_archival(search: SearchEngine, memory: ArchivalMemory) -> None:
             memory.agent_id,
             [
                 Delete(memory.key()),
-                Delete(guard_key, condition=AttrEquals("memory_id", memory.memory_id)),
+                Delete(
+                    guard_key,
+                    condition=AttrEquals("memory_id", memory.memory_id),
+                    label=HASH_GUARD,
+                ),
             ],
             removed=removed,
         )
     except TransactionCancelled as e:
-        if not e.refused(1):
+        if not e.refused(HASH_GUARD):
             raise
         await search.commit(memory.agent_id, [Delete(memory.key())], removed=removed)
 

@@ -346,7 +346,7 @@ async def delete_block(
             created_at=definition.created_at,
         )
     except TransactionCancelled as e:
-        if not e.refused(1):
+        if not e.refused(repository.LINES):
             raise
         current = await read_block(table, agent_id, name)  # BlockNotFound once it is gone
         raise VersionMismatch(name, current.version) from None
@@ -517,7 +517,7 @@ async def _edit(
             await backoff(attempt)
             continue
         except TransactionCancelled as e:
-            if e.refused(0):  # the definition is gone: the block was deleted meanwhile
+            if e.refused(repository.DEFINITION):  # the block was deleted meanwhile
                 names = [v.name for v in await list_blocks(table, agent_id)]
                 raise BlockNotFound(block, names) from None
             await backoff(attempt)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from api.agents.models import Agent
+from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
 from api.conversations.messages import service as messages
 from api.conversations.messages.models import Message, Role
@@ -197,10 +198,10 @@ async def add(
         try:
             await search.commit(agent.agent_id, ops, upserts=[*copies, *planned.items])
         except TransactionCancelled as e:
-            if e.refused(0):
+            if e.refused(subjects_repository.SUBJECT):
                 raise subjects.SubjectNotFound(subject.user_id) from None
-            session_closing = e.refused(1 + len(stored))
-            if not (session_closing or planned.refused(e, 1 + len(recorded))):
+            session_closing = e.refused(conversations_repository.OPEN)
+            if not (session_closing or planned.refused(e)):
                 await backoff(attempt)  # a conflicting transaction: again
             continue
         await runner.enqueue(run)

@@ -152,13 +152,14 @@ async def end(
                     condition=all_of(
                         AttrEquals("state", "running"), AttrEquals("worker", run.worker)
                     ),
+                    label="run",
                 ),
                 Delete(queued.key()),
                 Delete(keys.pending_memory_run(run.run_id)),
             ]
         )
     except TransactionCancelled as e:
-        if not e.refused(0):
+        if not e.refused("run"):
             raise
         return False
     return True

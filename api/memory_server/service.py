@@ -13,6 +13,7 @@ from typing import Any
 
 from api.agents import service as agents
 from api.agents.models import Agent
+from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
 from api.conversations.messages import service as messages
 from api.conversations.messages.models import Message
@@ -106,7 +107,7 @@ async def add_messages(
         try:
             await search.commit(agent.agent_id, ops, upserts=copies)
         except TransactionCancelled as e:
-            if not e.refused(len(stored)):  # the check that the conversation is open
+            if not e.refused(conversations_repository.OPEN):
                 raise
             continue  # its session lookup goes with it: the next attempt opens a new one
         return agent, stored

@@ -167,7 +167,7 @@ class SearchEngine:
     ) -> None:
         """Write `ops` together with the change naming the searchable items they put
         (`upserts`, also among `ops`) and delete (`removed` sort keys). A refused condition
-        of `ops` raises TransactionCancelled with the reasons indexed as in `ops`."""
+        of `ops` raises TransactionCancelled, to be read by the labels of `ops`."""
         touched = [item[SK] for item in upserts] + list(removed)
         # This process's writers of one agent take turns: racing each other on the version
         # would only make all but one of them read it again and retry.

@@ -40,6 +40,7 @@ CHANGE_DAYS = 7
 CHANGE_TTL_SECONDS = CHANGE_DAYS * 86400
 LOAD_PAGE = 2000  # items read at a time when an index loads
 MAX_CHANGE_KEYS = 90  # a change and its writes fit in one transaction (100 operations)
+VERSION = "search_version"  # the label of the version's move, which no caller's write takes
 
 
 class VersionMoved(Exception):
@@ -106,6 +107,7 @@ async def commit(
             keys.search_version(agent_id),
             set={"version": after, keys.ENTITY: keys.SEARCH_VERSION},
             condition=condition,
+            label=VERSION,
         ),
         Put(
             {
@@ -119,7 +121,7 @@ async def commit(
     try:
         await table.transact_write([*ops, *bookkeeping])
     except TransactionCancelled as e:
-        if not any(e.refused(i) for i in range(len(ops))) and e.refused(len(ops)):
+        if e.refused(VERSION) and not any(e.refused(op.label) for op in ops):
             raise VersionMoved from e
         raise
     return after

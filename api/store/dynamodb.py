@@ -175,8 +175,8 @@ def _wire_key(key: Key) -> dict[str, Any]:
     return {PK: {"S": key.pk}, SK: {"S": key.sk}}
 
 
-def _error(e: ClientError) -> StoreError:
-    """The typed error for what DynamoDB answered."""
+def _error(e: ClientError, labels: Sequence[str] = ()) -> StoreError:
+    """The typed error for what DynamoDB answered (`labels`: a transaction's, in order)."""
     err = e.response.get("Error", {})
     code = err.get("Code", "")
     message = err.get("Message", "")
@@ -187,7 +187,9 @@ def _error(e: ClientError) -> StoreError:
             None if r.get("Code") in (None, "None") else r.get("Code")
             for r in e.response.get("CancellationReasons", [])
         ]
-        return TransactionCancelled(f"The transaction was cancelled: {message}", reasons)
+        return TransactionCancelled(
+            f"The transaction was cancelled: {message}", reasons, labels=labels
+        )
     if code in THROTTLING_CODES:
         return Throttled("DynamoDB is throttling requests; try again.", engine="dynamodb")
     if code == "ResourceNotFoundException":
@@ -560,8 +562,9 @@ class DynamoTable:
 
     async def transact_write(self, ops: Sequence[TxOp]) -> None:
         keys = rules.check_transaction(self._definition, ops)
+        labels = [op.label for op in ops]
         try:
-            await self._run(self._transact, [self._transact_item(op) for op in ops])
+            await self._run(self._transact, [self._transact_item(op) for op in ops], labels)
         except TransactionCancelled as e:
             # An Update refused by its guard on an expired item: delete that item and retry.
             refused = [
@@ -572,7 +575,7 @@ class DynamoTable:
             purged = [await self._run(self._purge_expired, key) for key in refused]
             if not any(purged):
                 raise
-            await self._run(self._transact, [self._transact_item(op) for op in ops])
+            await self._run(self._transact, [self._transact_item(op) for op in ops], labels)
 
     async def put_each(self, puts: Sequence[Put]) -> list[bool]:
         # Separate PutItems, not one TransactWriteItems: the latter costs twice the write
@@ -607,19 +610,19 @@ class DynamoTable:
         assert isinstance(op, Check)
         return {"ConditionCheck": self._delete_params(op.key, op.condition)}
 
-    def _transact(self, items: list[dict[str, Any]]) -> None:
+    def _transact(self, items: list[dict[str, Any]], labels: Sequence[str]) -> None:
         # Another transaction on the same items is a transient conflict, never a verdict.
         for attempt in range(TRANSACTION_CONFLICT_RETRIES + 1):
             try:
                 self._client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
                 return
             except ClientError as e:
-                error = _error(e)
+                error = _error(e, labels)
                 conflict = isinstance(error, TransactionCancelled) and all(
                     r in (None, "TransactionConflict") for r in error.reasons
                 )
                 if not conflict or attempt == TRANSACTION_CONFLICT_RETRIES:
-                    raise
+                    raise error from e
                 _backoff(attempt)
 
 

@@ -484,7 +484,9 @@ class SqliteTable:
                 ]
                 if any(reasons):
                     raise TransactionCancelled(
-                        "The transaction was cancelled: a condition did not hold.", reasons
+                        "The transaction was cancelled: a condition did not hold.",
+                        reasons,
+                        labels=[op.label for op in ops],
                     )
                 for op, key, cur, put in zip(ops, keys, current, encoded, strict=True):
                     if put is not None:

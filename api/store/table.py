@@ -128,11 +128,16 @@ def any_of(*conditions: Condition) -> AnyOf:
 
 # --- operations ------------------------------------------------------------------------
 
+# An operation's `label` names its part in the transaction ("guard", "message", ...) so that
+# a refusal is read by name, not by position: transactions are put together from parts that
+# several modules make. It is no part of what the operation writes, so not of its equality.
+
 
 @dataclass(frozen=True)
 class Put:
     item: Item
     condition: Condition | None = None
+    label: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -145,18 +150,21 @@ class Update:
     add: Mapping[str, int | Any] = field(default_factory=dict)
     remove: Sequence[str] = ()
     condition: Condition | None = None
+    label: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
 class Delete:
     key: Key
     condition: Condition | None = None
+    label: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
 class Check:
     key: Key
     condition: Condition
+    label: str = field(default="", compare=False)
 
 
 TxOp = Put | Update | Delete | Check
@@ -185,19 +193,34 @@ CONDITION_FAILED = "ConditionalCheckFailed"  # the reason of an operation its co
 
 
 class TransactionCancelled(StoreError):
-    """`reasons` has one entry per operation: None, or why that operation failed."""
+    """A transaction that wrote nothing. `reasons` has one entry per operation, in order:
+    None, or why that operation failed; `labels` has the operations' labels, in the same
+    order. Ask by label (`refused`, `failed`): several operations may share one."""
 
     status_code = 409
     code = "transaction_cancelled"
 
-    def __init__(self, message: str, reasons: Sequence[str | None]) -> None:
+    def __init__(
+        self, message: str, reasons: Sequence[str | None], *, labels: Sequence[str]
+    ) -> None:
         super().__init__(message)
         self.reasons = list(reasons)
+        self.labels = list(labels)
 
-    def refused(self, index: int) -> bool:
-        """Whether operation `index` was refused by its condition (not by a transient
-        conflict, nor left undone because another one was refused)."""
-        return index < len(self.reasons) and self.reasons[index] == CONDITION_FAILED
+    def refused(self, label: str) -> bool:
+        """Whether an operation labelled `label` was refused by its condition (not by a
+        transient conflict, nor left undone because another one was refused)."""
+        return any(reason == CONDITION_FAILED for reason in self._reasons_of(label))
+
+    def failed(self, label: str) -> bool:
+        """Whether an operation labelled `label` failed for any reason: refused by its
+        condition, or (DynamoDB) in a conflict with another transaction, throttled, ..."""
+        return any(reason is not None for reason in self._reasons_of(label))
+
+    def _reasons_of(self, label: str) -> list[str | None]:
+        # Not strict: an engine may cancel without naming reasons, and then names none.
+        pairs = zip(self.labels, self.reasons, strict=False)
+        return [reason for named, reason in pairs if named == label]
 
 
 class ItemTooLarge(StoreError):

@@ -10,10 +10,14 @@ async def get(table: Table, email: str, user_id: str) -> Subject | None:
     return Subject.from_dynamo_item(item) if item else None
 
 
+# The label of the subject's lookup (its write, or `still_names`' check) in a transaction.
+SUBJECT = "subject"
+
+
 def still_names(subject: Subject) -> Check:
     """A transaction's check that the subject still leads to the same agent (not deleted
     or reset meanwhile)."""
-    return Check(subject.key(), AttrEquals("agent_id", subject.agent_id))
+    return Check(subject.key(), AttrEquals("agent_id", subject.agent_id), label=SUBJECT)
 
 
 async def delete(table: Table, subject: Subject) -> bool:

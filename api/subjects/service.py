@@ -78,7 +78,7 @@ async def open_subject(
                 created_at=agent.created_at,
             )
             made.append(subject)
-            return [Put(subject.to_dynamo_item(), condition=ItemAbsent())]
+            return [Put(subject.to_dynamo_item(), condition=ItemAbsent(), label=repository.SUBJECT)]
 
         try:
             # A subject's agent has the default architecture, always installed.
@@ -88,7 +88,7 @@ async def open_subject(
         except AgentNameTaken:
             continue
         except TransactionCancelled as e:
-            if not e.refused(2):
+            if not e.refused(repository.SUBJECT):
                 raise
             found = await find(table, email, user_id)  # made meanwhile by another call
             if found is None:

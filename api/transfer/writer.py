@@ -211,16 +211,19 @@ class Writer:
                 updated_at=record.updated_at,
             )
             also: list[TxOp] = (
-                [Put(subject.to_dynamo_item(), condition=ItemAbsent())] if subject else []
+                [Put(subject.to_dynamo_item(), condition=ItemAbsent(), label=subjects.SUBJECT)]
+                if subject
+                else []
             )
             try:
                 await agents_repository.create(self.table, agent, guard, also)
             except TransactionCancelled as e:
-                if e.refused(1):  # imported meanwhile by a concurrent import of this file
+                # The agent was imported meanwhile by a concurrent import of this file.
+                if e.refused(agents_repository.AGENT):
                     self._agent_written = False
                     await self._ensure_agent()
                     return
-                if subject is not None and e.refused(2):
+                if subject is not None and e.refused(subjects.SUBJECT):
                     subject = await self._free_subject()  # taken meanwhile: look again
                 continue  # or the name was taken meanwhile
             self.report.created = True
@@ -354,16 +357,16 @@ class Writer:
         try:
             await self.search.commit(self.agent_id, ops, upserts=[item])
         except TransactionCancelled as e:
-            if not any(e.refused(i) for i in range(len(ops))):
+            if not any(e.refused(op.label) for op in ops):
                 raise  # a conflict, not a verdict
-            if not (plan.guard and not plan.record.current and not e.refused(1)):
+            if not (plan.guard and not plan.record.current and not e.refused(memory.ARCHIVAL)):
                 return False
         else:
             return True
         try:
             await self.search.commit(self.agent_id, ops[1:], upserts=[item])
         except TransactionCancelled as e:
-            if not e.refused(0):
+            if not e.refused(memory.ARCHIVAL):
                 raise
             return False
         return True

@@ -4,6 +4,8 @@ from api.store import keys
 from api.store.table import ItemAbsent, Put, Table
 from api.users.models import GoogleSubject, User
 
+USER = "user"  # the label of a new user's write, for reading why its transaction failed
+
 
 async def get(table: Table, email: str) -> User | None:
     item = await table.get(keys.user(email))
@@ -20,10 +22,11 @@ async def save(table: Table, user: User) -> None:
 
 
 async def create_with_google_subject(table: Table, user: User, sub: str) -> None:
-    """A new user and the subject that finds it, together; fails if either exists."""
+    """A new user and the subject that finds it, together; fails if either exists (USER:
+    the user does)."""
     await table.transact_write(
         [
-            Put(user.to_dynamo_item(), condition=ItemAbsent()),
+            Put(user.to_dynamo_item(), condition=ItemAbsent(), label=USER),
             Put(GoogleSubject(sub=sub, email=user.email).to_dynamo_item(), condition=ItemAbsent()),
         ]
     )

@@ -77,7 +77,7 @@ async def sign_in_with_google(
             await repository.create_with_google_subject(table, user, sub)
             return user
         except TransactionCancelled as e:
-            if e.reasons[0] is not None:
+            if e.failed(repository.USER):
                 raise AccountConflict(
                     "This email address already belongs to another account."
                 ) from e

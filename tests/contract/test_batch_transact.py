@@ -84,6 +84,47 @@ async def test_a_transaction_with_one_failed_condition_applies_nothing(table: Ta
     assert (await table.get(key(2)) or {})["v"] == "kept"
 
 
+async def test_a_refusal_is_told_by_the_label_of_the_operation_refused(table: Table) -> None:
+    await table.put({**key(1).as_item(), "version": 1})
+    await table.put({**key(2).as_item(), "v": "kept"})
+    with pytest.raises(TransactionCancelled) as raised:
+        await table.transact_write(
+            [
+                Update(
+                    key(1), set={"version": 2}, condition=AttrEquals("version", 1), label="lines"
+                ),
+                Put({**key(2).as_item(), "v": "new"}, condition=ItemAbsent(), label="guard"),
+                Check(key(3), ItemAbsent(), label="guard"),  # a label two operations share
+                Delete(key(4), label="other"),
+            ]
+        )
+    cancelled = raised.value
+    assert cancelled.labels == ["lines", "guard", "guard", "other"]
+    assert cancelled.refused("guard")
+    assert cancelled.failed("guard")
+    for label in ("lines", "other", "unknown", ""):
+        assert not cancelled.refused(label), label
+        assert not cancelled.failed(label), label
+
+
+async def test_a_refused_update_of_an_expired_item_is_told_by_its_label(
+    table: Table, clock: FrozenClock
+) -> None:
+    """DynamoDB purges the expired item and tries again: the second refusal is labelled too."""
+    await table.put({**key(1).as_item(), "version": 1, "ttl": int(clock.now()) + 10})
+    clock.advance(60)
+    with pytest.raises(TransactionCancelled) as raised:
+        await table.transact_write(
+            [
+                Update(key(1), set={"version": 2}, condition=ItemExists(), label="lines"),
+                Put({**key(2).as_item(), "v": "new"}, label="change"),
+            ]
+        )
+    assert raised.value.refused("lines")
+    assert not raised.value.refused("change")
+    assert await table.get(key(2)) is None
+
+
 async def test_a_guard_item_makes_creation_unique(table: Table) -> None:
     """The pattern idempotent creation builds on: entity and guard written together."""
 

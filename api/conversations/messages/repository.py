@@ -26,12 +26,14 @@ from api.store.table import (
 # draft of itself: the answer as it stood while it streamed.
 DRAFT = "draft"
 _NEW_OR_DRAFT = any_of(ItemAbsent(), AttrEquals(DRAFT, True))
+# The label of a message's write (or check) in a transaction, for reading its refusal.
+MESSAGE = "message"
 
 
 async def add(table: Table, message: Message, *, written_with: Sequence[TxOp] = ()) -> None:
     """`written_with`: other writes, made in the same transaction."""
     if written_with:
-        put = Put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT)
+        put = Put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT, label=MESSAGE)
         await table.transact_write([put, *written_with])
         return
     await table.put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT)
@@ -50,11 +52,12 @@ async def add_searchable(
     search: SearchEngine, owner: str, agent_id: str, message: Message, recall: Item
 ) -> None:
     """The message and its searchable copy (`recall`, in the agent's partition), together,
-    while the conversation is open (TransactionCancelled otherwise)."""
+    while the conversation is open (TransactionCancelled otherwise: refused, MESSAGE when the
+    message is stored already, `conversations.OPEN` when the conversation is closing)."""
     await search.commit(
         agent_id,
         [
-            Put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT),
+            Put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT, label=MESSAGE),
             conversations.still_open(owner, message.conversation_id),
             Put(recall),
         ],
@@ -117,7 +120,7 @@ def copy_ops(owner: str, message: Message, recall: Item) -> list[TxOp]:
     """Writes the searchable copy of a stored message while the message exists and its
     conversation is open, so that no copy outlives either."""
     return [
-        Check(message.key(), ItemExists()),
+        Check(message.key(), ItemExists(), label=MESSAGE),
         conversations.still_open(owner, message.conversation_id),
         Put(recall),
     ]
@@ -131,7 +134,7 @@ async def add_copy(
     try:
         await search.commit(agent_id, copy_ops(owner, message, recall), upserts=[recall])
     except TransactionCancelled as e:
-        if not (e.refused(0) or e.refused(1)):
+        if not (e.refused(MESSAGE) or e.refused(conversations.OPEN)):
             raise
 
 
@@ -157,15 +160,15 @@ async def newest_copies(table: Table, agent_id: str, *, limit: int) -> list[Item
 
 def recorded_ops(owner: str, messages: Sequence[Message], recalls: Sequence[Item]) -> list[TxOp]:
     """The writes that store messages of one conversation with their searchable copies, all
-    in one transaction: the messages (ops 0 to n-1), then the check that the conversation
-    is open (op n), then the copies."""
+    in one transaction: the messages (labelled MESSAGE), the check that the conversation is
+    open (`conversations.OPEN`), the copies."""
     if not messages:
         return []
     conversation_id = messages[0].conversation_id
     if any(m.conversation_id != conversation_id for m in messages):
         raise ValueError("Messages recorded together belong to one conversation.")
     return [
-        *(Put(m.to_dynamo_item(), condition=_NEW_OR_DRAFT) for m in messages),
+        *(Put(m.to_dynamo_item(), condition=_NEW_OR_DRAFT, label=MESSAGE) for m in messages),
         conversations.still_open(owner, conversation_id),
         *(Put(recall) for recall in recalls),
     ]

@@ -119,9 +119,9 @@ async def store_answer(
     try:
         await repository.add_searchable(search, owner, agent_id, message, recall)
     except TransactionCancelled as e:
-        if e.refused(0):  # stored already (a replay): refused, as `store` refuses it
+        if e.refused(repository.MESSAGE):  # stored already (a replay), as `store` refuses it
             raise ConditionFailed("The item is not in the state the write expected.") from e
-        if not e.refused(1):
+        if not e.refused(conversations.OPEN):
             raise
         # Its conversation is closing: the answer is kept as `store` keeps it, without a
         # copy.
@@ -290,9 +290,10 @@ def recorded_ops(
     vectors_by_text: Mapping[str, Vector | None],
 ) -> tuple[list[TxOp], list[Item]]:
     """What `record` writes, for many messages of one open conversation of `owner`'s and
-    inside a larger transaction (seed 004's add): the writes (ops 0 to n-1 the messages, op
-    n the conversation's check: refused while it is being deleted) and the searchable
-    copies for the search engine's change. `vectors_by_text`: each text's vector."""
+    inside a larger transaction (seed 004's add): the writes (the messages, labelled
+    `repository.MESSAGE`, and the conversation's check, `conversations.OPEN`: refused while
+    it is being deleted) and the searchable copies for the search engine's change.
+    `vectors_by_text`: each text's vector."""
     recalls = [
         copy_item(agent_id, m, vectors.attributes(vectors_by_text.get(m.content), search.model_id))
         for m in messages
