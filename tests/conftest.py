@@ -1,12 +1,15 @@
 import os
 import time
+from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from api.kit.clock import FrozenClock
-from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
+from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable, install
 from tests.fakes.llm_servers import FakeLLM, start_fake_anthropic, start_fake_openai
+from tests.parallel import free_port, one_at_a_time
 
 # boto3 must never reach a real AWS account from a test.
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
@@ -16,6 +19,9 @@ os.environ.pop("AWS_PROFILE", None)
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 UNDOCUMENTED = pytest.StashKey[list[str]]()
+CASES = pytest.StashKey[Counter[str]]()
+# What pytest-xdist's workers counted, handed to the controller as each one ends.
+FROM_WORKERS = pytest.StashKey[list[dict[str, Any]]]()
 
 
 @pytest.fixture
@@ -39,10 +45,13 @@ def fake_anthropic() -> Iterator[FakeLLM]:
 
 
 @pytest.fixture(scope="session")
-def dynamodb_local() -> Iterator[DynamoDBLocal]:
-    """One DynamoDB Local for the whole run. In CI it must run: never skipped there."""
+def dynamodb_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DynamoDBLocal]:
+    """One DynamoDB Local for the whole run, or for each pytest-xdist worker (every table
+    a test makes has a name of its own anyway). In CI it must run: never skipped there."""
     try:
-        server = DynamoDBLocal().start()
+        with one_at_a_time(tmp_path_factory, "dynamodb-local-install"):
+            install()  # by the first worker to need it; the others find it installed
+        server = DynamoDBLocal(port=free_port()).start()
     except DynamoDBLocalUnavailable as e:
         if IN_CI:
             pytest.fail(f"DynamoDB Local must run in CI: {e}")
@@ -51,22 +60,55 @@ def dynamodb_local() -> Iterator[DynamoDBLocal]:
     server.stop()
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist's, in its controller: a worker ended (one that crashed counted nothing)."""
+    node.config.stash.setdefault(FROM_WORKERS, []).append(getattr(node, "workeroutput", {}))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Fails the session when an operation answered a status it does not document
     (tests/contract_api/observed.py); a question for the document only when answers
-    were counted."""
+    were counted. Under pytest-xdist the tests run in workers: each hands what it counted
+    to the controller, which asks for all of them (and has the terminal to say it)."""
     # Here, not at the top: a session of unit tests that answered nothing loads no app.
     from tests.contract_api import observed
-    from tests.contract_api.documents import both_modes
 
-    answers = observed.observed()
-    missing = observed.undocumented(answers, both_modes().values()) if answers else []
+    config = session.config
+    answers = Counter(observed.observed())
+    cases = Counter(observed.TALLY)
+    if hasattr(config, "workeroutput"):  # this process is a worker
+        config.workeroutput["answers"] = [[*answer, n] for answer, n in answers.items()]
+        config.workeroutput["cases"] = dict(cases)
+        return
+    for counted in config.stash.get(FROM_WORKERS, []):
+        for method, route, status, n in counted.get("answers", []):
+            answers[(method, route, status)] += n
+        cases.update(counted.get("cases", {}))
+    config.stash[CASES] = cases
+    if answers:
+        from tests.contract_api.documents import both_modes
+
+        missing = observed.undocumented(answers, both_modes().values())
+    else:
+        missing = []
     if missing:
-        session.config.stash[UNDOCUMENTED] = missing
+        config.stash[UNDOCUMENTED] = missing
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    cases = terminalreporter.config.stash.get(CASES, Counter())
+    if cases:  # the conformance run in one line, as CI shows it: operations, cases, statuses
+        operations = {key.rsplit(" ", 1)[0] for key in cases}
+        statuses: Counter[str] = Counter()
+        for key, count in cases.items():
+            statuses[key.rsplit(" ", 1)[1]] += count
+        by_status = ", ".join(f"{status}: {statuses[status]}" for status in sorted(statuses))
+        terminalreporter.write_line(
+            f"contract: {len(operations)} operations, {sum(cases.values())} cases answered "
+            f"and checked ({by_status})"
+        )
     missing = terminalreporter.config.stash.get(UNDOCUMENTED, [])
     if missing:
         terminalreporter.section("statuses answered but not documented", red=True)

@@ -19,9 +19,9 @@ from api.http.deps.app import TableDep
 from api.main import create_app
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
-from api.store.dynamodb_local import free_port
 from api.store.sqlite import SqliteTable
 from api.store.table import StoreError
+from tests.parallel import free_port
 
 LOCAL = "http://127.0.0.1"  # local mode answers only requests to localhost
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import boto3
 
-from api.store.dynamodb_local import DynamoDBLocal, free_port
+from api.store.dynamodb_local import DynamoDBLocal
+from tests.parallel import free_port
 
 
 def run_cli(

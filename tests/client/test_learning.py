@@ -16,12 +16,12 @@ import pytest
 from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
-from api.store.dynamodb_local import free_port
 from client import MemoryServerError, MemoryServerUnavailable, learning
 from tests.client.conftest import ask, memory_in
 from tests.client.proxy import recording_proxy
 from tests.client.server_process import MemoryServer, memory_server
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
+from tests.parallel import free_port
 
 PATCHED = [
     (chat_completions.Completions, "create"),

@@ -2,7 +2,8 @@
 
 The service counts each answer by method, route template and status (the Prometheus
 counter behind /metrics, api/observability). At the end of a test session, whatever its
-tests were, tests/conftest.py asks this module for the answers that counter holds whose
+tests were, tests/conftest.py asks this module for the answers that counter holds (in each
+of pytest-xdist's workers, summed up by its controller) whose
 status the OpenAPI document (either auth mode's) does not list for that operation, and
 fails the session on any: a route cannot come to answer a status its clients were not told
 of, and no list of statuses per route is kept by hand beside the routes.
@@ -17,6 +18,7 @@ service's document does not hold), HEAD and OPTIONS (the framework answers them)
 Requests a test sends to a server in another process are counted there, not here."""
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,6 +28,9 @@ Observation = tuple[str, str, str]  # method, route template, status
 NOT_OPERATIONS = frozenset({"HEAD", "OPTIONS"})
 NOT_ANSWERS = frozenset({"405", "499"})
 CONVERTER = re.compile(r"{(\w+):\w+}")  # /files/{path:path} is /files/{path} in the document
+# What the conformance run's cases were answered (tests/contract_api/test_conformance.py),
+# "METHOD /path status" -> how many: tests/conftest.py sums it up for the run's summary.
+TALLY: Counter[str] = Counter()
 
 
 def observed() -> dict[Observation, float]:

@@ -33,7 +33,8 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from api.main import create_app
-from tests.contract_api.conftest import TALLY, contract_settings
+from tests.contract_api.conftest import contract_settings
+from tests.contract_api.observed import TALLY
 
 EXAMPLES = int(os.environ.get("CONTRACT_EXAMPLES", "25"))
 CHECKS = [

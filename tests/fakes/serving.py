@@ -19,7 +19,7 @@ import httpx2
 import uvicorn
 from starlette.types import ASGIApp
 
-from api.store.dynamodb_local import free_port
+from tests.parallel import free_port
 
 T = TypeVar("T")
 

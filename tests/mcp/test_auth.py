@@ -15,7 +15,6 @@ from mcp.shared.exceptions import MCPError
 from api.main import create_app
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
-from api.store.dynamodb_local import free_port
 from tests.auth.conftest import bearer
 from tests.fakes.oidc import start_fake_google
 from tests.mcp.conftest import (
@@ -27,6 +26,7 @@ from tests.mcp.conftest import (
     reply,
     structured,
 )
+from tests.parallel import free_port
 
 INITIALIZE = {
     "jsonrpc": "2.0",

@@ -14,11 +14,12 @@ from api.kit.clock import FrozenClock
 from api.main import create_app
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
-from api.store.dynamodb_local import DynamoDBLocal, free_port
+from api.store.dynamodb_local import DynamoDBLocal
 from tests.app.test_cli import health_of, run_cli
 from tests.auth.conftest import browser
 from tests.fakes.oidc import FakeGoogle
 from tests.memory_server.conftest import google_settings, local_settings, with_api_key
+from tests.parallel import free_port
 from tests.runtime.conftest import running
 
 SEED_VARIABLES = (

@@ -13,9 +13,9 @@ import pytest
 
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable, StoreUnavailable
-from api.store.dynamodb_local import free_port
 from api.store.sqlite import SqliteTable
 from api.store.table import ItemAbsent, Key, Put, Throttled
+from tests.parallel import free_port
 
 
 class ThrottlingDynamo(BaseHTTPRequestHandler):

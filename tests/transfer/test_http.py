@@ -146,19 +146,23 @@ def test_an_import_over_max_import_bytes_is_a_413(tmp_path: Path, clock: FrozenC
         assert client.get("/agents").json() == []
 
 
-def test_the_spool_refuses_past_its_limit_and_leaves_no_file(tmp_path: Path) -> None:
+def test_the_spool_refuses_past_its_limit_and_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The route's own bound, should a larger MAX_REQUEST_BYTES ever apply to it."""
 
     async def body() -> AsyncIterator[bytes]:
         for _ in range(10):
             yield b"x" * 1000
 
-    before = set(Path(tempfile.gettempdir()).glob("agent-import-*"))
+    # A temporary directory of the test's own: imports other tests run at the same time
+    # (pytest-xdist's other workers) spool into the machine's.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with pytest.raises(ImportTooLarge) as refusal:
         asyncio.run(transfer.spool(body(), 5000))
     assert refusal.value.status_code == 413
     assert "MAX_IMPORT_BYTES" in refusal.value.message
-    assert set(Path(tempfile.gettempdir()).glob("agent-import-*")) == before
+    assert list(tmp_path.glob("agent-import-*")) == []
 
 
 def test_an_import_with_an_idempotency_key_is_streamed_not_held(api: TestClient) -> None:

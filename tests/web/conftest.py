@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.serving import server_process
+from tests.parallel import one_at_a_time
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "artifacts" / "web"
+WEB_BUILD = "web-build"  # the lock of whatever writes web/node_modules or web/dist
 # Chromium as root in a container: no sandbox, no GPU, nothing fetched in the background.
 CHROMIUM_ARGS = [
     "--headless",
@@ -35,13 +37,15 @@ def _missing(what: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def built_app() -> Path:
-    """web/dist, built if its sources changed (as `./dev serve` does)."""
+def built_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """web/dist, built if its sources changed (as `./dev serve` does): by one worker, the
+    others then finding it built."""
     if not CHROMIUM.exists():
         _missing("/usr/bin/chromium is missing (apt-get install chromium)")
-    result = subprocess.run(
-        ["bash", str(ROOT / "web" / "scripts" / "build.sh")], capture_output=True, text=True
-    )
+    with one_at_a_time(tmp_path_factory, WEB_BUILD):
+        result = subprocess.run(
+            ["bash", str(ROOT / "web" / "scripts" / "build.sh")], capture_output=True, text=True
+        )
     assert result.returncode == 0, result.stderr[-4000:]
     return ROOT / "web" / "dist"
 

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from api.store.dynamodb_local import free_port
 from tests.fakes.serving import server_process
+from tests.parallel import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
