@@ -25,6 +25,7 @@ from api.http import (
     health,
     messages,
     observability,
+    sse,
     transfer,
     users,
 )
@@ -192,20 +193,22 @@ def create_app(
             # but leaves cyclic garbage for longer.
             gc.set_threshold(10_000, 10, 10)
             gc.enable()  # `serve` and its workers load the app with it off (api/worker.py)
-            yield State(
-                settings=settings,
-                table=store,
-                clock=clock,
-                local=None if google_mode else LocalIdentity(settings.local_user_email),
-                token_issuer=issuer,
-                google=oauth.google_client(settings) if google_mode else None,
-                keyring=keyring,
-                runtime=runtime,
-                search=search,
-                memory_runs=memory_runner,
-                providers=providers,
-                message_clock=message_clock,
-            )
+            # A server told to stop ends the open streams at once (docs/sse.md).
+            with sse.streams_end_on_exit_signals():
+                yield State(
+                    settings=settings,
+                    table=store,
+                    clock=clock,
+                    local=None if google_mode else LocalIdentity(settings.local_user_email),
+                    token_issuer=issuer,
+                    google=oauth.google_client(settings) if google_mode else None,
+                    keyring=keyring,
+                    runtime=runtime,
+                    search=search,
+                    memory_runs=memory_runner,
+                    providers=providers,
+                    message_clock=message_clock,
+                )
         finally:
             await mcp.aclose()  # first: its tools use everything below
             if memory_runner is not None:
