@@ -45,7 +45,6 @@ from api.http.middleware.observability import Observability
 from api.http.middleware.request_limits import RequestLimits
 from api.http.middleware.webapp import WebApp
 from api.http.openai import router as openai_compat
-from api.http.route_filter import skip_unrelated_routers
 from api.journal import reader as runs
 from api.kit import periodic
 from api.kit.clock import Clock, SystemClock
@@ -299,7 +298,6 @@ def create_app(
     # Outermost: every answer, the refusals of the middlewares above included, carries the
     # request's id, and is counted, timed and logged.
     app.add_middleware(Observability)
-    skip_unrelated_routers(app)  # last: every router is included (docs/performance.md)
     return app
 
 
