@@ -21,7 +21,7 @@ from api.llm.errors import (
     ProviderUnavailable,
     brief,
 )
-from api.llm.http import ConnectErrorsKept, shared_ssl_context
+from api.llm.http import refused, shared_ssl_context
 from api.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -36,10 +36,6 @@ from api.llm.types import (
 from api.llm.wire import tool_call
 
 log = logging.getLogger(__name__)
-
-
-class _AioHttpClient(ConnectErrorsKept, openai.DefaultAioHttpClient):
-    """The SDK's aiohttp client, telling a refused connection from a slow one."""
 
 
 # The API key, as `chat.completions.create` sends it (the client's default adds the admin
@@ -111,7 +107,7 @@ def provider_error(label: str, e: Exception) -> ProviderError:
         return ProviderAuthFailed(f"{label} refused the API key ({e.status_code}); check it.")
     if isinstance(e, openai.RateLimitError):
         return ProviderRateLimited(f"{label} is rate limiting this key; retried, then gave up.")
-    if isinstance(e, openai.APITimeoutError):
+    if isinstance(e, openai.APITimeoutError) and not refused(e):
         return ProviderTimeout(f"{label} did not answer in time.")
     if isinstance(e, openai.APIConnectionError):
         return ProviderUnavailable(f"{label} cannot be reached.")
@@ -214,7 +210,9 @@ class OpenAIProvider:
             timeout=timeout,
             max_retries=max_retries,
             # A redirect could lead past the URL guard to an internal address.
-            http_client=_AioHttpClient(follow_redirects=False, verify=shared_ssl_context()),
+            http_client=openai.DefaultAioHttpClient(
+                follow_redirects=False, verify=shared_ssl_context()
+            ),
         )
 
     @property

@@ -51,14 +51,9 @@ RELIED_ON = {
         "3.54.0",
         "4",
         "client.post(cast_to=httpx2.Response, stream=True) hands back the raw response "
-        "unread, its errors before the stream raised as for `create` (api/llm/openai.py; "
-        "tests/llm/test_http_adapters.py)",
-    ),
-    "httpx2": Reliance(
-        "2.16",
-        "2.17",
-        "AsyncClient._init_transport and _init_proxy_transport (private), overridden to "
-        "tell a refused connection from a slow one (api/llm/http.py; tests/llm)",
+        "unread, its errors before the stream raised as for `create`; its aiohttp adapter "
+        "raises a refused connection as a ConnectTimeout caused by aiohttp's error "
+        "(api/llm/openai.py, api/llm/http.py; tests/llm/test_http_adapters.py)",
     ),
 }
 
