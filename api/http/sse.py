@@ -282,7 +282,10 @@ def streams_end_on_exit_signals() -> Iterator[None]:
             continue
 
         def handler(received: int, frame: FrameType | None, before: Any = before) -> None:
-            loop.call_soon_threadsafe(OPEN.stop)
+            # Raised here, an error would land in whatever the main thread was running: a
+            # loop closed already (this handler left in place by a later one) is passed over.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(OPEN.stop)
             before(received, frame)
 
         signal.signal(number, handler)
