@@ -25,6 +25,7 @@ from api.http import (
     health,
     messages,
     observability,
+    sse,
     transfer,
     users,
 )
@@ -44,7 +45,6 @@ from api.http.middleware.observability import Observability
 from api.http.middleware.request_limits import RequestLimits
 from api.http.middleware.webapp import WebApp
 from api.http.openai import router as openai_compat
-from api.http.route_filter import skip_unrelated_routers
 from api.journal import reader as runs
 from api.kit import periodic
 from api.kit.clock import Clock, SystemClock
@@ -192,20 +192,22 @@ def create_app(
             # but leaves cyclic garbage for longer.
             gc.set_threshold(10_000, 10, 10)
             gc.enable()  # `serve` and its workers load the app with it off (api/worker.py)
-            yield State(
-                settings=settings,
-                table=store,
-                clock=clock,
-                local=None if google_mode else LocalIdentity(settings.local_user_email),
-                token_issuer=issuer,
-                google=oauth.google_client(settings) if google_mode else None,
-                keyring=keyring,
-                runtime=runtime,
-                search=search,
-                memory_runs=memory_runner,
-                providers=providers,
-                message_clock=message_clock,
-            )
+            # A server told to stop ends the open streams at once (docs/sse.md).
+            with sse.streams_end_on_exit_signals():
+                yield State(
+                    settings=settings,
+                    table=store,
+                    clock=clock,
+                    local=None if google_mode else LocalIdentity(settings.local_user_email),
+                    token_issuer=issuer,
+                    google=oauth.google_client(settings) if google_mode else None,
+                    keyring=keyring,
+                    runtime=runtime,
+                    search=search,
+                    memory_runs=memory_runner,
+                    providers=providers,
+                    message_clock=message_clock,
+                )
         finally:
             await mcp.aclose()  # first: its tools use everything below
             if memory_runner is not None:
@@ -296,7 +298,6 @@ def create_app(
     # Outermost: every answer, the refusals of the middlewares above included, carries the
     # request's id, and is counted, timed and logged.
     app.add_middleware(Observability)
-    skip_unrelated_routers(app)  # last: every router is included (docs/performance.md)
     return app
 
 

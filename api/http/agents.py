@@ -1,6 +1,6 @@
 """/agents: a user's agents, and the form to create them."""
 
-from fastapi import APIRouter, Response, status
+from fastapi import Response, status
 
 from api.agents import service
 from api.agents.schemas import AgentCreate, AgentForm, AgentOut, AgentUpdate
@@ -17,8 +17,9 @@ from api.http.deps.agents import AgentByIdOrName, OwnedAgent
 from api.http.deps.app import ClockDep, ProvidersDep, SearchDep, TableDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.runtime import RuntimeDep
+from api.http.route_filter import Router
 
-router = APIRouter(prefix="/agents", tags=["agents"])
+router = Router(prefix="/agents", tags=["agents"])
 
 
 @router.get("/schema", operation_id="agents_form")

@@ -3,7 +3,7 @@
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Cookie, Depends, Query, Request, Response, status
+from fastapi import Cookie, Depends, Query, Request, Response, status
 from fastapi.responses import RedirectResponse
 from httpx2 import HTTPError
 from joserfc.errors import JoseError
@@ -15,6 +15,7 @@ from api.errors import AppError
 from api.http.contract.errors import errors
 from api.http.deps.app import ClockDep, SettingsDep, TableDep
 from api.http.deps.auth import SessionRequired, SessionUser, TokenIssuerDep
+from api.http.route_filter import Router
 from api.users import service as users
 
 log = logging.getLogger(__name__)
@@ -23,7 +24,7 @@ REFRESH_COOKIE = "am_refresh"
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}  # responses holding secrets
 REFRESH_PATH = "/auth"
 
-router = APIRouter(prefix="/auth", tags=["auth"])
+router = Router(prefix="/auth", tags=["auth"])
 
 
 class CsrfRejected(AppError):

@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header
+from fastapi import Header
 from fastapi.responses import Response
 
 from api.chat import service
@@ -14,9 +14,10 @@ from api.http.deps.app import ClockDep, SettingsDep, TableDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.runtime import RuntimeDep
 from api.http.responses import IdempotencyKey, respond
+from api.http.route_filter import Router
 from api.runtime.runner import TURN_FAILURES
 
-router = APIRouter(tags=["chat"])
+router = Router(tags=["chat"])
 
 
 @router.post(

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, Query, status
+from fastapi import Header, Query, status
 from fastapi.responses import Response
 
 from api.agents import service as agents
@@ -26,10 +26,11 @@ from api.http.deps.auth import CurrentUser
 from api.http.deps.conversations import OwnedConversation
 from api.http.deps.runtime import RuntimeDep
 from api.http.responses import IdempotencyKey, respond
+from api.http.route_filter import Router
 from api.runtime.runner import TURN_FAILURES, TurnRequest
 from api.store.table import InvalidCursor
 
-router = APIRouter(prefix="/conversations", tags=["conversations"])
+router = Router(prefix="/conversations", tags=["conversations"])
 Limit = Annotated[int, Query(ge=1, le=100)]
 
 

@@ -1,19 +1,19 @@
 import logging
 from typing import Any
 
-from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from api import __version__
 from api.errors import public_body
 from api.http.deps.app import SearchDep, SettingsDep, TableDep
 from api.http.errors import json_error
+from api.http.route_filter import Router
 from api.observability.store import unwrapped
 from api.store.sqlite import SqliteTable
 from api.store.table import StoreError
 
 log = logging.getLogger(__name__)
-router = APIRouter(tags=["health"])
+router = Router(tags=["health"])
 
 
 @router.get("/health", operation_id="health")

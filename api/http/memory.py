@@ -3,7 +3,7 @@ UIs. Every route loads the agent through OwnedAgent: another tenant's agent is a
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import Query, Response, status
 
 from api.agents.service import AgentNotFound
 from api.embeddings.base import EmbeddingError
@@ -12,6 +12,7 @@ from api.http.deps.agents import OwnedAgent
 from api.http.deps.app import ClockDep, SearchDep, TableDep
 from api.http.preconditions import BLOCK_WRITE, IfMatch
 from api.http.query import AsOf, IncludeHistory, MinSimilarity, SearchQuery
+from api.http.route_filter import Router
 from api.kit.forms import form_of
 from api.memory import archival
 from api.memory import service as memory
@@ -58,7 +59,7 @@ from api.search.index import Mode as SearchMode
 from api.search.params import ConflictingQuery
 from api.store.table import InvalidCursor
 
-router = APIRouter(
+router = Router(
     prefix="/agents/{agent_id}/memory", tags=["memory"], responses=errors(AgentNotFound)
 )
 

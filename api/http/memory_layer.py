@@ -4,7 +4,7 @@ seed's shape (`success: false`) beside our `code`. docs/memory-layer.md describe
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import Query, Request, Response, status
 
 from api.agents.service import AgentNameTaken
 from api.embeddings.base import EmbeddingError
@@ -15,6 +15,7 @@ from api.http.deps.auth import CurrentUser
 from api.http.deps.memory_runs import MemoryRunnerDep
 from api.http.memory_layer_errors import SeedErrorBody, SeedErrorRoute
 from api.http.query import AsOf, IncludeHistory, SearchQuery
+from api.http.route_filter import Router
 from api.memory.errors import (
     ArchivalMemoryNotFound,
     ContentTooLong,
@@ -55,7 +56,7 @@ def seed_errors(*raised: int | type[AppError]) -> Responses:
     return errors(*raised, model=SeedErrorBody)
 
 
-router = APIRouter(
+router = Router(
     prefix="/memory",
     tags=["memory layer (seed 004)"],
     route_class=SeedErrorRoute,

@@ -5,7 +5,7 @@ router's. docs/local-server.md describes them."""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import Query, Response, status
 from fastapi.exceptions import RequestValidationError
 
 from api.agents.service import AgentNotFound
@@ -17,6 +17,7 @@ from api.http.deps.agents import NamedAgent
 from api.http.deps.app import ClockDep, MessageClockDep, SearchDep, SettingsDep, TableDep
 from api.http.deps.auth import CurrentUser
 from api.http.preconditions import BLOCK_WRITE, IfMatch
+from api.http.route_filter import Router
 from api.memory import service as memory
 from api.memory.errors import (
     BlockExists,
@@ -43,7 +44,7 @@ from api.memory_server.schemas import (
 from api.search.engine import SearchBusy, SemanticSearchUnavailable
 from api.search.params import ConflictingQuery
 
-router = APIRouter(tags=["memory server (seed 002)"], responses=errors(AgentNotFound))
+router = Router(tags=["memory server (seed 002)"], responses=errors(AgentNotFound))
 MAX_LISTED = 1000
 
 

@@ -4,7 +4,7 @@ its conversations or within one, through the one search engine."""
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from api.agents.service import AgentNotFound
 from api.conversations.messages import service
@@ -16,11 +16,12 @@ from api.http.contract.errors import errors
 from api.http.deps.agents import OwnedAgent
 from api.http.deps.app import SearchDep
 from api.http.query import AsOf, MinSimilarity, SearchQuery
+from api.http.route_filter import Router
 from api.search.engine import SemanticSearchUnavailable
 from api.search.index import Mode
 from api.search.params import ConflictingQuery
 
-router = APIRouter(prefix="/agents/{agent_id}/messages", tags=["messages"])
+router = Router(prefix="/agents/{agent_id}/messages", tags=["messages"])
 
 
 @router.get(

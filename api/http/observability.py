@@ -6,15 +6,16 @@ import asyncio
 import hmac
 import ipaddress
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import Response
 
 from api.config import Settings
 from api.errors import AppError, NotFound
 from api.http.deps.app import SettingsDep
+from api.http.route_filter import Router
 from api.observability import metrics
 
-router = APIRouter(tags=["operations"])
+router = Router(tags=["operations"])
 
 # Set by a proxy relaying someone else's request: such a request is not a local one, even
 # when the proxy itself connects from loopback.

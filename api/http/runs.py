@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header
+from fastapi import Header
 from fastapi.responses import Response
 from starlette.types import Scope
 
@@ -13,6 +13,7 @@ from api.http.contract.errors import errors
 from api.http.deps.app import ClockDep, SettingsDep, TableDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.runtime import RuntimeDep
+from api.http.route_filter import Router
 from api.http.sse import replayed_stream
 from api.journal import reader as service
 from api.journal.models import Run
@@ -21,7 +22,7 @@ from api.kit.clock import Clock
 from api.runtime.runner import Runtime
 from api.store.table import Table
 
-router = APIRouter(prefix="/runs", tags=["runs"])
+router = Router(prefix="/runs", tags=["runs"])
 
 MAX_EVENT_ID_DIGITS = 9
 

@@ -2,13 +2,14 @@
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Request, status
+from fastapi import Body, Request, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from api.http.contract.errors import errors
 from api.http.deps.app import ClockDep, ProvidersDep, SettingsDep, TableDep
 from api.http.deps.auth import CurrentUser
+from api.http.route_filter import Router
 from api.kit.crypto import KeyRing
 from api.kit.forms import form_of
 from api.llm.errors import PROVIDER_FAILURES
@@ -22,7 +23,7 @@ from api.settings.schemas import (
 )
 from api.settings.service import PROVIDER_SETUP
 
-router = APIRouter(prefix="/settings/providers", tags=["settings"])
+router = Router(prefix="/settings/providers", tags=["settings"])
 
 
 def _keys(request: Request) -> KeyRing:

@@ -1,20 +1,22 @@
-"""A run as Server-Sent Events (sse-starlette).
+"""A run as Server-Sent Events: a response of our own on Starlette's StreamingResponse.
 
 The run works in its own task and hands events over a queue. When the client goes away,
-sse-starlette stops the stream and the runtime is told (`Runtime.left`): the task is
-cancelled, at once or after a grace while someone follows the run elsewhere, and stores
-what the model had produced, marked interrupted, itself. Event ids are the numbers the
-run's journal gives them, so `GET /runs/{id}/events` resumes from any of them."""
+the stream stops and the runtime is told (`Runtime.left`): the task is cancelled, at once
+or after a grace while someone follows the run elsewhere, and stores what the model had
+produced, marked interrupted, itself. Event ids are the numbers the run's journal gives
+them, so `GET /runs/{id}/events` resumes from any of them."""
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+import signal
+import threading
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterator, Mapping
 from datetime import UTC, datetime
+from types import FrameType
 from typing import Any
 
-from sse_starlette import EventSourceResponse, ServerSentEvent, sse
-from sse_starlette.event import ensure_bytes
+from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from api.journal import events
@@ -26,6 +28,7 @@ HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 RUN_ID_HEADER = "Run-Id"
 LISTENER_GRACE_SECONDS = 1.0
 END_SECONDS = 1.0  # for the end of a stream cut short to be sent
+EXIT_SIGNALS = (signal.SIGINT, signal.SIGTERM)  # what uvicorn stops on
 
 log = logging.getLogger(__name__)
 
@@ -34,51 +37,60 @@ def run_headers(prepared: PreparedTurn) -> Mapping[str, str]:
     return {RUN_ID_HEADER: prepared.turn.state.run_id}
 
 
-class LeanEventSource(EventSourceResponse):
-    """sse-starlette's response (its headers, its encoding, its answer to HEAD), streamed
-    by plain asyncio rather than its anyio task group.
+def sse_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """What every event stream answers with (as sse-starlette's did, which this replaced):
+    no caching unless the caller says otherwise, and no buffering by a proxy."""
+    sent = dict(headers)
+    sent.setdefault("Cache-Control", "no-store")
+    sent["Connection"] = "keep-alive"
+    sent["X-Accel-Buffering"] = "no"
+    return sent
 
-    Its task group ran four tasks a stream (the events, the pings, the disconnect and the
-    shutdown listeners) and cancelled the last three when the stream ended. anyio keeps a
-    cancelled task's exception in a frame of its own traceback: a reference cycle holding
-    the stream, and through it the whole turn, until the garbage collector found it. At
-    500 concurrent turns that was 150 objects a turn and collections of up to 120 ms.
 
-    Here two tasks run a stream, the events and the disconnect listener, and neither is
-    cancelled when the stream ends: the listener ends by itself, as the server answers
-    `receive()` with `http.disconnect` once the response is complete. Pings are a timer;
-    the shutdown signal comes from sse-starlette's own watcher. Only a client that leaves,
-    a shutdown or the request's own cancellation cancels anything. Events are ready-made
-    bytes (`frame`), sent without a timeout scope (none is set: a client that stops
-    reading is found by the disconnect listener and the pings)."""
+class EventStream(StreamingResponse):
+    """Events, ready-made bytes each (`frame`), sent by plain asyncio.
+
+    Two tasks run a stream, the events and a disconnect listener, and neither is cancelled
+    when the stream ends: the listener ends by itself, as the server answers `receive()`
+    with `http.disconnect` once the response is complete. Pings are a timer. Only a client
+    that leaves, a server told to stop (`OPEN`) or the request's own cancellation cancels
+    anything. (sse-starlette's response, used before, ran four tasks in an anyio task group
+    and cancelled three when the stream ended; anyio keeps a cancelled task's exception in
+    a frame of its own traceback: a reference cycle holding the stream, and through it the
+    whole turn, until the garbage collector found it. At 500 concurrent turns that was 150
+    objects a turn and collections of up to 120 ms.) No timeout is set on a send: a client
+    that stops reading is found by the disconnect listener and the pings. HEAD gets the
+    headers alone: the stream never starts. Starlette's own `__call__` is not used: under
+    ASGI 2.4 it hears no disconnect (a client that leaves while the model is silent would
+    go unnoticed until a send failed), and before 2.4 it runs an anyio task group too."""
+
+    media_type = "text/event-stream"
+
+    def __init__(
+        self,
+        content: AsyncIterable[bytes],
+        *,
+        ping: float,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(content, headers=sse_headers(headers or {}))
+        self.ping_interval = ping
+        self.active = True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"].upper() == "HEAD" or self._options:
-            await super().__call__(scope, receive, send)
+        if scope["method"].upper() == "HEAD":
+            start = {"status": self.status_code, "headers": self.raw_headers}
+            await send({"type": "http.response.start", **start})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         await _Streaming(self, send).run(receive)
-
-    @property
-    def _options(self) -> bool:
-        """Whether a caller asked for one of sse-starlette's options this path does not
-        have (none of ours does): then sse-starlette streams it, as it would."""
-        return any(
-            (
-                self.send_timeout,
-                self.background,
-                self.data_sender_callable,
-                self.client_close_handler_callable,
-                self.ping_message_factory,
-                self._shutdown_event,
-            )
-        )
 
 
 class _Streaming:
     """One stream: its events sent until they end, the client leaves or the server shuts
     down."""
 
-    def __init__(self, response: LeanEventSource, send: Send) -> None:
+    def __init__(self, response: EventStream, send: Send) -> None:
         self.response = response
         self.send = send
         self.loop = asyncio.get_running_loop()
@@ -99,8 +111,7 @@ class _Streaming:
         listening = self.loop.create_task(
             self._listen(receive), name="listening for the client's disconnect"
         )
-        shutdown = _shutdown_state()
-        shutdown.events.add(self)
+        OPEN.add(self)
         if response.ping_interval > 0:
             self.ping = self.loop.call_later(response.ping_interval, self._ping)
         ended = False
@@ -109,7 +120,7 @@ class _Streaming:
                 await asyncio.wait({streaming})
             finally:
                 response.active = False
-                shutdown.events.discard(self)
+                OPEN.discard(self)
                 if self.ping is not None:
                     self.ping.cancel()
             if streaming.cancelled():
@@ -157,13 +168,7 @@ class _Streaming:
         body = response.body_iterator
         try:
             async for data in body:
-                await self.send(
-                    {
-                        "type": "http.response.body",
-                        "body": ensure_bytes(data, response.sep),
-                        "more_body": True,
-                    }
-                )
+                await self.send({"type": "http.response.body", "body": data, "more_body": True})
         except BaseException:
             # A send that failed (or was cancelled) leaves the body suspended at a yield:
             # closed now, its cleanup runs before the error goes on, and neither the
@@ -188,8 +193,8 @@ class _Streaming:
             self.set()
 
     def set(self) -> None:
-        """The client left, or the server is shutting down (sse-starlette's watcher calls
-        this): the events stop, and the body's generator is closed by the cancellation."""
+        """The client left, or the server is shutting down: the events stop, and the
+        body's generator is closed by the cancellation."""
         if self.events is not None and not self.events.done() and self.response.active:
             self.response.active = False
             self.events.cancel()
@@ -198,10 +203,9 @@ class _Streaming:
         response = self.response
         if not response.active:
             return
-        ping = ServerSentEvent(comment=f"ping - {datetime.now(UTC)}", sep=response.sep)
         if self.pinging is None or self.pinging.done():  # one at a time: a slow reader
-            sent = self._send_ping(ensure_bytes(ping, response.sep))
-            self.pinging = self.loop.create_task(sent, name="ping")
+            ping = f": ping - {datetime.now(UTC)}\r\n\r\n".encode()  # a comment: ignored
+            self.pinging = self.loop.create_task(self._send_ping(ping), name="ping")
         self.ping = self.loop.call_later(response.ping_interval, self._ping)
 
     async def _send_ping(self, ping: bytes) -> None:
@@ -229,16 +233,73 @@ def _log_failure(task: "asyncio.Task[None] | None") -> None:
         log.warning("a stream's %s failed", task.get_name(), exc_info=error)
 
 
-def _shutdown_state() -> Any:
-    """sse-starlette's per-thread shutdown broadcast: its watcher (one per event loop)
-    calls `set()` on every member when uvicorn is told to exit. Private names, but its
-    watcher is the part worth keeping (it finds uvicorn's exit by its signal handler or
-    by its own patch of it); tests/runtime/test_sse_stream.py fails if they change."""
-    sse._ensure_watcher_started_on_this_loop()
-    return sse._get_shutdown_state()
+class OpenStreams:
+    """The streams open in this process. uvicorn waits for open connections before it
+    stops, and tells them nothing: a stream the model holds open would hold the process.
+    Told to stop, every open stream ends at once, and so does any that starts after."""
+
+    def __init__(self) -> None:
+        self._open: set[_Streaming] = set()
+        self.stopping = False
+
+    def add(self, stream: _Streaming) -> None:
+        self._open.add(stream)
+        if self.stopping:
+            stream.loop.call_soon(stream.set)
+
+    def discard(self, stream: _Streaming) -> None:
+        self._open.discard(stream)
+
+    def stop(self) -> None:
+        self.stopping = True
+        for stream in list(self._open):
+            stream.loop.call_soon_threadsafe(stream.set)  # each on its own loop
 
 
-class TurnStream(LeanEventSource):
+OPEN = OpenStreams()
+
+
+@contextlib.contextmanager
+def streams_end_on_exit_signals() -> Iterator[None]:
+    """For the app's life (its lifespan): the signals the server stops on (SIGINT,
+    SIGTERM) end the open streams too, then go to the server's own handler.
+
+    uvicorn handles them with `signal.signal` in the main thread, before it starts the
+    app, and puts back what was there when it is done; this adds to its handler rather
+    than replacing it, and only where a handler is set (none is when the app runs off the
+    main thread, or in a process nobody serves from). sse-starlette, used before, found
+    the same moment by patching uvicorn's `Server.handle_exit` and, where that came too
+    late (the workers of `--workers N` import the app after the handler is set), by
+    reading uvicorn's server off the signal handler every 0.5 s."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    added: dict[signal.Signals, tuple[Any, Any]] = {}
+    for number in EXIT_SIGNALS:
+        before = signal.getsignal(number)
+        if not callable(before):  # the default, ignored, or not set from Python
+            continue
+
+        def handler(received: int, frame: FrameType | None, before: Any = before) -> None:
+            # Raised here, an error would land in whatever the main thread was running: a
+            # loop closed already (this handler left in place by a later one) is passed over.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(OPEN.stop)
+            before(received, frame)
+
+        signal.signal(number, handler)
+        added[number] = (handler, before)
+    try:
+        yield
+    finally:
+        for number, (handler, before) in added.items():
+            if signal.getsignal(number) is handler:  # unless someone has replaced it since
+                signal.signal(number, before)
+        OPEN.stopping = False
+
+
+class TurnStream(EventStream):
     """A turn's stream: `sent`, what the client gets of the run's events (`relay` here; the
     OpenAI-compatible endpoint sends chunks of its own). If the turn never started (the
     client left before its stream did, or its task was stopped before it ran), its
@@ -247,7 +308,7 @@ class TurnStream(LeanEventSource):
     def __init__(
         self,
         prepared: PreparedTurn,
-        sent: AsyncIterator[bytes | ServerSentEvent],
+        sent: AsyncIterator[bytes],
         *,
         ping_seconds: float,
         headers: Mapping[str, str],
@@ -267,7 +328,7 @@ class TurnStream(LeanEventSource):
 
 def event_stream(
     prepared: PreparedTurn, *, ping_seconds: float, grace_seconds: float = 0.0
-) -> EventSourceResponse:
+) -> EventStream:
     return TurnStream(
         prepared,
         relay(prepared, grace_seconds=grace_seconds),
@@ -278,7 +339,7 @@ def event_stream(
 
 def frame(number: int, event: str, data: str) -> bytes:
     """One event as sent. `data` is JSON text on one line (json.dumps escapes line breaks
-    inside strings), so it needs none of the splitting sse-starlette does for any text."""
+    inside strings), so it needs no splitting into several `data:` lines."""
     return f"id: {number}\r\nevent: {event}\r\ndata: {data}\r\n\r\n".encode()
 
 
@@ -328,7 +389,7 @@ async def run_events(
 
 def replayed_stream(
     run_id: str, stored: AsyncIterator[StoredEvent], *, ping_seconds: float
-) -> EventSourceResponse:
+) -> EventStream:
     """A run's events as its journal kept them (the same ids and data), for a client that
     resumes or follows it."""
 
@@ -336,4 +397,4 @@ def replayed_stream(
         async for event in stored:
             yield frame(event.number, event.event, event.data)
 
-    return LeanEventSource(sent(), ping=ping_seconds, headers={**HEADERS, RUN_ID_HEADER: run_id})
+    return EventStream(sent(), ping=ping_seconds, headers={**HEADERS, RUN_ID_HEADER: run_id})

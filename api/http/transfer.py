@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 
 from api.agents.service import AgentNotFound
@@ -10,11 +10,12 @@ from api.http.contract.errors import errors
 from api.http.deps.agents import OwnedAgent
 from api.http.deps.app import ClockDep, SearchDep, SettingsDep, TableDep
 from api.http.deps.auth import CurrentUser
+from api.http.route_filter import Router
 from api.transfer import service
 from api.transfer.format import MEDIA_TYPE
 from api.transfer.schemas import ImportedAgent, ImportOut
 
-router = APIRouter(prefix="/agents", tags=["export and import"])
+router = Router(prefix="/agents", tags=["export and import"])
 IMPORT_PATH = "/agents/import"  # its body has a limit of its own (RequestLimits' `larger`)
 
 

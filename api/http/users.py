@@ -1,9 +1,8 @@
-from fastapi import APIRouter
-
 from api.http.deps.auth import CurrentUser
+from api.http.route_filter import Router
 from api.users.schemas import UserOut
 
-router = APIRouter(prefix="/users", tags=["users"])
+router = Router(prefix="/users", tags=["users"])
 
 
 @router.get("/me", operation_id="users_me")

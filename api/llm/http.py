@@ -8,7 +8,6 @@ stream, 50 at a time), and its pool walks every connection when a request starts
 ends. The SDKs keep making the requests (auth, retries, errors), as before."""
 
 import ssl
-from typing import Any
 
 import aiohttp
 import httpx2
@@ -25,40 +24,13 @@ def shared_ssl_context() -> ssl.SSLContext:
     return _ssl_context
 
 
-def _as_sent(e: httpx2.ConnectTimeout) -> httpx2.TimeoutException | httpx2.ConnectError:
-    """openai's copy of the aiohttp adapter turns every `aiohttp.ClientConnectionError`
-    into `ConnectTimeout`, even a refused or dropped connection (Anthropic's copy maps
-    these to `ConnectError`): without this, a provider that is down reads as one that is
-    slow (504 instead of 502). aiohttp's own timeouts are `TimeoutError`s and stay so."""
-    cause = e.__cause__
-    if isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(cause, TimeoutError):
-        return httpx2.ConnectError(str(e))
-    return e
-
-
-class _ConnectErrorsKept(httpx2.AsyncBaseTransport):
-    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
-        self.inner = inner
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        try:
-            response = await self.inner.handle_async_request(request)
-        except httpx2.ConnectTimeout as e:
-            raise _as_sent(e) from e.__cause__
-        # A connection lost within the body already arrives as `ReadError`.
-        return response
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-class ConnectErrorsKept(httpx2.AsyncClient):
-    """Put first in the bases of an SDK's aiohttp client whose adapter reports a refused
-    or dropped connection as a timeout: every transport it makes (direct and proxied)
-    reports them as `ConnectError` again."""
-
-    def _init_transport(self, *args: Any, **kwargs: Any) -> httpx2.AsyncBaseTransport:
-        return _ConnectErrorsKept(super()._init_transport(*args, **kwargs))
-
-    def _init_proxy_transport(self, *args: Any, **kwargs: Any) -> httpx2.AsyncBaseTransport:
-        return _ConnectErrorsKept(super()._init_proxy_transport(*args, **kwargs))
+def refused(e: BaseException) -> bool:
+    """Whether an SDK's timeout was a refused or dropped connection: openai's copy of the
+    aiohttp adapter turns every `aiohttp.ClientConnectionError` into `ConnectTimeout`
+    (Anthropic's copy maps these to `ConnectError`), which the SDK raises as its
+    `APITimeoutError`, each keeping the one before as its `__cause__`. Without this, a
+    provider that is down reads as one that is slow (504 instead of 502). aiohttp's own
+    timeouts are `TimeoutError`s and stay so."""
+    sent = e.__cause__
+    cause = sent.__cause__ if isinstance(sent, httpx2.ConnectTimeout) else None
+    return isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(cause, TimeoutError)

@@ -2,16 +2,15 @@
 itself, and any compatible server (Ollama, vLLM, LM Studio, OpenRouter, Gemini's
 OpenAI-compatible endpoint) through `base_url`."""
 
+import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 import httpx2
 import openai
-from openai import AsyncOpenAI, AsyncStream
-from openai._base_client import make_request_options
-from openai.types.chat import ChatCompletion
+from openai import AsyncOpenAI, RequestOptions
 
 from api.llm.errors import (
     ProviderAuthFailed,
@@ -22,7 +21,7 @@ from api.llm.errors import (
     ProviderUnavailable,
     brief,
 )
-from api.llm.http import ConnectErrorsKept, shared_ssl_context
+from api.llm.http import refused, shared_ssl_context
 from api.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -39,9 +38,9 @@ from api.llm.wire import tool_call
 log = logging.getLogger(__name__)
 
 
-class _AioHttpClient(ConnectErrorsKept, openai.DefaultAioHttpClient):
-    """The SDK's aiohttp client, telling a refused connection from a slow one."""
-
+# The API key, as `chat.completions.create` sends it (the client's default adds the admin
+# key's scheme too).
+STREAMED: RequestOptions = {"security": {"bearer_auth": True}}
 
 FINISH: dict[str, FinishReason] = {
     "stop": "stop",
@@ -108,7 +107,7 @@ def provider_error(label: str, e: Exception) -> ProviderError:
         return ProviderAuthFailed(f"{label} refused the API key ({e.status_code}); check it.")
     if isinstance(e, openai.RateLimitError):
         return ProviderRateLimited(f"{label} is rate limiting this key; retried, then gave up.")
-    if isinstance(e, openai.APITimeoutError):
+    if isinstance(e, openai.APITimeoutError) and not refused(e):
         return ProviderTimeout(f"{label} did not answer in time.")
     if isinstance(e, openai.APIConnectionError):
         return ProviderUnavailable(f"{label} cannot be reached.")
@@ -125,52 +124,47 @@ def provider_error(label: str, e: Exception) -> ProviderError:
     return ProviderError(f"{label} failed.")
 
 
-class JsonChunks(AsyncStream[object]):
-    """A streamed completion's events as the JSON objects they carry, read from the
-    response's bytes here: the SDK's decoder makes an object per line and per event and
-    goes through two more generators per chunk, about as much CPU as the rest of the
-    chunk's way to the client (bench/load.py). The SDK still makes the request (auth,
-    retries, errors before the stream); an error sent inside the stream is raised as the
-    SDK raises it, and the body is read to its end after `[DONE]`, as the SDK does, so
-    that the connection goes back to the pool."""
-
-    def __aiter__(self) -> AsyncIterator[object]:
-        return self._iterator  # the SDK's __aiter__ wraps it in one more generator
-
-    async def __stream__(self) -> AsyncIterator[object]:
-        response = self.response
-        pending = b""
-        done = False
-        try:
-            async for received in response.aiter_bytes():
-                if done:
+async def json_chunks(response: httpx2.Response) -> AsyncGenerator[object, None]:
+    """A streamed completion's events as the JSON objects they carry, read from the raw
+    response's bytes here: the SDK's stream makes an object per line and per event and
+    goes through two more generators per chunk, and its chunk models cost about six times
+    as much to build as the dicts (bench/turn.py's CPU), about as much CPU as the rest of
+    the chunk's way to the client (bench/load.py). An error sent inside the stream is
+    raised as the SDK raises it; the body is read to its end after `[DONE]`, as the SDK
+    does, so that the connection goes back to the pool; the response is closed when this
+    ends or is closed."""
+    pending = b""
+    done = False
+    try:
+        async for received in response.aiter_bytes():
+            if done:
+                continue
+            pending += received
+            if b"\r" in pending:  # SSE allows CR LF and CR too; a CR last may start a CR LF
+                held = pending.endswith(b"\r")
+                body = pending[:-1] if held else pending
+                pending = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+                pending += b"\r" if held else b""
+            *events, pending = pending.split(b"\n\n")
+            for event in events:
+                data = _event_data(event)
+                if data is None:
                     continue
-                pending += received
-                if b"\r" in pending:  # SSE allows CR LF and CR too; a CR last may start a CR LF
-                    held = pending.endswith(b"\r")
-                    body = pending[:-1] if held else pending
-                    pending = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-                    pending += b"\r" if held else b""
-                *events, pending = pending.split(b"\n\n")
-                for event in events:
-                    data = _event_data(event)
-                    if data is None:
-                        continue
-                    if data.startswith(b"[DONE]"):
-                        done = True
-                        break
-                    chunk = json.loads(data)
-                    if isinstance(chunk, dict) and chunk.get("error"):
-                        error = chunk["error"]
-                        said = error.get("message") if isinstance(error, dict) else None
-                        raise openai.APIError(
-                            said if isinstance(said, str) and said else "An error occurred",
-                            request=response.request,
-                            body=error,
-                        )
-                    yield chunk
-        finally:
-            await response.aclose()
+                if data.startswith(b"[DONE]"):
+                    done = True
+                    break
+                chunk = json.loads(data)
+                if isinstance(chunk, dict) and chunk.get("error"):
+                    error = chunk["error"]
+                    said = error.get("message") if isinstance(error, dict) else None
+                    raise openai.APIError(
+                        said if isinstance(said, str) and said else "An error occurred",
+                        request=response.request,
+                        body=error,
+                    )
+                yield chunk
+    finally:
+        await response.aclose()
 
 
 def _event_data(event: bytes) -> bytes | None:
@@ -216,7 +210,9 @@ class OpenAIProvider:
             timeout=timeout,
             max_retries=max_retries,
             # A redirect could lead past the URL guard to an internal address.
-            http_client=_AioHttpClient(follow_redirects=False, verify=shared_ssl_context()),
+            http_client=openai.DefaultAioHttpClient(
+                follow_redirects=False, verify=shared_ssl_context()
+            ),
         )
 
     @property
@@ -239,22 +235,21 @@ class OpenAIProvider:
         calls: dict[int, dict[str, str]] = {}
         finish: FinishReason = "stop"
         try:
-            # The client's generic `post`: the request is built in wire form already, and
-            # `create` would spend about a millisecond walking it against its TypedDicts.
-            stream = await self._client.post(
+            # The client's generic `post` (the SDK's documented way to a raw response): the
+            # request is built in wire form already, and `create` would spend 1 to 3 ms
+            # walking it against its TypedDicts. The SDK still makes the request (auth,
+            # retries, the errors before the stream); the stream is read by json_chunks.
+            response = await self._client.post(
                 "/chat/completions",
                 body=params,
-                cast_to=ChatCompletion,
-                options=make_request_options(security={"bearer_auth": True}),
+                cast_to=httpx2.Response,
+                options=STREAMED,
                 stream=True,
-                # Chunks as the JSON they are: a ChatCompletionChunk model per chunk costs
-                # about six times as much to build as the dict (bench/turn.py's CPU).
-                stream_cls=JsonChunks,
             )
             # Leaving the block closes the response: a consumer that stops early (a client
             # gone) ends the provider's work too.
-            async with stream:
-                async for chunk in stream:
+            async with contextlib.aclosing(json_chunks(response)) as chunks:
+                async for chunk in chunks:
                     if not isinstance(chunk, dict):  # not a chunk at all: nothing to read
                         log.warning("%s sent a stream event that is not an object", self.label)
                         continue

@@ -22,12 +22,6 @@ def http_client(provider: OpenAIProvider | AnthropicProvider) -> httpx2.AsyncCli
     return client
 
 
-def aiohttp_transport(transport: object) -> object:
-    """The SDK's own aiohttp transport, under the layer that keeps connect errors apart
-    from timeouts (the OpenAI client's)."""
-    return getattr(transport, "inner", transport)
-
-
 async def test_concurrent_streams_through_aiohttp_keep_their_text() -> None:
     with start_fake_openai() as fake:
         fake.replies += [Reply(text=f"Story {i} goes here.") for i in range(12)]
@@ -39,7 +33,7 @@ async def test_concurrent_streams_through_aiohttp_keep_their_text() -> None:
             )
 
         stories = await asyncio.gather(*(told() for _ in range(12)))
-        transport = aiohttp_transport(http_client(provider)._transport)
+        transport = http_client(provider)._transport
         await provider.aclose()
     assert type(transport).__name__ == "AiohttpTransport"
     assert sorted(stories) == sorted(f"Story {i} goes here." for i in range(12))
@@ -50,7 +44,7 @@ def test_every_provider_client_shares_one_tls_context_and_follows_no_redirect(
     make: type[OpenAIProvider] | type[AnthropicProvider],
 ) -> None:
     client = http_client(make(api_key="k"))
-    transport = aiohttp_transport(client._transport)
+    transport = client._transport
     assert type(transport).__name__ == "AiohttpTransport"
     assert getattr(transport, "ssl_context") is http.shared_ssl_context()  # noqa: B009
     assert client.follow_redirects is False
@@ -62,7 +56,5 @@ def test_a_proxy_in_the_environment_is_honoured(monkeypatch: pytest.MonkeyPatch)
     assert not http_client(OpenAIProvider(api_key="k"))._mounts
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
     mounts = http_client(OpenAIProvider(api_key="k"))._mounts
-    proxied = [
-        getattr(aiohttp_transport(t), "proxy", None) for t in mounts.values() if t is not None
-    ]
+    proxied = [getattr(t, "proxy", None) for t in mounts.values() if t is not None]
     assert [str(p.url) for p in proxied if p is not None] == ["http://proxy.internal:3128"]

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
+import openai
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -333,5 +334,10 @@ async def test_an_error_inside_the_openai_stream_fails_the_call() -> None:
         f"data: {text_chunk('Par')}\n\n"
         'data: {"error": {"message": "The server is overloaded", "type": "server_error"}}\n\n'
     ).encode()
-    with pytest.raises(ProviderError):
+    with pytest.raises(ProviderError) as raised:
         await odd_openai(body)
+    # As the SDK's own stream raises it (an APIError without a status), mapped as before.
+    assert type(raised.value) is ProviderError
+    assert raised.value.message == "The OpenAI-compatible server failed."
+    assert isinstance(raised.value.__cause__, openai.APIError)
+    assert not isinstance(raised.value.__cause__, openai.APIStatusError)

@@ -1,6 +1,6 @@
-"""The event stream's own work (api/runtime/sse.py, LeanEventSource): events, the end, a
-client that leaves, pings, a server shutting down, and every way one of them can fail; and
-that a finished turn leaves no reference cycle for the garbage collector.
+"""The event stream's own work (api/http/sse.py, EventStream): events, the end, a client
+that leaves, pings, a server shutting down, and every way one of them can fail; its
+headers; and that a finished turn leaves no reference cycle for the garbage collector.
 
 The ASGI tests call the response as a server would, with a `receive` and a `send` of their
 own that behave as uvicorn's do (after the response is complete, `receive()` says the
@@ -10,19 +10,18 @@ import asyncio
 import gc
 import logging
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
-from sse_starlette.sse import AppStatus
-from starlette.background import BackgroundTask
 from starlette.types import Message
 
 from api.http import sse
-from api.http.sse import LeanEventSource
+from api.http.sse import HEADERS, RUN_ID_HEADER, EventStream
 from api.runtime.runner import PreparedTurn
 from tests.fakes import serving
 from tests.fakes.llm_servers import FakeLLM, Reply
@@ -100,18 +99,23 @@ class Body:
                 raise RuntimeError("the cleanup broke")
 
 
-def response(body: Body, *, ping: float = 15) -> LeanEventSource:
-    return LeanEventSource(body(), ping=ping)
+def response(body: Body, *, ping: float = 15) -> EventStream:
+    return EventStream(body(), ping=ping)
 
 
 def tasks_now() -> set["asyncio.Task[Any]"]:
-    """The tasks running, but this one and sse-starlette's shutdown watcher (one for the
-    event loop's life)."""
-    return {
-        t
-        for t in asyncio.all_tasks()
-        if t is not asyncio.current_task() and t.get_coro().__name__ != "_shutdown_watcher"  # type: ignore[union-attr]
-    }
+    """The tasks running, but this one."""
+    return {t for t in asyncio.all_tasks() if t is not asyncio.current_task()}
+
+
+@contextmanager
+def server_stopping() -> Iterator[None]:
+    """What a server told to stop does to the streams (`streams_end_on_exit_signals`)."""
+    try:
+        sse.OPEN.stop()
+        yield
+    finally:
+        sse.OPEN.stopping = False
 
 
 async def test_events_then_the_end_and_nothing_left_running() -> None:
@@ -200,18 +204,59 @@ async def test_the_request_cancelled_stops_the_events() -> None:
 
 
 async def test_a_server_shutting_down_ends_its_streams() -> None:
-    """sse-starlette's watcher sees uvicorn told to exit (AppStatus.should_exit, which its
-    patch of uvicorn's signal handler sets) and ends every open stream."""
     server, body = Server(), Body([b"data: 1\r\n\r\n"], stall=True)
     streaming = asyncio.ensure_future(response(body)(SCOPE, server.receive, server.send))
     await asyncio.sleep(0.05)
-    try:
-        AppStatus.should_exit = True
-        await asyncio.wait_for(streaming, 5)  # the watcher looks every 0.5 s
-    finally:
-        AppStatus.should_exit = False
+    with server_stopping():
+        await asyncio.wait_for(streaming, 5)
     assert body.closed
     assert server.sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
+
+
+async def test_a_stream_that_starts_while_the_server_stops_ends_at_once() -> None:
+    server, body = Server(), Body([], stall=True)
+    with server_stopping():
+        await asyncio.wait_for(response(body)(SCOPE, server.receive, server.send), 5)
+    assert body.closed
+    assert server.bodies == [b""]
+
+
+async def test_the_servers_exit_signal_ends_the_streams_then_reaches_the_server() -> None:
+    """uvicorn's handler (here a stand-in) is set before the app starts; the app's lifespan
+    adds to it, and puts it back when the app stops."""
+    told: list[int] = []
+
+    def uvicorns(number: int, frame: object) -> None:
+        told.append(number)
+
+    before = signal.signal(signal.SIGTERM, uvicorns)
+    try:
+        server, body = Server(), Body([b"data: 1\r\n\r\n"], stall=True)
+        with sse.streams_end_on_exit_signals():
+            assert signal.getsignal(signal.SIGTERM) is not uvicorns
+            streaming = asyncio.ensure_future(response(body)(SCOPE, server.receive, server.send))
+            await asyncio.sleep(0.05)
+            signal.raise_signal(signal.SIGTERM)
+            await asyncio.wait_for(streaming, 5)
+            assert sse.OPEN.stopping
+        assert signal.getsignal(signal.SIGTERM) is uvicorns
+        assert not sse.OPEN.stopping
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert told == [signal.SIGTERM]
+    assert body.closed
+    assert server.sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
+
+
+def test_without_a_servers_handler_no_signal_is_touched() -> None:
+    """The default (SIGTERM ends the process) is left as it is: nobody serves from here."""
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+    async def run() -> None:
+        with sse.streams_end_on_exit_signals():
+            assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+    asyncio.run(run())
 
 
 async def test_a_shutdown_is_not_held_by_a_client_that_reads_nothing(
@@ -223,11 +268,8 @@ async def test_a_shutdown_is_not_held_by_a_client_that_reads_nothing(
     before = tasks_now()
     streaming = asyncio.ensure_future(response(body)(SCOPE, server.receive, server.send))
     await asyncio.sleep(0.05)
-    try:
-        AppStatus.should_exit = True
+    with server_stopping():
         await asyncio.wait_for(streaming, 5)
-    finally:
-        AppStatus.should_exit = False
     assert body.closed
     assert tasks_now() == before  # the listener, never told of an end, was cancelled
 
@@ -259,7 +301,7 @@ async def test_a_failed_stream_leaves_no_reference_cycle() -> None:
     finally:
         gc.set_debug(flags)
         gc.garbage.clear()
-    assert not kinds & {"_Streaming", "LeanEventSource", "ValueError"}
+    assert not kinds & {"_Streaming", "EventStream", "ValueError"}
 
 
 async def test_a_cleanup_that_fails_is_said_not_lost(caplog: pytest.LogCaptureFixture) -> None:
@@ -275,18 +317,28 @@ async def test_a_cleanup_that_fails_is_said_not_lost(caplog: pytest.LogCaptureFi
     assert "the cleanup broke" in caplog.text
 
 
-async def test_options_this_path_lacks_go_to_sse_starlette() -> None:
-    """A background task, say: sse-starlette streams the response and runs it."""
-    ran: list[str] = []
+def test_the_headers_are_those_sse_starlette_sent() -> None:
+    """The response was sse-starlette's: the same headers, in the same order."""
 
-    async def after() -> None:
-        ran.append("background")
+    async def nothing() -> AsyncIterator[bytes]:
+        yield b""
 
-    server, body = Server(), Body([b"data: 1\r\n\r\n"])
-    streamed = LeanEventSource(body(), background=BackgroundTask(after))
-    await streamed(SCOPE, server.receive, server.send)
-    assert server.bodies == [b"data: 1\r\n\r\n", b""]
-    assert ran == ["background"]
+    sent = EventStream(nothing(), ping=15, headers={**HEADERS, RUN_ID_HEADER: "r1"})
+    assert sent.raw_headers == [
+        (b"cache-control", b"no-store"),
+        (b"x-accel-buffering", b"no"),
+        (b"run-id", b"r1"),
+        (b"connection", b"keep-alive"),
+        (b"content-type", b"text/event-stream; charset=utf-8"),
+    ]
+    bare = EventStream(nothing(), ping=15)
+    assert bare.raw_headers == [
+        (b"cache-control", b"no-store"),
+        (b"connection", b"keep-alive"),
+        (b"x-accel-buffering", b"no"),
+        (b"content-type", b"text/event-stream; charset=utf-8"),
+    ]
+    assert bare.status_code == 200
 
 
 async def test_head_gets_the_headers_alone() -> None:
@@ -350,8 +402,10 @@ def test_a_server_told_to_stop_ends_a_stream_the_model_holds_open(
             while b"event: text.delta" not in seen:
                 seen += next(chunks)
             server.process.send_signal(signal.SIGTERM)
-            for _ in chunks:  # ends, well before the client's 30 s read timeout
-                pass
+            for chunk in chunks:  # ends, well before the client's 30 s read timeout
+                seen += chunk
+        sent = parse_sse(seen.decode())[0]
+        said = "".join(e.data["text"] for e in sent if e.name == "text.delta")
         # uvicorn, once stopped gracefully, raises the signal again: one process ends by it.
         assert server.process.wait(timeout=20) in (0, -signal.SIGTERM)
 
@@ -362,8 +416,13 @@ def test_a_server_told_to_stop_ends_a_stream_the_model_holds_open(
         run = http.get(f"/runs/{run_id}").json()
         assert run["state"] == "interrupted"
         stored = messages(http, run["conversation_id"])
-        assert [(m["role"], m["content"]) for m in stored] == [
-            ("user", "Tell me a story"),
-            ("assistant", "Once upon"),
+        assert [(m["role"], m["interrupted"]) for m in stored] == [
+            ("user", False),
+            ("assistant", True),
         ]
-        assert stored[1]["interrupted"] is True
+        # The stream ends the moment the signal arrives: what the model had sent by then
+        # ("Once", or "Once upon" before it stalled), at least what the client was sent.
+        kept = stored[1]["content"]
+        assert said
+        assert kept.startswith(said)
+        assert "Once upon".startswith(kept)

@@ -1,13 +1,14 @@
 """The protected-resource metadata (RFC 9728) that a 401 from /mcp points to: what an MCP
 client reads to learn that this endpoint takes our bearer tokens."""
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 
 from api.http.deps.app import SettingsDep
 from api.http.mcp.auth import METADATA_PATH, base_url
 from api.http.mcp.schemas import ProtectedResource
+from api.http.route_filter import Router
 
-router = APIRouter(tags=["mcp"])
+router = Router(tags=["mcp"])
 
 
 @router.get(METADATA_PATH, operation_id="mcp_protected_resource")

@@ -4,7 +4,7 @@ leaves in OpenAI's shape (`OpenAIRoute`)."""
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header
+from fastapi import Header
 from fastapi.responses import JSONResponse, Response
 
 from api.http.contract.errors import Responses, errors
@@ -21,10 +21,11 @@ from api.http.openai.errors import (
     Unsupported,
 )
 from api.http.openai.schemas import ChatCompletion, ChatCompletionIn, ErrorOut, ModelList
+from api.http.route_filter import Router
 from api.http.sse import TurnStream, run_events, run_headers
 from api.runtime.runner import TURN_FAILURES
 
-router = APIRouter(prefix="/v1", tags=["OpenAI-compatible"], route_class=OpenAIRoute)
+router = Router(prefix="/v1", tags=["OpenAI-compatible"], route_class=OpenAIRoute)
 
 # Every error in OpenAI's shape (a 409 `conversation_busy` comes after waiting 60 s, or at
 # once with `X-Wait: false`).

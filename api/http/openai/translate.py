@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
-from sse_starlette import ServerSentEvent
 
 from api.chat.schemas import ChatIn
 from api.errors import AppError
@@ -230,7 +229,7 @@ class Completion:
         failure: Callable[[], AppError | None],
         *,
         include_usage: bool,
-    ) -> AsyncIterator[ServerSentEvent]:
+    ) -> AsyncIterator[bytes]:
         """A run's events as OpenAI streams a completion: the role, the text, the finish
         (and the usage when asked), then `[DONE]`; or, when the turn fails, an error.
         `failure` tells why it failed, once it has."""
@@ -251,7 +250,7 @@ class Completion:
                         last["choices"] = []
                         last["usage"] = usage_of(event).model_dump()
                         yield sent(last)
-                    yield ServerSentEvent(data=DONE)
+                    yield event_of(DONE)
                 elif isinstance(event, events.RunError):
                     yield sent(stream_error(event, failure()))
 
@@ -263,5 +262,11 @@ def stream_error(event: events.RunError, failure: AppError | None) -> dict[str, 
     return error_body(500, event.code, event.message)
 
 
-def sent(data: dict[str, Any]) -> ServerSentEvent:
-    return ServerSentEvent(data=json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+def sent(data: dict[str, Any]) -> bytes:
+    return event_of(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+def event_of(data: str) -> bytes:
+    """An event of `data` alone. `data` is on one line (json.dumps escapes line breaks
+    inside strings), so it needs no splitting into several `data:` lines."""
+    return f"data: {data}\r\n\r\n".encode()
