@@ -71,6 +71,15 @@ class Turn:
     completed: bool = False
     added: float | None = None  # seconds the server added to the first text
     problem: str | None = None
+    lag: float = 0.0  # seconds the client started the turn after it was due
+
+
+def added_seconds(due: float, first_text: float, model_seconds: float) -> float:
+    """The time the server added to a turn's first text: from when the turn was due to
+    start, not from when the client got round to it, less the model's own time to that
+    text. A client held up by a slow server would otherwise send fewer, later turns and
+    leave their wait out: the lateness counts against the server under test."""
+    return first_text - due - model_seconds
 
 
 async def one_turn(
@@ -78,11 +87,16 @@ async def one_turn(
     conversation_id: str,
     tag: str = "",
     first_text: "asyncio.Queue[None] | None" = None,
+    due: float | None = None,
 ) -> Turn:
-    """One streamed turn: the time to its first text, and whether it completed."""
+    """One streamed turn: the time to its first text, and whether it completed; timed from
+    `due` (a `time.perf_counter()` reading) when it was scheduled, else from now."""
     turn = Turn()
     url = f"/conversations/{conversation_id}/messages"
     start = time.perf_counter()
+    if due is None:
+        due = start
+    turn.lag = start - due
     try:
         body = {"content": f"{PROMPT} {tag}", "stream": True}
         async with client.post(url, json=body) as r:
@@ -97,9 +111,9 @@ async def one_turn(
                     found, buffer = sse_blocks(buffer + chunk)
                     for name, data in found:
                         if name == "text.delta" and turn.added is None:
-                            took = time.perf_counter() - start
                             model = MODEL_TIME.search(data)
-                            turn.added = took - (float(model.group(1)) if model else 0.0)
+                            model_seconds = float(model.group(1)) if model else 0.0
+                            turn.added = added_seconds(due, time.perf_counter(), model_seconds)
                             if first_text is not None:
                                 first_text.put_nowait(None)
                 tail = (tail + chunk)[-400:]  # only the end says how it ended

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from bench import load
+from bench.load import added_seconds
 
 
 def test_the_smallest_load_run_prints_every_scenario(capsys: pytest.CaptureFixture[str]) -> None:
@@ -21,3 +22,8 @@ def test_the_smallest_load_run_prints_every_scenario(capsys: pytest.CaptureFixtu
     assert list(rows) == ["sequential", "concurrent 2", "open 2"]
     assert all(row[:2] == ["2", "0"] for row in rows.values())  # completed, failed
     assert rows["open 2"][-1] != "-"  # memory per open stream was measured
+
+
+def test_the_added_time_counts_from_the_due_start_so_a_late_client_counts() -> None:
+    # Due at 10.000 s, sent 30 ms late, first text at 10.050 s, 10 ms of it the model's.
+    assert added_seconds(due=10.0, first_text=10.05, model_seconds=0.01) == pytest.approx(0.04)
