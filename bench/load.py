@@ -32,7 +32,9 @@ server cannot slow the load and hide its own delay, and a late client counts aga
 server. Columns: turns due, completed, failed; the added time to the first text (from the
 due time) p50, p95, p99; the server's CPU per completed turn; the client's lag (how late
 it started turns; about 1 ms is its timer's granularity) at p95 and its largest; the
-client's own CPU over the rate's time; the 1-minute load average at the rate's end. Then
+client's own CPU over the rate's time; how busy the machine's cores were meanwhile (every
+process, these included: at 100% the turns queued for a core, whoever's work held it);
+the 1-minute load average at the rate's end (which counts these processes too). Then
 the highest rate held, with p95 <= 50 ms and no failure, every lower rate held too. A rate
 starts once the last one's turns have all ended. One asyncio client sends everything,
 through a connection pool without a limit.
@@ -263,6 +265,7 @@ class AtRate:
     cpu_seconds: float  # the server's
     client_cpu_seconds: float  # this process's: whether the client kept up
     load: float  # the machine's 1-minute load average at the end
+    busy: float = 0.0  # the share of all its cores the machine was busy, every process's
 
     @property
     def completed(self) -> int:
@@ -314,7 +317,7 @@ async def at_rate(
     if len(ids) < len(due):
         raise ValueError(f"{len(due)} turns need as many conversations, not {len(ids)}")
     async with client(server.url) as http:
-        cpu, own = server.cpu_seconds(), process_cpu_seconds()
+        cpu, own, machine = server.cpu_seconds(), process_cpu_seconds(), machine_ticks()
         start = time.perf_counter() + LEAD_SECONDS
         running = []
         for offset, conversation_id in zip(due, ids, strict=False):
@@ -334,7 +337,20 @@ async def at_rate(
         server.cpu_seconds() - cpu,
         process_cpu_seconds() - own,
         os.getloadavg()[0],
+        busy_share(machine, machine_ticks()),
     )
+
+
+def machine_ticks() -> tuple[int, int]:
+    """All the machine's CPU time so far and the idle part of it, in ticks (/proc/stat)."""
+    with open("/proc/stat") as stat:
+        ticks = [int(n) for n in stat.readline().split()[1:]]
+    return sum(ticks), ticks[3] + ticks[4]  # idle, iowait
+
+
+def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    total = after[0] - before[0]
+    return 1 - (after[1] - before[1]) / total if total else 0.0
 
 
 def process_cpu_seconds() -> float:
@@ -355,9 +371,10 @@ RATE_COLUMNS = (
     "lag p95",
     "lag max",
     "client CPU",
+    "busy",
     "load",
 )
-RATE_WIDTHS = (7, 6, 5, 9, 6, 9, 8, 8, 11, 7, 7, 10, 5)
+RATE_WIDTHS = (7, 6, 5, 9, 6, 9, 8, 8, 11, 7, 7, 10, 4, 5)
 
 
 def rate_row(workers: int, o: AtRate) -> list[str]:
@@ -374,6 +391,7 @@ def rate_row(workers: int, o: AtRate) -> list[str]:
         f"{o.cpu_seconds * 1000 / done:.1f}" if done else "-",
         *(f"{ms:.1f}" for ms in lag),
         f"{o.client_cpu_seconds * 100 / o.seconds:.0f}%" if o.seconds else "-",
+        f"{o.busy * 100:.0f}%",
         f"{o.load:.2f}",
     ]
 
