@@ -23,6 +23,25 @@ model's silence).
     uv run python bench/load.py --quick      # a subset, about a minute
     uv run python bench/load.py --workers 2 --concurrency 200 --open 0 --sequential 0
 
+`--open-loop` runs, in place of the scenarios, latency at a given rate, as services are
+judged: for each of `--rates` (turns/s, 20, 50, 80 and 110 by default) turns arrive for
+`--rate-seconds` (12) as a Poisson process (exponential gaps, `--seed`), whatever the
+server is doing, each a 40-chunk `[stream]` turn (as in `concurrent`) in a conversation of
+its own. Each is timed from when it was due, not from when the client sent it: a slow
+server cannot slow the load and hide its own delay, and a late client counts against the
+server. Columns: turns due, completed, failed; the added time to the first text (from the
+due time) p50, p95, p99; the server's CPU per completed turn; the client's lag (how late
+it started turns; about 1 ms is its timer's granularity) at p95 and its largest; the
+client's own CPU over the rate's time; how busy the machine's cores were meanwhile (every
+process, these included: at 100% the turns queued for a core, whoever's work held it);
+the 1-minute load average at the rate's end (which counts these processes too). Then
+the highest rate held, with p95 <= 50 ms and no failure, every lower rate held too. A rate
+starts once the last one's turns have all ended. One asyncio client sends everything,
+through a connection pool without a limit.
+
+    uv run python bench/load.py --open-loop                  # about 2.5 minutes
+    uv run python bench/load.py --open-loop --workers 2 --rates 50,100,150 --rate-seconds 15
+
 Numbers on a machine doing other work are upper bounds: the load average is printed with
 each table. Targets (issue 15): <= 6 ms CPU per 40-chunk turn; >= 150 turns/s with one
 worker per core; 200 concurrent with p95 <= 250 ms; 500 with no failure and p95 <= 1 s;
@@ -32,7 +51,9 @@ sequential p50 <= 3 ms; <= 100 kB per open stream.
 import argparse
 import asyncio
 import codecs
+import math
 import os
+import random
 import re
 import resource
 import statistics
@@ -71,6 +92,15 @@ class Turn:
     completed: bool = False
     added: float | None = None  # seconds the server added to the first text
     problem: str | None = None
+    lag: float = 0.0  # seconds the client started the turn after it was due
+
+
+def added_seconds(due: float, first_text: float, model_seconds: float) -> float:
+    """The time the server added to a turn's first text: from when the turn was due to
+    start, not from when the client got round to it, less the model's own time to that
+    text. A client held up by a slow server would otherwise send fewer, later turns and
+    leave their wait out: the lateness counts against the server under test."""
+    return first_text - due - model_seconds
 
 
 async def one_turn(
@@ -78,11 +108,16 @@ async def one_turn(
     conversation_id: str,
     tag: str = "",
     first_text: "asyncio.Queue[None] | None" = None,
+    due: float | None = None,
 ) -> Turn:
-    """One streamed turn: the time to its first text, and whether it completed."""
+    """One streamed turn: the time to its first text, and whether it completed; timed from
+    `due` (a `time.perf_counter()` reading) when it was scheduled, else from now."""
     turn = Turn()
     url = f"/conversations/{conversation_id}/messages"
     start = time.perf_counter()
+    if due is None:
+        due = start
+    turn.lag = start - due
     try:
         body = {"content": f"{PROMPT} {tag}", "stream": True}
         async with client.post(url, json=body) as r:
@@ -97,9 +132,9 @@ async def one_turn(
                     found, buffer = sse_blocks(buffer + chunk)
                     for name, data in found:
                         if name == "text.delta" and turn.added is None:
-                            took = time.perf_counter() - start
                             model = MODEL_TIME.search(data)
-                            turn.added = took - (float(model.group(1)) if model else 0.0)
+                            model_seconds = float(model.group(1)) if model else 0.0
+                            turn.added = added_seconds(due, time.perf_counter(), model_seconds)
                             if first_text is not None:
                                 first_text.put_nowait(None)
                 tail = (tail + chunk)[-400:]  # only the end says how it ended
@@ -207,6 +242,189 @@ async def held_open(server: ServerProcess, ids: Sequence[str], stall_seconds: fl
     )
 
 
+def poisson_schedule(rate: float, seconds: float, seed: int) -> list[float]:
+    """When each turn is due, in seconds from the start: a Poisson process of `rate` turns a
+    second over `seconds`, its gaps exponential. The generator is the schedule's own, so a
+    seed gives the same turns in every run and for every worker count."""
+    draw = random.Random(seed)
+    due: list[float] = []
+    at = draw.expovariate(rate)
+    while at < seconds:
+        due.append(at)
+        at += draw.expovariate(rate)
+    return due
+
+
+@dataclass
+class AtRate:
+    """The turns of one rate of an open-loop run, and what they cost."""
+
+    rate: float
+    turns: list[Turn]
+    seconds: float  # from the first turn's due time to the last turn's end
+    cpu_seconds: float  # the server's
+    client_cpu_seconds: float  # this process's: whether the client kept up
+    load: float  # the machine's 1-minute load average at the end
+    busy: float = 0.0  # the share of all its cores the machine was busy, every process's
+
+    @property
+    def completed(self) -> int:
+        return sum(t.completed for t in self.turns)
+
+    @property
+    def failed(self) -> int:
+        return len(self.turns) - self.completed
+
+
+HELD_P95_MS = 50.0
+LATE_P95_MS = 5.0  # a client later than this at p95 is part of what it measured
+LEAD_SECONDS = 0.05  # between scheduling the first turn and its due time
+
+
+def held(o: AtRate) -> bool:
+    p95 = percentiles([t.added for t in o.turns if t.added is not None], 95)
+    return o.failed == 0 and bool(o.turns) and p95[0] <= HELD_P95_MS
+
+
+def held_rate(outcomes: Sequence[AtRate]) -> float | None:
+    """The highest rate held (p95 of the added time within HELD_P95_MS, no turn failed)
+    with every lower rate held too: one lucky rate above a failed one is noise, not
+    capacity."""
+    best = None
+    for o in sorted(outcomes, key=lambda o: o.rate):
+        if not held(o):
+            break
+        best = o.rate
+    return best
+
+
+def percentiles(seconds: Sequence[float], *cuts: int) -> list[float]:
+    """The given percentiles (100: the largest) of `seconds`, in ms; inf for each when
+    there is nothing."""
+    ms = sorted(s * 1000 for s in seconds)
+    if len(ms) < 2:
+        return [ms[0] if ms else math.inf for _ in cuts]
+    quantiles = [*statistics.quantiles(ms, n=100, method="inclusive"), ms[-1]]
+    return [quantiles[cut - 1] for cut in cuts]
+
+
+async def at_rate(
+    server: ServerProcess, ids: Sequence[str], rate: float, due: Sequence[float]
+) -> AtRate:
+    """Turns started when `due` says (seconds from now), each in its own conversation, and
+    timed from then, whatever the server is doing meanwhile: an open loop. One event loop
+    sends them all; how late each started is in its `lag`."""
+    if len(ids) < len(due):
+        raise ValueError(f"{len(due)} turns need as many conversations, not {len(ids)}")
+    async with client(server.url) as http:
+        cpu, own, machine = server.cpu_seconds(), process_cpu_seconds(), machine_ticks()
+        start = time.perf_counter() + LEAD_SECONDS
+        running = []
+        for offset, conversation_id in zip(due, ids, strict=False):
+            # Again if early: uvloop's timers count whole milliseconds from the loop's cached
+            # clock and may wake a little before the turn is due. (A wait for a time, which
+            # no event would signal.)
+            while (wait := start + offset - time.perf_counter()) > 0:  # noqa: ASYNC110
+                await asyncio.sleep(wait)
+            turn = one_turn(http, conversation_id, STREAM, due=start + offset)
+            running.append(asyncio.ensure_future(turn))
+        turns = list(await asyncio.gather(*running))
+        seconds = time.perf_counter() - start
+    return AtRate(
+        rate,
+        turns,
+        seconds,
+        server.cpu_seconds() - cpu,
+        process_cpu_seconds() - own,
+        os.getloadavg()[0],
+        busy_share(machine, machine_ticks()),
+    )
+
+
+def machine_ticks() -> tuple[int, int]:
+    """All the machine's CPU time so far and the idle part of it, in ticks (/proc/stat)."""
+    with open("/proc/stat") as stat:
+        ticks = [int(n) for n in stat.readline().split()[1:]]
+    return sum(ticks), ticks[3] + ticks[4]  # idle, iowait
+
+
+def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    total = after[0] - before[0]
+    return 1 - (after[1] - before[1]) / total if total else 0.0
+
+
+def process_cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
+
+
+RATE_COLUMNS = (
+    "workers",
+    "rate/s",
+    "turns",
+    "completed",
+    "failed",
+    "added p50",
+    "p95",
+    "p99",
+    "CPU ms/turn",
+    "lag p95",
+    "lag max",
+    "client CPU",
+    "busy",
+    "load",
+)
+RATE_WIDTHS = (7, 6, 5, 9, 6, 9, 8, 8, 11, 7, 7, 10, 4, 5)
+
+
+def rate_row(workers: int, o: AtRate) -> list[str]:
+    added = percentiles([t.added for t in o.turns if t.added is not None], 50, 95, 99)
+    lag = percentiles([t.lag for t in o.turns], 95, 100)
+    done = o.completed
+    return [
+        str(workers),
+        f"{o.rate:g}",
+        str(len(o.turns)),
+        str(done),
+        str(o.failed),
+        *(f"{ms:.1f}" for ms in added),
+        f"{o.cpu_seconds * 1000 / done:.1f}" if done else "-",
+        *(f"{ms:.1f}" for ms in lag),
+        f"{o.client_cpu_seconds * 100 / o.seconds:.0f}%" if o.seconds else "-",
+        f"{o.busy * 100:.0f}%",
+        f"{o.load:.2f}",
+    ]
+
+
+async def open_loop(
+    server: ServerProcess,
+    ids: Sequence[str],
+    schedules: dict[float, list[float]],
+    workers: int,
+    report: Report,
+) -> int:
+    """Every rate in turn, each after the last one's turns have all ended; the turns that
+    failed."""
+    outcomes = []
+    for rate, due in schedules.items():
+        o = await at_rate(server, ids, rate, due)
+        outcomes.append(o)
+        report.print(rate_row(workers, o))
+        problems = [t.problem for t in o.turns if not t.completed and t.problem]
+        if problems:
+            print(f"  rate {o.rate:g}: {len(problems)} failed, e.g. {problems[0]}")
+        late = percentiles([t.lag for t in o.turns], 95)[0]
+        if late > LATE_P95_MS:
+            print(f"  rate {o.rate:g}: the client was late, {late:.1f} ms at p95 (counted)")
+        await asyncio.sleep(1)  # the last writes of the runs settle
+    best = held_rate(outcomes)
+    print(
+        f"  {workers} worker(s): highest rate held (p95 <= {HELD_P95_MS:g} ms, no failure): "
+        + (f"{best:g} turns/s" if best is not None else "none of those measured")
+    )
+    return sum(o.failed for o in outcomes)
+
+
 COLUMNS = (
     "workers",
     "scenario",
@@ -254,13 +472,21 @@ async def run_workers(workers: int, fake: str, args: argparse.Namespace, report:
         with httpx2.Client(base_url=server.url, timeout=30) as setup:
             agent_id = agent_on(setup, fake)
             first = conversation_of(setup, agent_id)
-        most = max([*args.concurrency, args.open, 1])
+        if args.open_loop:
+            schedules = {r: poisson_schedule(r, args.rate_seconds, args.seed) for r in args.rates}
+            most = max(len(due) for due in schedules.values())
+        else:
+            most = max([*args.concurrency, args.open, 1])
+        # One per turn (of the busiest rate, for the open loop: a rate's turns have all
+        # ended before the next rate starts), since a conversation takes one turn at a time.
         ids = await conversations(server.url, agent_id, most)
         # Every worker warmed (imports on first use, the provider's client): enough turns
         # at once that each worker accepts some.
         warm = await concurrent(server, ids[: WARM_TURNS_PER_WORKER * workers], "warm", tag="")
         if warm.completed < len(warm.turns):
             raise RuntimeError(f"warm-up turns failed: {warm.turns[0].problem}")
+        if args.open_loop:
+            return await open_loop(server, ids, schedules, workers, report)
         scenarios: list[Awaitable[Outcome]] = []
         if args.sequential:
             scenarios.append(sequential(server, first, args.sequential))
@@ -294,12 +520,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--open-seconds", type=float, default=10.0, help="the model's silence")
     parser.add_argument("--chunks", type=int, default=40, help="text chunks per streamed reply")
     parser.add_argument("--turn-seconds", type=float, default=1.0, help="over this long")
+    parser.add_argument(
+        "--open-loop",
+        action="store_true",
+        help="turns arriving at --rates instead of the scenarios above",
+    )
+    parser.add_argument("--rates", default="20,50,80,110", help="turns/s, comma-separated")
+    parser.add_argument("--rate-seconds", type=float, default=12.0, help="turns arrive this long")
+    parser.add_argument("--seed", type=int, default=7, help="of the arrivals' schedule")
     args = parser.parse_args(argv)
     if args.quick:
         args.sequential, args.concurrency, args.open = 50, "50,200", 200
         args.open_seconds = 5.0
     args.workers = sorted(set(numbers(args.workers)))
     args.concurrency = numbers(args.concurrency)
+    args.rates = sorted({float(r) for r in args.rates.split(",") if r.strip()})
+    if args.open_loop and (not args.rates or min(args.rates) <= 0 or args.rate_seconds <= 0):
+        parser.error("--open-loop needs rates and --rate-seconds above 0")
     if not args.workers or min(args.workers) < 1:
         parser.error("--workers needs counts of 1 or more")
     if args.sequential == 1:
@@ -310,11 +547,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(
-        f"{CORES} cores, load average {load}; model: {args.chunks} chunks over "
-        f"{args.turn_seconds:g} s, or silent {args.open_seconds:g} s for open streams\n"
-    )
-    report = Report(COLUMNS, WIDTHS, text=2)
+    reply = f"{args.chunks} chunks over {args.turn_seconds:g} s"
+    if args.open_loop:
+        rates = ", ".join(f"{r:g}" for r in args.rates)
+        print(
+            f"{CORES} cores, load average {load}; model: {reply}; open loop: Poisson arrivals "
+            f"at {rates} turns/s, {args.rate_seconds:g} s each, seed {args.seed}\n"
+        )
+        report = Report(RATE_COLUMNS, RATE_WIDTHS, text=1)
+    else:
+        print(
+            f"{CORES} cores, load average {load}; model: {reply}, or silent "
+            f"{args.open_seconds:g} s for open streams\n"
+        )
+        report = Report(COLUMNS, WIDTHS, text=2)
     failed = 0
     model = ["--chunks", str(args.chunks), "--seconds", str(args.turn_seconds)]
     with (
