@@ -105,7 +105,10 @@ def test_create_chat_and_delete_an_agent(page: Page, server: str) -> None:
     # A second turn; the page reloaded from the server still shows every message in order.
     prompt.fill("What is my name?")
     prompt.press("Enter")
-    expect(log.locator(".msg")).to_have_count(4)
+    expect(log.locator(".msg")).to_have_count(4)  # at once: the live turn, not yet sent
+    # Reloaded only once the turn has ended: earlier, the reload could leave before the
+    # server had the prompt (as on a busy machine), and there would be nothing to show.
+    expect(page.get_by_role("button", name="Stop")).to_have_count(0)
     page.reload()
     expect(log.locator(".msg")).to_have_count(4)
     expect(log.locator(".msg").first).to_contain_text("My name is Alice")
