@@ -11,8 +11,9 @@ import time
 
 from api.conversations import repository as conversations
 from api.errors import AppError
+from api.journal.closing import ClosingWrite
 from api.kit.clock import Clock
-from api.store.table import StoreError, Table
+from api.store.table import Item, StoreError, Table, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,15 @@ class Lease:
                 log.warning("lost the lease of conversation %s", self.conversation_id)
                 return
 
+    async def closing(self) -> ClosingWrite | None:
+        """The release as a part of the transaction that ends the turn (no write of its
+        own); None when the lease is not held."""
+        renewing, self._renewing = self._renewing, None
+        if renewing is not None:
+            renewing.cancel()
+            await asyncio.gather(renewing, return_exceptions=True)
+        return _Release(self) if self.held else None
+
     async def free(self) -> None:
         """Released, whatever happens to the caller meanwhile (a turn ending by
         cancellation still frees its conversation)."""
@@ -100,3 +110,18 @@ class Lease:
                 await asyncio.shield(
                     conversations.release_lease(self.table, self.conversation_id, self.holder)
                 )
+
+
+class _Release(ClosingWrite):
+    def __init__(self, lease: Lease) -> None:
+        self.lease = lease
+
+    async def writes(self) -> tuple[list[TxOp], list[Item]]:
+        lease = self.lease
+        return [conversations.release_lease_op(lease.conversation_id, lease.holder)], []
+
+    def written(self) -> None:
+        self.lease.held = False
+
+    async def alone(self) -> None:
+        await self.lease.free()
