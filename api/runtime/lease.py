@@ -13,7 +13,7 @@ from api.conversations import repository as conversations
 from api.errors import AppError
 from api.journal.closing import ClosingWrite
 from api.kit.clock import Clock
-from api.store.table import Item, StoreError, Table, TxOp
+from api.store.table import Item, StoreError, Table, TxOp, WriteConflict
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +52,12 @@ class Lease:
         deadline = time.monotonic() + wait_seconds
         while True:
             until = self.clock.now() + LEASE_SECONDS
-            taken = await conversations.take_lease(
-                self.table, self.conversation_id, self.holder, until
-            )
+            try:
+                taken = await conversations.take_lease(
+                    self.table, self.conversation_id, self.holder, until
+                )
+            except WriteConflict:  # the turn before is ending: its closing frees it
+                taken = False
             if taken:
                 self.held = True
                 return

@@ -3,7 +3,6 @@ turn read at its start unless one of its tools may have changed them, and the an
 written with its searchable copy, one transaction."""
 
 import json
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,9 +27,7 @@ def turn_calls(
     tmp_path: Path,
     replies: list[Reply],
     notes: str = "one two three four five six seven",  # 7 words of 10: not yet warned
-) -> tuple[
-    list[Call], list[tuple[str, str]], list[str], list[dict[str, object]], list[list[str]]
-]:
+) -> tuple[list[Call], list[tuple[str, str]], list[str], list[dict[str, object]], list[list[str]]]:
     """One warm-up turn, then one with `replies`: its store calls in the order they
     started, its reads of core memory, its events' names, its memory warnings and what
     each of its transactions wrote."""
