@@ -4,7 +4,6 @@ given back. One write where there were three; each part can still be written on 
 as it was before, when the transaction is refused (a replayed answer, a conversation being
 deleted, a lease lost)."""
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -51,7 +50,9 @@ class Closing:
             part.written()
 
     async def _writes(self) -> tuple[list[TxOp], list[Item]]:
-        made = await asyncio.gather(*(part.writes() for part in self.parts))
+        # One after another: their waits (a vector made since the message was) are over
+        # by now, and a task each would cost more than it saves.
+        made = [await part.writes() for part in self.parts]
         ops: list[TxOp] = []
         checked: set[Key] = set()
         upserts: list[Item] = []

@@ -40,7 +40,7 @@ from api.runtime.architectures.base import AgentArchitecture
 from api.runtime.builder import TurnBuilder
 from api.runtime.continuity import ContinuityHook
 from api.runtime.hooks import HookProvider, Hooks
-from api.runtime.lease import ConversationBusy, Lease
+from api.runtime.lease import ConversationBusy, Lease, Renewals
 from api.runtime.state import TurnState
 from api.runtime.turn import DAY, Turn
 from api.search.engine import SearchEngine
@@ -133,6 +133,7 @@ class Runtime:
         self.turns = turns
         self.running: set[asyncio.Task[None]] = set()
         self.runs = RunBus()
+        self.renewals = Renewals()  # of the leases its running turns hold
 
     async def prepare(
         self, request: TurnRequest, *, agent: Agent | None = None, wait: bool = False
@@ -158,7 +159,13 @@ class Runtime:
         # One turn at a time in a conversation, on every replica: its lease is taken in
         # the same round as the reads; a turn that waits its turn takes it first, so that
         # it reads what the turn before it left.
-        lease = Lease(self.table, self.clock, request.conversation_id, state.run_id)
+        lease = Lease(
+            self.table,
+            self.clock,
+            request.conversation_id,
+            state.run_id,
+            renewals=self.renewals,
+        )
         if wait:
             try:
                 await lease.take(wait_seconds=MAX_WAIT_SECONDS)

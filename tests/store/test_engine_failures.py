@@ -12,7 +12,7 @@ from typing import ClassVar
 import pytest
 
 from api.kit.clock import SystemClock
-from api.runtime.lease import ConversationBusy, Lease
+from api.runtime.lease import ConversationBusy, Lease, Renewals
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable, StoreUnavailable
 from api.store.sqlite import SqliteTable
@@ -188,7 +188,7 @@ async def test_a_write_that_meets_a_transaction_is_a_conflict_and_a_lease_is_bus
             await table.put({"pk": "a", "sk": "b"}, condition=ItemAbsent())
         # A turn starting as the one before it ends hears "busy", as it would a moment
         # before, not a store failure.
-        lease = Lease(table, SystemClock(), "c1", "r2")
+        lease = Lease(table, SystemClock(), "c1", "r2", renewals=Renewals())
         with pytest.raises(ConversationBusy):
             await lease.take()
     finally:
