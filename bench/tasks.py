@@ -108,7 +108,7 @@ def per_turn(chunks: int, n: int, warmup: int) -> tuple[collections.Counter[str]
         ):
             agent_id = agent_on(client, fake)
             url = f"/conversations/{conversation_of(client, agent_id)}/messages"
-            turn = {"content": "Hello, how are you?", "stream": True}
+            turn = {"content": "Tell me a story [stream]", "stream": True}
             for _ in range(warmup):
                 time_to_first(client, url, turn, {}, is_text_delta)
             time.sleep(1.2)  # the warm-up's background work done
