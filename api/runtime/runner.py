@@ -11,7 +11,7 @@ import contextlib
 import functools
 import logging
 import math
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
@@ -25,7 +25,7 @@ from api.errors import AppError, public_body
 from api.journal import events
 from api.journal import repository as runs
 from api.journal.bus import RunBus
-from api.journal.closing import Closing
+from api.journal.closing import Closing, Commit
 from api.journal.journal import RunJournal
 from api.journal.models import Run
 from api.kit.aio import ready
@@ -234,9 +234,7 @@ class Runtime:
         journal = RunJournal(self.table, self.clock, run, self.runs, turn.draft.take)
         return PreparedTurn(self, architecture(), turn, turn.tools.context, lease, journal)
 
-    def _committer(
-        self, agent_id: str
-    ) -> Callable[[Sequence[TxOp], Sequence[Item]], Awaitable[None]]:
+    def _committer(self, agent_id: str) -> Commit:
         """How the transaction that ends a turn is written: through the search's change
         log when it puts searchable copies."""
 
