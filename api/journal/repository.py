@@ -2,6 +2,7 @@
 and a marker per running turn in a few shared partitions."""
 
 import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from api.journal.models import LiveRun, Run, RunEvents, RunState
@@ -68,12 +69,19 @@ def end_ops(run_id: str, state: RunState, at: float, *, last: RunEvents | None) 
 
 
 async def end(
-    table: Table, run_id: str, state: RunState, at: float, *, last: RunEvents | None = None
+    table: Table,
+    run_id: str,
+    state: RunState,
+    at: float,
+    *,
+    last: RunEvents | None = None,
+    also: Sequence[TxOp] = (),
 ) -> bool:
     """Ended as `state`, if it was still running (False: someone ended it already), with
-    `last`, its closing events, written with the end or not at all."""
+    `last`, its closing events, written with the end or not at all, and `also`, other
+    writes in the same transaction (TransactionCancelled when one of them is refused)."""
     try:
-        await table.transact_write(end_ops(run_id, state, at, last=last))
+        await table.transact_write([*end_ops(run_id, state, at, last=last), *also])
     except TransactionCancelled as e:
         if not e.refused(RUN):
             raise
