@@ -9,11 +9,11 @@ from typing import Any, Literal
 from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 
 from api.errors import AppError
 from api.http import errors as error_handlers
 from api.http.contract.errors import ErrorBody
+from api.http.unicode_body import TextRoute
 
 
 def seed_shaped(response: Response) -> JSONResponse:
@@ -31,7 +31,7 @@ class SeedErrorBody(ErrorBody):
     success: Literal[False] = False
 
 
-class SeedErrorRoute(APIRoute):
+class SeedErrorRoute(TextRoute):
     error_model = SeedErrorBody  # what api/contract documents for its errors
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:

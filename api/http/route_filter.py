@@ -24,19 +24,27 @@ each router, including it, 20 and 44; this, 15 and 31 (the check set on FastAPI'
 each router, as before, skipped the node's own bookkeeping too: 13 and 29)."""
 
 from collections.abc import Iterable
+from typing import Any
 
 from fastapi import APIRouter
+from fastapi.routing import APIRoute
 from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
+
+from api.http.unicode_body import TextRoute
 
 
 class Router(APIRouter):
     """An APIRouter that skips the requests none of its routes can match by the first
     segment of their path. Include it in the app without a prefix (as every router of
-    ours is): its routes' paths, its own prefix in them, are read as the app serves them."""
+    ours is): its routes' paths, its own prefix in them, are read as the app serves them.
+    Its routes refuse JSON bodies holding text that is not Unicode (`TextRoute`)."""
 
     _firsts: frozenset[str] | None = None
     _firsts_of = -1  # how many routes `_firsts` was read from: they are read again if added
+
+    def __init__(self, *, route_class: type[APIRoute] = TextRoute, **kwargs: Any) -> None:
+        super().__init__(route_class=route_class, **kwargs)
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         # Only plain HTTP requests at the app's root: a root_path moves where routes start.

@@ -9,13 +9,13 @@ from typing import Any
 
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
 from api.errors import AppError, BadRequest, NotFound, public_body
 from api.http.openai.schemas import ErrorDetail, ErrorOut
+from api.http.unicode_body import TextRoute
 from api.observability import request_id
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,7 @@ def invalid_body(exc: RequestValidationError) -> OpenAIError:
     return InvalidValue(message, param=param)
 
 
-class OpenAIRoute(APIRoute):
+class OpenAIRoute(TextRoute):
     """A route whose errors, its dependencies' included (authentication, the body's
     validation), leave in OpenAI's shape."""
 
