@@ -126,6 +126,8 @@ def parse(data: bytes) -> AgentFile:
         raise refuse(
             None, "The file is neither an agent-memory export nor a Letta agent file (.af)."
         ) from None
+    except RecursionError:
+        raise refuse(None, "The file is nested too deeply to be read as JSON.") from None
     if isinstance(value, dict) and "agents" not in value and "core_memory" in value:
         raise refuse(
             None,
@@ -182,7 +184,7 @@ def _text(content: str | list[dict[str, Any]] | None) -> str:
 def _arguments(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text) if text else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         return {"text": text}
     return value if isinstance(value, dict) else {"value": value}
 

@@ -39,6 +39,11 @@ class Plan:
         return sum(self.counts.values())
 
 
+# Python's JSON reader recurses once per level of nesting: a line nested thousands deep
+# is refused, not read (no record of ours nests more than a few levels).
+TOO_DEEP = "The line is nested too deeply to be read as JSON."
+
+
 def is_export_file(path: Path) -> bool:
     """Whether the file starts as ours does (a header line naming our format); anything else
     is read as a Letta agent file."""
@@ -48,6 +53,8 @@ def is_export_file(path: Path) -> bool:
         value = json.loads(first)
     except ValueError:
         return False
+    except RecursionError:
+        raise refuse(1, TOO_DEEP) from None
     return isinstance(value, dict) and value.get("type") == "header"
 
 
@@ -76,6 +83,8 @@ def _header(raw: bytes) -> Header:
         value = json.loads(raw)
     except ValueError:
         raise refuse(1, "The file does not start with a header line.") from None
+    except RecursionError:
+        raise refuse(1, TOO_DEEP) from None
     if not isinstance(value, dict) or value.get("format") != FORMAT:
         raise refuse(1, f"The file is not an {FORMAT} file.")
     version = value.get("version")

@@ -195,3 +195,18 @@ async def test_a_file_with_no_agent_is_refused(
     lines = records(exported)
     only_header = [lines[0], lines[-1]]
     assert "holds no agent" in await refused(search_sqlite, tmp_path, reframed(only_header))
+
+
+async def test_a_line_nested_too_deeply_is_refused_with_its_line(
+    search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
+) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+    lines = exported.splitlines(keepends=True)
+    message = await refused(search_sqlite, tmp_path, deep + b"".join(lines[1:]))
+    assert message.startswith("Line 1: ")
+    assert "nested too deeply" in message
+    message = await refused(search_sqlite, tmp_path, b"".join([lines[0], deep, *lines[1:]]))
+    assert message.startswith("Line 2: ")
+    # A Letta agent file is one JSON document.
+    letta = b'{"agents": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    assert "nested too deeply" in await refused(search_sqlite, tmp_path, letta)
