@@ -17,6 +17,11 @@ from api.memory.errors import (
 )
 
 _TAG = re.compile(r'\s*(?:W/)?"?(\d{1,18})"?\s*')
+# Any other entity-tag (RFC 9110 8.8.3): well-formed, so a precondition that fails (412),
+# since no block's version is spelled so; only what is no entity-tag at all is a 400.
+_OTHER_TAG = re.compile(r'\s*(?:W/)?"[\x21\x23-\x7e\x80-\U0010ffff]*"\s*')
+NEVER = -1  # the version such a tag asks for: none has it
+IF_MATCH_PATTERN = r'^[ \t]*(?:\*|(?:W/)?"?[0-9]{1,18}"?|(?:W/)?"[^"\x00-\x20\x7f]*")[ \t]*$'
 
 
 class InvalidPrecondition(AppError):
@@ -44,13 +49,15 @@ async def if_match(
             alias="If-Match",
             description='The block version you read (its ETag, e.g. "3"); on a mismatch the '
             "write is refused with 412",
-            json_schema_extra={"pattern": r'^[ \t]*(?:\*|(?:W/)?"?[0-9]{1,18}"?)[ \t]*$'},
+            json_schema_extra={"pattern": IF_MATCH_PATTERN},
         ),
     ] = None,
 ) -> int | None:
     if value is None or value.strip() == "*":
         return None
     found = _TAG.fullmatch(value)
+    if found is None and _OTHER_TAG.fullmatch(value):
+        return NEVER
     if found is None:
         raise InvalidPrecondition(
             f'If-Match must be a block version as its ETag gives it (for example "3"), '

@@ -92,8 +92,14 @@ def test_blocks_carry_their_version_as_etag_and_honour_if_match(client: TestClie
     weak = client.patch(url, json={"word_limit": 100}, headers={"If-Match": 'W/"3"'})
     assert weak.status_code == 200
     refused = client.patch(url, json={"word_limit": 90}, headers={"If-Match": "yesterday"})
-    assert refused.status_code == 400
+    assert refused.status_code == 400  # not an entity-tag at all
     assert refused.json()["code"] == "invalid_if_match"
+    # An entity-tag, well-formed, that no version of the block is: a failed precondition.
+    for other in ('"definitely-not-the-version"', 'W/"x"', '""'):
+        unmatched = client.patch(url, json={"word_limit": 90}, headers={"If-Match": other})
+        assert unmatched.status_code == 412, other
+        assert unmatched.json()["code"] == "version_mismatch"
+        assert unmatched.json()["details"]["current_version"] == 4
     too_small = client.patch(url, json={"lines": ["one two three"], "word_limit": 2})
     assert too_small.status_code == 409
     assert too_small.json()["code"] == "block_full"
