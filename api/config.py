@@ -182,6 +182,13 @@ def check_settings(settings: Settings) -> None:
             problems.append("ENCRYPTION_KEY: needs at least 32 characters when AUTH_MODE=google")
         if not settings.cookie_secure:
             problems.append("COOKIE_SECURE: must stay true when AUTH_MODE=google")
+        if settings.public_url is None:
+            problems.append(
+                "PUBLIC_URL: required when AUTH_MODE=google: the server's own address, which "
+                "Google's sign-in returns to and the links it gives name (MCP's metadata, "
+                "seed 004's dashboard_url); without it they would come from whatever Host "
+                "a request claims"
+            )
         url = settings.frontend_url
         if url.scheme != "https" and url.host not in LOOPBACK_HOSTS:
             problems.append("FRONTEND_URL: must be https when AUTH_MODE=google")

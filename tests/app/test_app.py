@@ -214,8 +214,11 @@ def test_google_mode_needs_its_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GOOGLE_CLIENT_ID", raising=False)
     with pytest.raises(ConfigError) as raised:
         load_settings()
-    for variable in ("JWT_SECRET", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET"):
+    for variable in ("JWT_SECRET", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET", "PUBLIC_URL"):
         assert variable in str(raised.value)
+    # Without it, Google's return address and the links the server gives (MCP's metadata,
+    # seed 004's dashboard_url) would come from whatever Host a request claims.
+    assert "PUBLIC_URL: required when AUTH_MODE=google" in str(raised.value)
 
 
 def test_local_mode_refuses_a_public_address_unless_told(

@@ -58,6 +58,7 @@ def test_the_limit_comes_before_sign_in(tmp_path: Path) -> None:
     settings = Settings(
         sqlite_path=tmp_path / "g.db",
         auth_mode="google",
+        public_url="https://api.example.com",
         jwt_secret="j" * 40,
         encryption_key="k" * 40,
         google_client_id="client",

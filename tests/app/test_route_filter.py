@@ -31,6 +31,7 @@ def settings_for(mode: str, tmp_path: Path) -> Settings:
     return Settings(
         sqlite_path=tmp_path / "app.db",
         auth_mode="google",
+        public_url="http://127.0.0.1",
         jwt_secret=JWT_SECRET,
         encryption_key="e" * 40,
         google_client_id="id",

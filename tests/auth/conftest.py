@@ -31,6 +31,7 @@ def settings(tmp_path: Path, google: FakeGoogle) -> Settings:
         store="sqlite",
         sqlite_path=tmp_path / "auth.db",
         auth_mode="google",
+        public_url="https://testserver",
         jwt_secret=JWT_SECRET,
         encryption_key="e" * 40,
         google_client_id=google.client_id,

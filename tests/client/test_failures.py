@@ -133,6 +133,7 @@ def saas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryServe
     secret = asyncio.run(make_api_key(db))
     google = {
         "AUTH_MODE": "google",
+        "PUBLIC_URL": "https://api.example.com",
         "JWT_SECRET": "j" * 40,
         "GOOGLE_CLIENT_ID": "client-id",
         "GOOGLE_CLIENT_SECRET": "client-secret",

@@ -23,6 +23,7 @@ def _settings(database: Path) -> dict[str, Settings]:
             sqlite_path=database,
             memory_embedding_backend="none",
             auth_mode="google",
+            public_url="https://api.example.com",
             jwt_secret="j" * 40,
             encryption_key="e" * 40,
             google_client_id="contract",

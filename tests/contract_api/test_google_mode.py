@@ -24,6 +24,7 @@ def google_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClie
             store="sqlite",
             sqlite_path=directory / "google.db",
             auth_mode="google",
+            public_url="https://testserver",
             jwt_secret=JWT_SECRET,
             encryption_key="e" * 40,
             google_client_id=google.client_id,

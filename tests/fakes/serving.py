@@ -109,11 +109,14 @@ def server_process(
     stop_seconds: float = 20,
 ) -> Iterator[ServerProcess]:
     """`agent-memory serve --port {port} [--workers {workers}]` (or `command`, which must
-    serve on `port`) with the environment and `env`, once its /health answers 200; stopped
+    serve on `port`) with the environment and `env` ("{root}" in a value: the server's
+    root URL), once its /health answers 200; stopped
     (SIGTERM) when the block ends, unless it has ended already. `workers` None: serve's
     default. Its output goes to `log` (quoted when it fails to start), else nowhere.
     `own_group`: a process group of its own, so `kill_9` kills its workers too."""
     port = port or free_port()
+    root = f"http://127.0.0.1:{port}"
+    env = {k: v.replace("{root}", root) for k, v in env.items()}  # e.g. PUBLIC_URL
     if command is None:
         command = [sys.executable, "-m", "api.cli", "serve", "--port", str(port)]
         if workers is not None:
@@ -128,7 +131,7 @@ def server_process(
             text=True,
             start_new_session=own_group,
         )
-    server = ServerProcess(f"http://127.0.0.1:{port}", port, process)
+    server = ServerProcess(root, port, process)
     try:
         deadline = time.monotonic() + start_seconds
         while True:

@@ -44,6 +44,7 @@ def test_loopback_means_the_peer_in_google_mode_too(settings: Settings) -> None:
     google = changed(
         settings,
         auth_mode="google",
+        public_url="https://api.example.com",
         jwt_secret="j" * 40,
         encryption_key="e" * 40,
         google_client_id="client",

@@ -81,6 +81,7 @@ def test_mistakes_are_told_plainly(tmp_path: Path) -> None:
     google = {
         **env,
         "AUTH_MODE": "google",
+        "PUBLIC_URL": "https://memory.example.com",
         "JWT_SECRET": "s" * 40,
         "ENCRYPTION_KEY": "k" * 40,
         "GOOGLE_CLIENT_ID": "id",

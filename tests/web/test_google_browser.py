@@ -30,6 +30,7 @@ def google() -> Iterator[FakeGoogle]:
 def server(built_app: object, google: FakeGoogle) -> Iterator[str]:
     env = {
         "AUTH_MODE": "google",
+        "PUBLIC_URL": "{root}",
         "JWT_SECRET": "j" * 40,
         "GOOGLE_CLIENT_ID": google.client_id,
         "GOOGLE_CLIENT_SECRET": google.client_secret,
