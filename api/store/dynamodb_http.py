@@ -259,9 +259,6 @@ class DynamoHttp:
         if session is None:
             if self._closed:
                 raise Unreachable("The DynamoDB client is closed.")
-            # A loop that has ended took its connections with it: forget their sessions.
-            for ended in [other for other in self._sessions if other.is_closed()]:
-                self._sessions.pop(ended).detach()
             session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=CONNECTIONS),
                 timeout=aiohttp.ClientTimeout(
@@ -283,5 +280,5 @@ class DynamoHttp:
             elif loop.is_running():
                 done = asyncio.run_coroutine_threadsafe(session.close(), loop)
                 await asyncio.wait_for(asyncio.wrap_future(done), timeout=5)
-            else:
-                session.detach()
+            else:  # its loop has ended, and its connections with it: marked closed only
+                await session.close()
