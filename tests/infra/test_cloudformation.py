@@ -43,7 +43,10 @@ class Stack:
     endpoint: str  # moto's
 
     def client(self, service: str) -> Any:
-        return boto3.client(service, region_name=REGION, endpoint_url=self.endpoint)
+        """A boto3 client of moto's server (its type is the service's, which mypy cannot
+        tell from a variable)."""
+        make: Any = boto3.client
+        return make(service, region_name=REGION, endpoint_url=self.endpoint)
 
 
 @pytest.fixture
