@@ -538,7 +538,7 @@ class DynamoTable:
             request = response.get("UnprocessedKeys") or {}
             if not request:
                 return found
-            await asyncio.sleep(_backoff(attempt))
+            await asyncio.sleep(backoff(attempt))
         raise Throttled("DynamoDB left part of a batch read unprocessed.", engine="dynamodb")
 
     async def batch_write(self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()) -> None:
@@ -568,7 +568,7 @@ class DynamoTable:
             pending = response.get("UnprocessedItems") or {}
             if not pending:
                 return
-            await asyncio.sleep(_backoff(attempt))
+            await asyncio.sleep(backoff(attempt))
         raise Throttled("DynamoDB left part of a batch write unprocessed.", engine="dynamodb")
 
     async def transact_write(self, ops: Sequence[TxOp]) -> None:
@@ -631,12 +631,7 @@ class DynamoTable:
                 conflict = all(r in (None, "TransactionConflict") for r in error.reasons)
                 if not conflict or attempt == TRANSACTION_CONFLICT_RETRIES:
                     raise
-                await asyncio.sleep(_backoff(attempt))
-
-
-def _backoff(attempt: int) -> float:
-    """Seconds before a batch's unprocessed items, or a conflicted transaction, go again."""
-    return backoff(attempt)
+                await asyncio.sleep(backoff(attempt))
 
 
 def _client(
