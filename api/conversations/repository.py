@@ -11,6 +11,7 @@ from api.store.table import (
     AttrAbsent,
     Check,
     ConditionFailed,
+    Delete,
     ItemAbsent,
     ItemExists,
     Key,
@@ -159,3 +160,10 @@ async def renew_lease(table: Table, conversation_id: str, holder: str, until: fl
 
 async def release_lease(table: Table, conversation_id: str, holder: str) -> None:
     await leases.release(table, keys.conversation_lease(conversation_id), holder)
+
+
+LEASE = "lease"  # the label of the lease's release in a transaction
+
+
+def release_lease_op(conversation_id: str, holder: str) -> Delete:
+    return leases.release_op(keys.conversation_lease(conversation_id), holder, LEASE)

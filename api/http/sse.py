@@ -348,20 +348,37 @@ def encode(number: int, event: RunEvent) -> bytes:
 
 
 async def relay(prepared: PreparedTurn, *, grace_seconds: float) -> AsyncIterator[bytes]:
-    """The run's events as they come, numbered as its journal numbers them."""
+    """The run's events as they come, numbered as its journal numbers them: those ready
+    together (a loop busy with other turns) go as one send, one write to the socket."""
     number = 0
-    async with contextlib.aclosing(run_events(prepared, grace_seconds=grace_seconds)) as produced:
-        async for event in produced:
-            number += 1
-            yield encode(number, event)
+    batches = run_event_batches(prepared, grace_seconds=grace_seconds)
+    async with contextlib.aclosing(batches) as produced:
+        async for batch in produced:
+            frames = []
+            for event in batch:
+                number += 1
+                frames.append(encode(number, event))
+            yield b"".join(frames)
 
 
 async def run_events(
     prepared: PreparedTurn, *, grace_seconds: float
 ) -> AsyncGenerator[RunEvent, None]:
-    """The run, started in its own task, and its events as they come; a run that ends
-    without saying how (the server shutting down mid-turn) ends as interrupted. Closing
-    this early (the client left) tells the runtime, which stops the run or gives it grace."""
+    """`run_event_batches`, one event at a time."""
+    batches = run_event_batches(prepared, grace_seconds=grace_seconds)
+    async with contextlib.aclosing(batches) as produced:
+        async for batch in produced:
+            for event in batch:
+                yield event
+
+
+async def run_event_batches(
+    prepared: PreparedTurn, *, grace_seconds: float
+) -> AsyncGenerator[list[RunEvent], None]:
+    """The run, started in its own task, and its events as they come, all those ready at
+    once together; a run that ends without saying how (the server shutting down mid-turn)
+    ends as interrupted. Closing this early (the client left) tells the runtime, which
+    stops the run or gives it grace."""
     queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
 
     async def pump() -> None:
@@ -377,12 +394,18 @@ async def run_events(
     task = prepared.task = runtime.start(pump())
     last: RunEvent | None = None
     try:
-        while (event := await queue.get()) is not None:
-            last = event
-            yield event
+        ended = False
+        while not ended:
+            batch = [await queue.get()]
+            while not queue.empty():
+                batch.append(queue.get_nowait())
+            ended = batch[-1] is None  # the pump's last word
+            ready = [event for event in batch if event is not None]
+            if ready:
+                last = ready[-1]
+                yield ready
         if not isinstance(last, RunCompleted | RunFailed):  # the run broke off: say so
-            for event in events.interrupted(run_id):
-                yield event
+            yield list(events.interrupted(run_id))
     finally:
         runtime.left(task, run_id, grace_seconds=grace_seconds)
 

@@ -1,9 +1,10 @@
 """What a run tells its client, one event at a time. `docs/sse.md` documents each event and
 its fields; the SSE event name is `EVENT`, the data is `data()` as JSON."""
 
-import json
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any, ClassVar
+
+from api.kit import json_text
 
 _JSON = "_json"  # where an event keeps its JSON once made
 
@@ -27,7 +28,7 @@ class RunEvent:
         keeps a value, which a frozen dataclass allows."""
         made: str | None = self.__dict__.get(_JSON)
         if made is None:
-            made = self.__dict__[_JSON] = json.dumps(self.data(), ensure_ascii=False)
+            made = self.__dict__[_JSON] = json_text.dumps(self.data())
         return made
 
 

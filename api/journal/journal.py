@@ -11,6 +11,7 @@ from api.conversations.messages import repository as messages
 from api.conversations.messages.models import Message
 from api.journal import repository
 from api.journal.bus import RunBus
+from api.journal.closing import Closing
 from api.journal.models import Run, RunEvents, RunState
 from api.journal.process import this_process
 from api.kit.clock import Clock
@@ -18,8 +19,11 @@ from api.store.table import InvalidItem, ItemTooLarge, Put, StoreError, Table, T
 
 log = logging.getLogger(__name__)
 
-FLUSH_SECONDS = 0.25
-FLUSH_EVENTS = 20
+# At most one write a second while a turn streams, each with the answer's draft: what a
+# kill -9 can lose is at most a second of text its client was shown. A turn that ends
+# within the second writes its events only with its end. FLUSH_EVENTS bounds what waits.
+FLUSH_SECONDS = 1.0
+FLUSH_EVENTS = 500
 CLOSING_ATTEMPTS = 3  # writes of the last events before the run ends without them
 
 
@@ -46,6 +50,7 @@ class RunJournal:
         self._timer: asyncio.TimerHandle | None = None
         self._writing: asyncio.Task[None] | None = None
         self._opened = False
+        self.closed = False  # ended: later events are not kept
 
     async def open(self, event: str, data: str) -> None:
         """The run exists with its first event (a reader may ask for it) once this returns."""
@@ -71,7 +76,7 @@ class RunJournal:
     def add(self, event: str, data: str) -> None:
         """Kept, to be written soon, numbered after the events before it. A run that could
         not be opened keeps nothing: its events would lie in a partition with no run."""
-        if not self._opened:
+        if not self._opened or self.closed:
             return
         self._pending.append([event, data])
         if len(self._pending) >= FLUSH_EVENTS:
@@ -186,18 +191,20 @@ class RunJournal:
             return e
         return None
 
-    async def close(self, state: RunState) -> None:
-        """Everything written, and the run ended as `state`. Runs to its end through a
+    async def close(self, state: RunState, closing: Closing | None = None) -> None:
+        """Everything written, and the run ended as `state`, in one transaction with what
+        `closing` gathered (or, refused, each on its own). Runs to its end through a
         cancellation (the turn's task is cancelled when its client leaves)."""
-        closing = asyncio.ensure_future(self._close(state))
+        self.closed = True
+        ending = asyncio.ensure_future(self._close(state, closing))
         cancelled = False
-        while not closing.done():
+        while not ending.done():
             try:
-                await asyncio.wait({closing})
+                await asyncio.wait({ending})
             except asyncio.CancelledError:
                 cancelled = True
-        if closing.exception() is not None:
-            log.warning("ending run %s failed", self.run.run_id, exc_info=closing.exception())
+        if ending.exception() is not None:
+            log.warning("ending run %s failed", self.run.run_id, exc_info=ending.exception())
         if cancelled:
             raise asyncio.CancelledError
 
@@ -208,14 +215,30 @@ class RunJournal:
             run_id=self.run.run_id, first=self._next, events=self._pending, ttl=self.run.ttl
         )
 
-    async def _close(self, state: RunState) -> None:
+    async def _close(self, state: RunState, closing: Closing | None) -> None:
         self.draft = no_draft
         if not self._opened:
+            if closing is not None:
+                await closing.alone()
             return
         self._cancel_timer()
         if self._writing is not None:
             await self._writing
         run_id = self.run.run_id
+        if closing is not None:
+            last = self._last_batch()
+            try:
+                await closing.commit(repository.end_ops(run_id, state, self.clock.now(), last=last))
+            except Exception:
+                # Refused (a replayed answer, a conversation being deleted, a run ended by
+                # another process, a lost lease) or failed: each part as it was written
+                # before they went together, the run's end last.
+                log.info("the closing write of run %s went apart", run_id, exc_info=True)
+                await closing.alone()
+            else:
+                self._pending = []
+                self.bus.touch(run_id)
+                return
         ended: bool | None = None
         # The last events go in the transaction that ends the run: one store call, not two.
         split = False

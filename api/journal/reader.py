@@ -2,6 +2,7 @@
 and the runs whose process died, found and ended as interrupted."""
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -13,7 +14,7 @@ from api.journal.bus import RunBus
 from api.journal.models import LiveRun, Run, RunEvents, StoredEvent
 from api.journal.process import this_process
 from api.kit.clock import Clock
-from api.store.table import Table
+from api.store.table import Table, TransactionCancelled
 
 log = logging.getLogger(__name__)
 
@@ -81,11 +82,21 @@ DEAD_RUN_GAP = 1000
 async def end_dead(table: Table, clock: Clock, run: Run) -> bool:
     """A run whose process died: its journal ends as an interrupted run's does, once
     (several processes may find it dead at once: the ending goes with the end, in one
-    transaction). The draft of its answer is in its conversation already, interrupted."""
+    transaction), and its conversation's lease is released in the same write, so that
+    the conversation takes its next turn at once rather than when the lease lapses. The
+    draft of its answer is in its conversation already, interrupted."""
     first = await repository.next_number(table, run.run_id) + DEAD_RUN_GAP
     ending = [[e.EVENT, e.json()] for e in events.interrupted(run.run_id)]
     last = RunEvents(run_id=run.run_id, first=first, events=ending, ttl=run.ttl)
-    if not await repository.end(table, run.run_id, "interrupted", clock.now(), last=last):
+    end = functools.partial(repository.end, table, run.run_id, "interrupted", clock.now())
+    try:
+        release = conversations.release_lease_op(run.conversation_id, run.run_id)
+        ended = await end(last=last, also=[release])
+    except TransactionCancelled as e:
+        if not e.refused(conversations.LEASE):
+            raise
+        ended = await end(last=last)  # the lease lapsed already, and may be another's
+    if not ended:
         return False  # ended meanwhile, by itself or by another process's sweep
     log.warning("run %s was left running by a process that died: interrupted", run.run_id)
     return True

@@ -2,6 +2,7 @@
 and a marker per running turn in a few shared partitions."""
 
 import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from api.journal.models import LiveRun, Run, RunEvents, RunState
@@ -47,26 +48,42 @@ def append_put(batch: RunEvents) -> Put:
     return Put(batch.to_dynamo_item())
 
 
-async def end(
-    table: Table, run_id: str, state: RunState, at: float, *, last: RunEvents | None = None
-) -> bool:
-    """Ended as `state`, if it was still running (False: someone ended it already), with
-    `last`, its closing events, written with the end or not at all."""
+RUN = "run"  # the label of the run's end in a transaction
+
+
+def end_ops(run_id: str, state: RunState, at: float, *, last: RunEvents | None) -> list[TxOp]:
+    """The writes that end the run as `state` if it is still running (refused, RUN, when
+    someone ended it already), with `last`, its closing events; for a transaction."""
     ops: list[TxOp] = [
         Update(
             keys.run(run_id),
             set={"state": state, "ended_at": datetime.fromtimestamp(at, UTC).isoformat()},
             condition=AttrEquals("state", "running"),
-            label="run",
+            label=RUN,
         ),
         Delete(keys.live_run(run_id)),
     ]
     if last is not None:
         ops.append(Put(last.to_dynamo_item()))
+    return ops
+
+
+async def end(
+    table: Table,
+    run_id: str,
+    state: RunState,
+    at: float,
+    *,
+    last: RunEvents | None = None,
+    also: Sequence[TxOp] = (),
+) -> bool:
+    """Ended as `state`, if it was still running (False: someone ended it already), with
+    `last`, its closing events, written with the end or not at all, and `also`, other
+    writes in the same transaction (TransactionCancelled when one of them is refused)."""
     try:
-        await table.transact_write(ops)
+        await table.transact_write([*end_ops(run_id, state, at, last=last), *also])
     except TransactionCancelled as e:
-        if not e.refused("run"):
+        if not e.refused(RUN):
             raise
         await table.delete(keys.live_run(run_id))
         return False

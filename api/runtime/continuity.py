@@ -9,9 +9,12 @@ from collections.abc import Sequence
 
 from api.conversations.messages import repository as messages
 from api.conversations.messages import service as message_service
-from api.conversations.messages.models import Said
+from api.conversations.messages.models import Message, Said
+from api.journal.closing import ClosingWrite
 from api.runtime.hooks import AgentInitialized, HookProvider, MessageAdded, TurnFinished
+from api.runtime.state import TurnState
 from api.search.engine import SearchEngine
+from api.store.table import Item, TxOp
 
 DEFAULT_RECENT_TURNS = 10
 MESSAGES_PER_TURN = 4  # a question, a tool call, its result and the answer: a first guess
@@ -107,6 +110,16 @@ class ContinuityHook(HookProvider):
 
     async def on_message_added(self, event: MessageAdded) -> None:
         state = event.state
+        if event.closing is not None and event.ends_turn and not event.written_with:
+            # The answer: nothing of the turn follows it but the run's end, which carries it.
+            event.closing.add(_Said(self.search, state, event.message, stored=False))
+            return
+        if event.closing is not None and event.written_with:
+            # The question, with the run's opening; its copy goes with the run's end.
+            await messages.add(self.table, event.message, written_with=event.written_with)
+            if message_service.searchable(event.message):
+                event.closing.add(_Said(self.search, state, event.message, stored=True))
+            return
         if event.ends_turn and not event.written_with:
             copying = await message_service.store_answer(
                 self.search, state.user_email, state.agent_id, event.message
@@ -127,3 +140,51 @@ class ContinuityHook(HookProvider):
         copies = self._copies.pop(event.state.run_id, [])
         if copies:
             await asyncio.wait(copies)  # waits without cancelling them if we are cancelled
+
+
+class _Said(ClosingWrite):
+    """A message of the turn in the transaction that ends its run: the answer with its
+    searchable copy, or the copy of the question (`stored` when the turn began). Its vector
+    is made meanwhile; one still not made then (a slow remote embedder) does not hold the
+    run's end up: the copy is written after it, as any message's is."""
+
+    def __init__(self, search: SearchEngine, state: TurnState, message: Message, *, stored: bool):
+        self.search = search
+        self.owner = state.user_email
+        self.agent_id = state.agent_id
+        self.message = message
+        self.stored = stored
+        self.vector: asyncio.Future[Item] | None = None
+        if message_service.searchable(message):
+            self.vector = asyncio.ensure_future(message_service.vector_of(search, message))
+            # Its failure is seen where its copy is written, or by nobody (written apart).
+            self.vector.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self.late = False
+
+    async def writes(self) -> tuple[list[TxOp], list[Item]]:
+        vector = self.vector
+        if vector is not None and not vector.done():
+            await asyncio.wait({vector}, timeout=message_service.ANSWER_WAITS_FOR_VECTOR_SECONDS)
+        made = vector is not None and vector.done() and vector.exception() is None
+        self.late = vector is not None and not made
+        if not made or vector is None:
+            return ([] if self.stored else [messages.put_op(self.message)]), []
+        recall = message_service.copy_item(self.agent_id, self.message, vector.result())
+        if self.stored:
+            return messages.copy_ops(self.owner, self.message, recall), [recall]
+        return messages.recorded_ops(self.owner, [self.message], [recall]), [recall]
+
+    def written(self) -> None:
+        if self.late:
+            self.search.in_background(self._copy())
+
+    async def alone(self) -> None:
+        if self.stored:
+            await self._copy()
+        else:
+            await message_service.store_answer(self.search, self.owner, self.agent_id, self.message)
+
+    async def _copy(self) -> None:
+        await message_service.write_copy(
+            self.search, self.owner, self.agent_id, self.message, self.vector
+        )

@@ -5,8 +5,9 @@ were registered, for every architecture alike.
 - `on_agent_initialized`: before the first LLM call. A provider may add sections to the
   system prompt (the continuity hook adds the recent conversation). Providers run
   concurrently here, with the runtime's own reads, so that the turn waits for one round.
-- `on_message_added`: after each message of the turn exists (user, assistant, tool call
-  and tool result), in order, one provider after another. The continuity hook saves it.
+- `on_message_added`: after each message of the turn is made (user, assistant, tool call
+  and tool result), in order, one provider after another. The continuity hook saves it
+  (the answer, with the run's end: see `MessageAdded.closing`).
 - `on_turn_finished`: once, with how the turn ended.
 """
 
@@ -19,6 +20,7 @@ from typing import Literal
 
 from api.agents.models import Agent
 from api.conversations.messages.models import Message
+from api.journal.closing import Closing
 from api.runtime.state import TurnState
 from api.store.table import TxOp
 
@@ -43,10 +45,13 @@ class MessageAdded:
     # Writes the provider that stores the message (the continuity hook) makes in the same
     # transaction: the run's opening rides on the user's message, one store round, not two.
     written_with: tuple[TxOp, ...] = ()
-    # The turn's answer: nothing of the turn follows it but its end, which waits for what
-    # the providers do with it anyway (the continuity hook writes it with its searchable
-    # copy, in one transaction).
+    # The turn's answer: nothing of the turn follows it but its end (the continuity hook
+    # writes it, with its searchable copy, in the transaction that ends the run).
     ends_turn: bool = False
+    # What the transaction that ends the run carries: a provider may add its writes (the
+    # continuity hook adds the answer, and the question's searchable copy). None where no
+    # run is journaled.
+    closing: Closing | None = None
 
 
 @dataclass(frozen=True)
@@ -69,9 +74,12 @@ class HookProvider:
 class Hooks:
     """The providers of one turn, fired together."""
 
-    def __init__(self, providers: Sequence[HookProvider], state: TurnState) -> None:
+    def __init__(
+        self, providers: Sequence[HookProvider], state: TurnState, closing: Closing | None = None
+    ) -> None:
         self.providers = tuple(providers)
         self.state = state
+        self.closing = closing
         self._last: asyncio.Future[None] | None = None
 
     async def agent_initialized(self, load_agent: Callable[[], Awaitable[Agent]]) -> list[str]:
@@ -99,7 +107,7 @@ class Hooks:
         async def add() -> None:
             if previous is not None:
                 await previous
-            event = MessageAdded(self.state, message, tuple(written_with), ends_turn)
+            event = MessageAdded(self.state, message, tuple(written_with), ends_turn, self.closing)
             for provider in self.providers:
                 await provider.on_message_added(event)
 

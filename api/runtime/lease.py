@@ -11,8 +11,9 @@ import time
 
 from api.conversations import repository as conversations
 from api.errors import AppError
+from api.journal.closing import ClosingWrite
 from api.kit.clock import Clock
-from api.store.table import StoreError, Table
+from api.store.table import Item, StoreError, Table, TxOp, WriteConflict
 
 log = logging.getLogger(__name__)
 
@@ -36,14 +37,52 @@ class ConversationBusy(AppError):
         return {"Retry-After": str(max(1, math.ceil(self.retry_after)))}
 
 
+class Renewals:
+    """The leases of this process's running turns, renewed by one timer rather than by a
+    task sleeping beside each turn: a turn that ends within RENEW_EVERY_SECONDS (most do)
+    costs a dict entry, not a task to create and cancel."""
+
+    def __init__(self) -> None:
+        self._due: dict[Lease, float] = {}  # by time.monotonic()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def keep(self, lease: "Lease") -> None:
+        self._due[lease] = time.monotonic() + RENEW_EVERY_SECONDS
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(RENEW_EVERY_SECONDS, self._tick)
+
+    def forget(self, lease: "Lease") -> None:
+        self._due.pop(lease, None)
+
+    def _tick(self) -> None:
+        self._timer = None
+        now = time.monotonic()
+        for lease, due in list(self._due.items()):
+            if due <= now:
+                self._due[lease] = now + RENEW_EVERY_SECONDS
+                lease.renew_soon()
+        if self._due:
+            wait = max(0.0, min(self._due.values()) - now)
+            self._timer = asyncio.get_running_loop().call_later(wait, self._tick)
+
+
 class Lease:
-    def __init__(self, table: Table, clock: Clock, conversation_id: str, holder: str) -> None:
+    def __init__(
+        self,
+        table: Table,
+        clock: Clock,
+        conversation_id: str,
+        holder: str,
+        *,
+        renewals: Renewals,
+    ) -> None:
         self.table = table
         self.clock = clock
         self.conversation_id = conversation_id
         self.holder = holder
+        self.renewals = renewals
         self.held = False
-        self._renewing: asyncio.Task[None] | None = None
+        self._renewing: asyncio.Task[None] | None = None  # a renewal under way
 
     async def take(self, *, wait_seconds: float = 0.0) -> None:
         """Held from now on, or ConversationBusy saying when to try again; with
@@ -51,9 +90,12 @@ class Lease:
         deadline = time.monotonic() + wait_seconds
         while True:
             until = self.clock.now() + LEASE_SECONDS
-            taken = await conversations.take_lease(
-                self.table, self.conversation_id, self.holder, until
-            )
+            try:
+                taken = await conversations.take_lease(
+                    self.table, self.conversation_id, self.holder, until
+                )
+            except WriteConflict:  # the turn before is ending: its closing frees it
+                taken = False
             if taken:
                 self.held = True
                 return
@@ -64,39 +106,64 @@ class Lease:
         raise ConversationBusy(RENEW_EVERY_SECONDS if other is None else other - self.clock.now())
 
     def keep(self) -> None:
-        """Renew it in the background while the turn runs."""
-        if self.held and self._renewing is None:
+        """Renewed every RENEW_EVERY_SECONDS while the turn runs."""
+        if self.held:
+            self.renewals.keep(self)
+
+    def renew_soon(self) -> None:
+        if self._renewing is None or self._renewing.done():
             self._renewing = asyncio.ensure_future(self._renew())
 
     async def _renew(self) -> None:
-        while True:
-            await asyncio.sleep(RENEW_EVERY_SECONDS)
-            until = self.clock.now() + LEASE_SECONDS
-            try:
-                renewed = await conversations.renew_lease(
-                    self.table, self.conversation_id, self.holder, until
-                )
-            except StoreError as e:  # a throttle or a blip: the lease has time left, try again
-                log.warning(
-                    "renewing the lease of conversation %s failed: %s", self.conversation_id, e
-                )
-                continue
-            if not renewed:
-                log.warning("lost the lease of conversation %s", self.conversation_id)
-                return
+        until = self.clock.now() + LEASE_SECONDS
+        try:
+            renewed = await conversations.renew_lease(
+                self.table, self.conversation_id, self.holder, until
+            )
+        except StoreError as e:  # a throttle or a blip: the lease has time left, try again
+            log.warning("renewing the lease of conversation %s failed: %s", self.conversation_id, e)
+            return
+        if not renewed:
+            log.warning("lost the lease of conversation %s", self.conversation_id)
+            self.renewals.forget(self)
+
+    async def _stop_renewing(self) -> None:
+        self.renewals.forget(self)
+        # Not kept here once cancelled: its CancelledError's traceback holds this lease,
+        # and the lease holding the task back would make a cycle only a collection frees.
+        renewing, self._renewing = self._renewing, None
+        if renewing is not None:
+            renewing.cancel()
+            await asyncio.gather(renewing, return_exceptions=True)
+
+    async def closing(self) -> ClosingWrite | None:
+        """The release as a part of the transaction that ends the turn (no write of its
+        own); None when the lease is not held."""
+        await self._stop_renewing()
+        return _Release(self) if self.held else None
 
     async def free(self) -> None:
         """Released, whatever happens to the caller meanwhile (a turn ending by
         cancellation still frees its conversation)."""
-        # Not kept here once cancelled: its CancelledError's traceback holds this lease,
-        # and the lease holding the task back would make a cycle only a collection frees.
-        renewing, self._renewing = self._renewing, None
         held, self.held = self.held, False  # from here on, `keep` starts nothing
-        if renewing is not None:
-            renewing.cancel()
-            await asyncio.gather(renewing, return_exceptions=True)
+        await self._stop_renewing()
         if held:
             with contextlib.suppress(Exception):
                 await asyncio.shield(
                     conversations.release_lease(self.table, self.conversation_id, self.holder)
                 )
+
+
+class _Release(ClosingWrite):
+    def __init__(self, lease: Lease) -> None:
+        self.lease = lease
+
+    async def writes(self) -> tuple[list[TxOp], list[Item]]:
+        lease = self.lease
+        return [conversations.release_lease_op(lease.conversation_id, lease.holder)], []
+
+    def written(self) -> None:
+        self.lease.held = False
+
+    async def alone(self) -> None:
+        await self.lease.free()

@@ -25,6 +25,7 @@ from api.errors import AppError, public_body
 from api.journal import events
 from api.journal import repository as runs
 from api.journal.bus import RunBus
+from api.journal.closing import Closing, Commit
 from api.journal.journal import RunJournal
 from api.journal.models import Run
 from api.kit.aio import ready
@@ -39,7 +40,7 @@ from api.runtime.architectures.base import AgentArchitecture
 from api.runtime.builder import TurnBuilder
 from api.runtime.continuity import ContinuityHook
 from api.runtime.hooks import HookProvider, Hooks
-from api.runtime.lease import ConversationBusy, Lease
+from api.runtime.lease import ConversationBusy, Lease, Renewals
 from api.runtime.state import TurnState
 from api.runtime.turn import DAY, Turn
 from api.search.engine import SearchEngine
@@ -47,7 +48,7 @@ from api.settings import repository as provider_settings
 from api.settings import service as settings_service
 from api.settings.models import ProviderSettings
 from api.settings.providers import PROVIDERS
-from api.store.table import Table
+from api.store.table import Item, Table, TxOp
 from api.tools.native import NATIVE_TOOLS, ToolContext
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,7 @@ class Runtime:
         self.turns = turns
         self.running: set[asyncio.Task[None]] = set()
         self.runs = RunBus()
+        self.renewals = Renewals()  # of the leases its running turns hold
 
     async def prepare(
         self, request: TurnRequest, *, agent: Agent | None = None, wait: bool = False
@@ -146,7 +148,7 @@ class Runtime:
             session_id=request.session_id,
             run_id=new_id(),
         )
-        hooks = Hooks(self.hook_providers, state)
+        hooks = Hooks(self.hook_providers, state, Closing(self._committer(request.agent_id)))
         agent_read: asyncio.Future[Agent] = asyncio.ensure_future(
             ready(agent) if agent else agents.get(self.table, request.user_email, request.agent_id)
         )
@@ -157,7 +159,13 @@ class Runtime:
         # One turn at a time in a conversation, on every replica: its lease is taken in
         # the same round as the reads; a turn that waits its turn takes it first, so that
         # it reads what the turn before it left.
-        lease = Lease(self.table, self.clock, request.conversation_id, state.run_id)
+        lease = Lease(
+            self.table,
+            self.clock,
+            request.conversation_id,
+            state.run_id,
+            renewals=self.renewals,
+        )
         if wait:
             try:
                 await lease.take(wait_seconds=MAX_WAIT_SECONDS)
@@ -225,6 +233,18 @@ class Runtime:
         )
         journal = RunJournal(self.table, self.clock, run, self.runs, turn.draft.take)
         return PreparedTurn(self, architecture(), turn, turn.tools.context, lease, journal)
+
+    def _committer(self, agent_id: str) -> Commit:
+        """How the transaction that ends a turn is written: through the search's change
+        log when it puts searchable copies."""
+
+        async def commit(ops: Sequence[TxOp], upserts: Sequence[Item]) -> None:
+            if upserts:
+                await self.search.commit(agent_id, ops, upserts=upserts)
+            else:
+                await self.table.transact_write(ops)
+
+        return commit
 
     async def _provider_settings(
         self, email: str, agent: Agent | None
@@ -338,9 +358,21 @@ class PreparedTurn:
                 for event in events.interrupted(self.turn.state.run_id):
                     journal.add(event.EVENT, event.json())
             try:
-                await journal.close(self.outcome or "interrupted")
+                if not journal.closed:
+                    await self._close(self.outcome or "interrupted")
             finally:
-                await self.lease.free()
+                await self.lease.free()  # nothing left to free once the closing carried it
+
+    async def _close(self, outcome: Outcome) -> None:
+        """The run's end, its last events, what the hooks gave the closing (the answer
+        and the copies) and the lease's release: one transaction."""
+        closing = self.turn.hooks.closing
+        try:
+            release = await self.lease.closing()
+            if closing is not None and release is not None:
+                closing.add(release)
+        finally:
+            await self.journal.close(outcome, closing)
 
     async def _run(self) -> AsyncGenerator[events.RunEvent, None]:
         turn = self.turn
@@ -376,7 +408,8 @@ class PreparedTurn:
                 yield event
         except asyncio.CancelledError:
             await asyncio.gather(turn.hooks.settled(), return_exceptions=True)
-            await self._finished("interrupted")
+            if not self.journal.closed:  # not cancelled while it ended as completed
+                await self._finished("interrupted")
             raise
         except Exception as e:
             if isinstance(e, AppError):
@@ -396,11 +429,16 @@ class PreparedTurn:
             yield events.RunFailed(state.run_id, str(body["code"]))
             return
         await self._finished("completed")
-        yield events.RunCompleted(
+        completed = events.RunCompleted(
             state.run_id,
             turn.llm.calls,
             events.Usage(turn.llm.input_tokens, turn.llm.output_tokens),
         )
+        # Ended before it says so: a client that hears the run completed finds its answer
+        # stored and searchable, and the conversation free for the next turn.
+        self.journal.add(completed.EVENT, completed.json())
+        await self._close("completed")
+        yield completed
 
     async def _memory_upkeep(self, *, quiet: bool = False) -> list[events.RunEvent]:
         """Counts this turn for blocks at their warning level (the prompt told the model),

@@ -7,13 +7,13 @@ back as int, bytes stay bytes, and DynamoDB's 38-digit number limits apply on bo
 
 import base64
 import decimal
-import json
 import sys
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from typing import Any, cast
 
+from api.kit import json_text
 from api.kit.numbers import float_decimal
 from api.store.table import MAX_ITEM_BYTES, InvalidItem, Item, ItemTooLarge, StoreError
 
@@ -374,11 +374,8 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
-_ENCODER = json.JSONEncoder(default=_json_default, ensure_ascii=False, separators=(",", ":"))
-
-
 def dumps(item: Mapping[str, Wire]) -> str:
-    return _ENCODER.encode(item)
+    return json_text.dumps(item, default=_json_default)
 
 
 def dumps_checked(item: Mapping[str, Wire]) -> str:
@@ -386,7 +383,7 @@ def dumps_checked(item: Mapping[str, Wire]) -> str:
     string takes at least as many bytes of the UTF-8 text as DynamoDB counts for it (bytes
     as longer base64), each number and nesting more, and a character is at most 4 bytes.
     So only a text past a quarter of the limit needs the exact count."""
-    text = _ENCODER.encode(item)
+    text = json_text.dumps(item, default=_json_default)
     if 4 * len(text) > MAX_ITEM_BYTES:
         check_size(item)
     return text
@@ -394,4 +391,4 @@ def dumps_checked(item: Mapping[str, Wire]) -> str:
 
 def loads(text: str) -> dict[str, Wire]:
     """Binary values stay `{"$b": base64}` here; `from_wire` decodes them."""
-    return cast(dict[str, Wire], json.loads(text))
+    return cast(dict[str, Wire], json_text.loads(text))

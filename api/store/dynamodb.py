@@ -58,6 +58,7 @@ from api.store.table import (
     TransactionCancelled,
     TxOp,
     Update,
+    WriteConflict,
 )
 
 if TYPE_CHECKING:
@@ -198,6 +199,10 @@ def _error(
         ]
         return TransactionCancelled(
             f"The transaction was cancelled: {message}", reasons, labels=labels
+        )
+    if code == "TransactionConflictException":
+        return WriteConflict(
+            "Another write to the item was under way; try again.", engine="dynamodb"
         )
     if code in THROTTLING_CODES:
         return Throttled("DynamoDB is throttling requests; try again.", engine="dynamodb")

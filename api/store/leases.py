@@ -6,7 +6,7 @@ worker at a time) each keep theirs under their own key."""
 import contextlib
 import math
 
-from api.store.table import AttrEquals, ConditionFailed, Item, ItemAbsent, Key, Table
+from api.store.table import AttrEquals, ConditionFailed, Delete, Item, ItemAbsent, Key, Table
 
 
 async def take(table: Table, lease: Item, *, from_holder: str | None = None) -> bool:
@@ -34,3 +34,9 @@ async def renew(table: Table, key: Key, holder: str, until: float) -> bool:
 async def release(table: Table, key: Key, holder: str) -> None:
     with contextlib.suppress(ConditionFailed):  # lapsed meanwhile: nothing of ours to free
         await table.delete(key, condition=AttrEquals("holder", holder))
+
+
+def release_op(key: Key, holder: str, label: str) -> Delete:
+    """The release, for a transaction the holder makes anyway (refused, under `label`,
+    when the lease lapsed and another took it)."""
+    return Delete(key, condition=AttrEquals("holder", holder), label=label)

@@ -4,10 +4,12 @@ Each item is stored as the JSON text of its DynamoDB wire format, beside its key
 (and index key columns) so that SQLite orders and filters them. SQLite's BINARY collation
 compares UTF-8 bytes, which is DynamoDB's sort-key order.
 
-Every operation runs as one function on the connection's own thread: one hop off the
-event loop per call, and a conditional write is a single BEGIN IMMEDIATE transaction, so
-concurrent requests (and other processes, through WAL and the busy timeout) never
-interleave inside one.
+Every operation runs as one function on the connection's own thread, and a conditional
+write is a single BEGIN IMMEDIATE transaction, so concurrent requests (and other processes,
+through WAL and the busy timeout) never interleave inside one. Writes queued while the
+thread was busy commit together (group commit): one transaction for all of them, each
+write in its own SAVEPOINT so that one write's failed condition fails that write alone,
+and none answered before the COMMIT that makes it durable.
 """
 
 import asyncio
@@ -19,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from api.kit.clock import Clock, SystemClock
 from api.kit.private_files import private_file
@@ -52,6 +54,30 @@ from api.store.table import (
 T = TypeVar("T")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 _MAX_CHAR = "\U0010ffff"
+
+
+class _Job(NamedTuple):
+    call: Callable[[], Any]
+    future: "asyncio.Future[Any]"
+    write: bool  # may commit together with other writes
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    try:
+        return call(), None
+    except BaseException as e:  # handed to the caller, whatever it is
+        return None, e
+
+
+def _answer(jobs: Sequence[_Job], outcomes: Sequence[tuple[Any, BaseException | None]]) -> None:
+    """Hands each job its outcome on its own event loop: one callback per loop."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], Any, Any]]] = {}
+    for job, (value, error) in zip(jobs, outcomes, strict=True):
+        by_loop.setdefault(job.future.get_loop(), []).append((job.future, value, error))
+    for loop, results in by_loop.items():
+        # A closed loop has nobody waiting for these calls any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, results)
 
 
 def _settle(results: list[tuple["asyncio.Future[Any]", Any, Any]]) -> None:
@@ -87,10 +113,14 @@ class SqliteTable:
         self._clock = clock or SystemClock()
         self._busy_timeout_ms = busy_timeout_ms
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-store")
-        self._pending: dict[
-            asyncio.AbstractEventLoop, list[tuple[Callable[[], Any], asyncio.Future[Any]]]
-        ] = {}
-        self._pending_lock = threading.Lock()
+        # Calls made in one pass of an event loop, per loop; then the calls sent to the
+        # thread, which takes all that wait each time it is free.
+        self._pending: dict[asyncio.AbstractEventLoop, list[_Job]] = {}
+        self._queue: list[_Job] = []
+        self._draining = False  # the thread has the queue in hand, or is about to
+        self._pending_lock = threading.Lock()  # event loops in other threads share tables
+        self._commits = 0
+        self._grouped = 0
         self._conn: sqlite3.Connection | None = None
         self._closed = False
         self._index_columns = [c for i in definition.indexes for c in (i.pk, i.sk)]
@@ -108,17 +138,31 @@ class SqliteTable:
 
     # --- plumbing --------------------------------------------------------------------
 
+    @property
+    def group_commits(self) -> tuple[int, int]:
+        """Transactions that committed several writes together, and the writes in them."""
+        return self._commits, self._grouped
+
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run `fn` on the connection's thread. Calls made in the same pass of an event
-        loop (the branches of an asyncio.gather) go to the thread as one job, in the order
-        they were made: one hop for all of them. Each call is answered as soon as it ends."""
+        loop (the branches of an asyncio.gather) go to the thread together: one hop for
+        all of them. Each call is answered as soon as it ends; a write that committed
+        together with others, once they committed."""
+        return await self._queued(fn, args, write=False)
+
+    async def _run_write(self, fn: Callable[..., T], *args: Any) -> T:
+        """`_run` for a write that may commit together with other writes: `fn` writes
+        through `_write`, or makes a single statement."""
+        return await self._queued(fn, args, write=True)
+
+    async def _queued(self, fn: Callable[..., T], args: tuple[Any, ...], *, write: bool) -> T:
         if self._closed:
             raise StoreError("The store is closed.")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        with self._pending_lock:  # event loops in other threads may share this table
+        with self._pending_lock:
             pending = self._pending.setdefault(loop, [])
-            pending.append((partial(self._call, fn, *args), future))
+            pending.append(_Job(partial(self._call, fn, *args), future, write))
             first = len(pending) == 1
         if first:
             loop.call_soon(self._send_pending, loop)
@@ -126,36 +170,88 @@ class SqliteTable:
 
     def _send_pending(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._pending_lock:
-            batch = self._pending.pop(loop, [])
+            self._queue += self._pending.pop(loop, [])
+            start, self._draining = not self._draining, True
+        if not start:
+            return  # the thread takes them when it is done with what it has
         try:
-            self._executor.submit(self._run_batch, batch)
+            self._executor.submit(self._drain)
         except RuntimeError:  # the executor is shut down: the table was closed
-            _settle([(future, None, StoreError("The store is closed.")) for _, future in batch])
+            with self._pending_lock:
+                jobs, self._queue, self._draining = self._queue, [], False
+            _answer(jobs, [(None, StoreError("The store is closed."))] * len(jobs))
+
+    def _drain(self) -> None:
+        """On the connection's thread: runs what waits, until nothing does. What is queued
+        while it works waits for the next round, and its writes commit together."""
+        while True:
+            with self._pending_lock:
+                jobs, self._queue = self._queue, []
+                if not jobs:
+                    self._draining = False
+                    return
+            jobs = [job for job in jobs if not job.future.cancelled()]  # callers gone
+            writes = [job for job in jobs if job.write]
+            # Calls queued together were made concurrently, so any order among them is
+            # one they could have run in: reads first, answered at once, not after the
+            # writes' commit. Writes keep the order they were made in.
+            for job in jobs:
+                if not job.write:
+                    _answer([job], [_outcome(job.call)])
+            if len(writes) > 1 and not self._closed:
+                self._commit_together(writes)
+            else:
+                for job in writes:
+                    _answer([job], [_outcome(job.call)])
+
+    def _commit_together(self, writes: list[_Job]) -> None:
+        try:
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:
+            _answer(writes, [(None, self._failure(e))] * len(writes))
+            return
+        outcomes: list[tuple[Any, BaseException | None]] = []
+        for n, job in enumerate(writes):
+            outcomes.append(_outcome(job.call))
+            if not conn.in_transaction:
+                # SQLite rolled the whole transaction back on an error of its own (a full
+                # disk, I/O): the writes before went with it. Those after run alone.
+                lost = StoreError("SQLite rolled the write back; it was not stored.")
+                _answer(writes[: n + 1], [(None, error or lost) for _, error in outcomes])
+                for job in writes[n + 1 :]:
+                    _answer([job], [_outcome(job.call)])
+                return
+        try:
+            self._commit(conn)
+        except sqlite3.Error as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            failure = self._failure(e)
+            outcomes = [(None, error or failure) for _, error in outcomes]
+        else:
+            self._commits += 1
+            self._grouped += len(writes)
+        _answer(writes, outcomes)
 
     @staticmethod
-    def _run_batch(batch: list[tuple[Callable[[], Any], "asyncio.Future[Any]"]]) -> None:
-        for call, future in batch:
-            if future.cancelled():  # its caller gave up before it started
-                continue
-            try:
-                outcome: tuple[Any, Any] = (call(), None)
-            except BaseException as e:  # handed to the caller, whatever it is
-                outcome = (None, e)
-            # A closed loop has nobody waiting for this call any more.
-            with contextlib.suppress(RuntimeError):
-                future.get_loop().call_soon_threadsafe(_settle, [(future, *outcome)])
+    def _commit(conn: sqlite3.Connection) -> None:
+        conn.execute("COMMIT")
 
     def _call(self, fn: Callable[..., T], *args: Any) -> T:
         if self._closed:  # close() was called while this call waited for the thread
             raise StoreError("The store is closed.")
         try:
             return fn(self._connection(), *args)
-        except sqlite3.OperationalError as e:
-            if "locked" in str(e) or "busy" in str(e):
-                raise Throttled("The database is busy; try again.", engine=self.engine) from e
-            raise StoreError(f"SQLite failed: {e}") from e
         except sqlite3.Error as e:
-            raise StoreError(f"SQLite failed on {self._path}: {e}") from e
+            raise self._failure(e) from e
+
+    def _failure(self, e: sqlite3.Error) -> StoreError:
+        if isinstance(e, sqlite3.OperationalError):
+            if "locked" in str(e) or "busy" in str(e):
+                return Throttled("The database is busy; try again.", engine=self.engine)
+            return StoreError(f"SQLite failed: {e}")
+        return StoreError(f"SQLite failed on {self._path}: {e}")
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -172,6 +268,19 @@ class SqliteTable:
         return self._conn
 
     def _write(self, conn: sqlite3.Connection, fn: Callable[[], T]) -> T:
+        """`fn` all or nothing: its own transaction, or, committing together with other
+        writes, its own savepoint in theirs."""
+        if conn.in_transaction:
+            conn.execute("SAVEPOINT write")
+            try:
+                result = fn()
+            except BaseException:
+                if conn.in_transaction:  # SQLite may have rolled the whole one back
+                    conn.execute("ROLLBACK TO write")
+                    conn.execute("RELEASE write")
+                raise
+            conn.execute("RELEASE write")
+            return result
         conn.execute("BEGIN IMMEDIATE")
         try:
             result = fn()
@@ -228,7 +337,7 @@ class SqliteTable:
             cur = conn.execute(f"DELETE FROM {self._table} WHERE ttl <= ?", (self._clock.now(),))
             return cur.rowcount
 
-        return await self._run(_sweep)
+        return await self._run_write(_sweep)
 
     # --- rows ------------------------------------------------------------------------
 
@@ -295,7 +404,7 @@ class SqliteTable:
 
             self._write(conn, tx)
 
-        await self._run(_put)
+        await self._run_write(_put)
 
     async def update(
         self,
@@ -320,7 +429,7 @@ class SqliteTable:
 
             return self._write(conn, tx)
 
-        return await self._run(_update)
+        return await self._run_write(_update)
 
     async def delete(self, key: Key, *, condition: Condition | None = None) -> None:
         rules.check_key(key)
@@ -333,7 +442,7 @@ class SqliteTable:
 
             self._write(conn, tx)
 
-        await self._run(_delete)
+        await self._run_write(_delete)
 
     # --- queries ---------------------------------------------------------------------
 
@@ -458,7 +567,7 @@ class SqliteTable:
 
             self._write(conn, tx)
 
-        await self._run(_batch_write)
+        await self._run_write(_batch_write)
 
     async def transact_write(self, ops: Sequence[TxOp]) -> None:
         keys = rules.check_transaction(self._definition, ops)
@@ -500,7 +609,7 @@ class SqliteTable:
 
             self._write(conn, tx)
 
-        await self._run(_transact)
+        await self._run_write(_transact)
 
     async def put_each(self, puts: Sequence[Put]) -> list[bool]:
         keys = rules.check_put_each(self._definition, puts)
@@ -520,7 +629,7 @@ class SqliteTable:
 
             return self._write(conn, tx)
 
-        return await self._run(_put_each)
+        return await self._run_write(_put_each)
 
 
 def _sk_clause(

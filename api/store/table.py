@@ -233,6 +233,11 @@ class Throttled(StoreError):
     code = "store_throttled"
 
 
+class WriteConflict(Throttled):
+    """A write to an item a transaction was writing at that moment (DynamoDB's
+    TransactionConflictException): nothing was written; a moment later it may be."""
+
+
 class InvalidCursor(StoreError):
     status_code = 400
     code = "invalid_cursor"

@@ -50,20 +50,27 @@ async def table(tmp_path: Path, clock: FrozenClock) -> SqliteTable:
     return table
 
 
+def test_a_streaming_turn_writes_at_most_once_a_second() -> None:
+    assert journal_module.FLUSH_SECONDS == 1.0
+    assert FLUSH_EVENTS >= 200  # a fast stream's events do not add writes of their own
+
+
 async def test_events_are_written_by_the_batch_or_by_the_clock(
-    table: SqliteTable, clock: FrozenClock
+    table: SqliteTable, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.3)
+    monkeypatch.setattr(journal_module, "FLUSH_EVENTS", 20)
     journal = RunJournal(table, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
-    for i in range(FLUSH_EVENTS - 1):
+    for i in range(19):
         journal.add("text.delta", f'{{"i": {i}}}')
     await asyncio.sleep(0.05)
     assert await stored_numbers(table) == [1]  # 19 events wait for the clock...
-    await asyncio.sleep(journal_module.FLUSH_SECONDS)
+    await asyncio.sleep(0.6)
     assert await stored_numbers(table) == list(range(1, 21))  # ...which comes
-    for i in range(FLUSH_EVENTS):
+    for i in range(20):
         journal.add("text.delta", f'{{"i": {i}}}')
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(0.1)
     assert await stored_numbers(table) == list(range(1, 41))  # 20 are written at once
     await journal.close("completed")
     _, run = await repository.read_from(table, "r1", 1)
@@ -72,13 +79,18 @@ async def test_events_are_written_by_the_batch_or_by_the_clock(
 
 
 async def test_what_a_failed_write_did_not_store_goes_with_the_next(
-    table: SqliteTable, clock: FrozenClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    table: SqliteTable,
+    clock: FrozenClock,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(journal_module, "FLUSH_EVENTS", 20)
     journal = RunJournal(table, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # another process holds the database
-    for i in range(FLUSH_EVENTS):
+    for i in range(20):
         journal.add("text.delta", f'{{"i": {i}}}')
     await asyncio.sleep(0.2)  # the write was tried and failed
     assert "writing events of run r1 failed" in caplog.text

@@ -104,7 +104,7 @@ async def test_a_failed_renewal_is_tried_again_not_given_up(
     monkeypatch.setattr(lease, "RENEW_EVERY_SECONDS", 0.01)
     table = ThrottledOnce(tmp_path / "lease.db", "leases", load_definition(), clock=clock)
     await table.create()
-    held = lease.Lease(table, clock, "c1", "run-1")
+    held = lease.Lease(table, clock, "c1", "run-1", renewals=lease.Renewals())
     await held.take()
     held.keep()
     await asyncio.sleep(0.05)  # the first renewal failed, later ones went through

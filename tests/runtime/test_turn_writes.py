@@ -3,7 +3,7 @@ turn read at its start unless one of its tools may have changed them, and the an
 written with its searchable copy, one transaction."""
 
 import json
-from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from api.kit.clock import FrozenClock
 from api.store.definition import load_definition
 from api.store.rounds import WRITES, Call, RoundCounter
 from api.store.sqlite import SqliteTable
-from api.store.table import Page, SkCondition, Table
+from api.store.table import SK, Page, Put, SkCondition, Table, TxOp
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
 from tests.runtime.conftest import new_conversation, running, send, use_openai
 from tests.runtime.test_read_rounds import what
@@ -27,9 +27,10 @@ def turn_calls(
     tmp_path: Path,
     replies: list[Reply],
     notes: str = "one two three four five six seven",  # 7 words of 10: not yet warned
-) -> tuple[list[Call], list[tuple[str, str]], list[str], list[dict[str, object]]]:
+) -> tuple[list[Call], list[tuple[str, str]], list[str], list[dict[str, object]], list[list[str]]]:
     """One warm-up turn, then one with `replies`: its store calls in the order they
-    started, its reads of core memory, its events' names and its memory warnings."""
+    started, its reads of core memory, its events' names, its memory warnings and what
+    each of its transactions wrote."""
     counter = QueryCounter(
         SqliteTable(tmp_path / "turns.db", settings.dynamodb_table, load_definition(), clock=clock)
     )
@@ -45,20 +46,28 @@ def turn_calls(
         clock.advance(1)
         fake.replies.extend(replies)
         mark, queried = counter.mark(), len(counter.queries)
+        transacted = len(counter.transactions)
         found = send(client, conversation_id, "Hello again")
         calls = sorted(counter.since(mark), key=lambda c: c.start)
     assert [e.name for e in found][-1] == "run.completed"
     warnings = [e.data for e in found if e.name == "memory.warning"]
     memory_reads = [q for q in counter.queries[queried:] if q in (BLOCKS, COUNTS)]
-    return calls, memory_reads, [e.name for e in found], warnings
+    transactions = counter.transactions[transacted:]
+    return calls, memory_reads, [e.name for e in found], warnings, transactions
 
 
 class QueryCounter(RoundCounter):
-    """Notes, besides the calls, each query's sort-key condition."""
+    """Notes, besides the calls, each query's sort-key condition and the kinds of item each
+    transaction writes."""
 
     def __init__(self, table: Table) -> None:
         super().__init__(table)
         self.queries: list[tuple[str, str]] = []
+        self.transactions: list[list[str]] = []
+
+    async def transact_write(self, ops: Sequence[TxOp]) -> None:
+        self.transactions.append(sorted(kind(op) for op in ops))
+        await super().transact_write(ops)
 
     async def query(
         self,
@@ -76,6 +85,12 @@ class QueryCounter(RoundCounter):
         )
 
 
+def kind(op: TxOp) -> str:
+    """`Put Run`: the operation and its item's sort-key prefix."""
+    sort_key = op.item[SK] if isinstance(op, Put) else op.key.sk
+    return f"{type(op).__name__} {sort_key.partition('#')[0]}"
+
+
 BLOCKS = ("between", "CapacityWarning#")  # the blocks, their lines and warning counts
 COUNTS = ("begins_with", "CapacityWarning#")  # the warning counts alone
 
@@ -88,7 +103,7 @@ def append_to_notes(words: str) -> Reply:
 def test_a_turn_without_tools_counts_warnings_on_the_blocks_it_read(
     settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
 ) -> None:
-    _, memory_reads, _, warnings = turn_calls(
+    _, memory_reads, _, warnings, _ = turn_calls(
         settings, clock, fake_openai, tmp_path, [Reply(text="Hi")], notes="a b c d e f g h i"
     )
     # The blocks and their warning counts are read once, at the start; the upkeep reads
@@ -102,7 +117,7 @@ def test_a_turn_whose_tool_wrote_core_memory_reads_the_blocks_again(
     settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
 ) -> None:
     # 7 words when the turn starts; the tool's line takes the block to 9 of 10.
-    _, memory_reads, _, warnings = turn_calls(
+    _, memory_reads, _, warnings, _ = turn_calls(
         settings, clock, fake_openai, tmp_path, [append_to_notes("eight nine"), Reply(text="ok")]
     )
     assert memory_reads == [BLOCKS, BLOCKS]  # at the start, and after the tool wrote
@@ -115,7 +130,7 @@ def test_a_tool_that_only_reads_core_memory_does_not_make_the_upkeep_read_again(
     settings: Settings, clock: FrozenClock, fake_openai: FakeLLM, tmp_path: Path
 ) -> None:
     read = Reply(tool_calls=[ToolCallScript("core_memory_read", json.dumps({"block": "notes"}))])
-    _, memory_reads, names, warnings = turn_calls(
+    _, memory_reads, names, warnings, _ = turn_calls(
         settings, clock, fake_openai, tmp_path, [read, Reply(text="ok")]
     )
     assert "tool.result" in names
@@ -123,7 +138,7 @@ def test_a_tool_that_only_reads_core_memory_does_not_make_the_upkeep_read_again(
     assert warnings == []
 
 
-def test_a_turns_writes_are_the_lease_its_messages_with_their_copies_and_the_runs_end(
+def test_a_turn_that_ends_within_a_second_writes_three_times(
     settings: Settings,
     clock: FrozenClock,
     fake_openai: FakeLLM,
@@ -131,14 +146,34 @@ def test_a_turns_writes_are_the_lease_its_messages_with_their_copies_and_the_run
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The answer waits for its vector long enough that a busy machine's embedder answers
-    # in time: it goes with its copy in one transaction however fast the test runs.
+    # in time: it goes with its copy however fast the test runs.
     monkeypatch.setattr(message_service, "ANSWER_WAITS_FOR_VECTOR_SECONDS", 10.0)
-    calls, _, _, _ = turn_calls(settings, clock, fake_openai, tmp_path, [Reply(text="Hi")])
-    writes = Counter(what(c) for c in calls if c.operation in WRITES and c.operation != "put_each")
-    assert writes == {
-        ("put", "Lease"): 1,
-        # The question with the run's opening, then its copy; the answer with its copy.
-        ("transact_write", "MESSAGE"): 3,
-        ("transact_write", "Run"): 1,  # the run's end, with its last events
-        ("delete", "Lease"): 1,
-    }
+    calls, _, names, _, transactions = turn_calls(
+        settings, clock, fake_openai, tmp_path, [Reply(text="Hi there, how are you today?")]
+    )
+    writes = [what(c) for c in calls if c.operation in WRITES]
+    assert writes == [
+        ("put", "Lease"),  # taken in the round of the turn's reads
+        ("transact_write", "MESSAGE"),  # the opening
+        ("transact_write", "MESSAGE"),  # the closing
+    ]
+    opening, closing = transactions
+    # The question, the run, its first event and its live marker.
+    assert opening == ["Put Events", "Put MESSAGE", "Put Run", "Put Run"]
+    # The answer with its copy, the question's copy, the conversation's check (once), the
+    # search's change and version, the last events, the run's end, the live marker's
+    # removal and the lease's release.
+    assert closing == [
+        "Check CONVERSATION",
+        "Check MESSAGE",
+        "Delete Lease",
+        "Delete Run",
+        "Put Events",
+        "Put MESSAGE",
+        "Put Recall",
+        "Put Recall",
+        "Put SearchChange",
+        "Update Run",
+        "Update SearchVersion",
+    ]
+    assert names[-1] == "run.completed"

@@ -11,10 +11,12 @@ from typing import ClassVar
 
 import pytest
 
+from api.kit.clock import SystemClock
+from api.runtime.lease import ConversationBusy, Lease, Renewals
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable, StoreUnavailable
 from api.store.sqlite import SqliteTable
-from api.store.table import ItemAbsent, Key, Put, Throttled
+from api.store.table import ItemAbsent, Key, Put, Throttled, WriteConflict
 from tests.parallel import free_port
 
 
@@ -152,3 +154,43 @@ async def test_two_connections_to_one_file_lose_no_update(tmp_path: Path) -> Non
     assert (await first.get(key) or {})["n"] == 50
     await first.close()
     await second.close()
+
+
+class ConflictingDynamo(BaseHTTPRequestHandler):
+    """DynamoDB while a transaction writes the conversation's lease: a PutItem of that item
+    is refused with TransactionConflictException; a GetItem finds the lease held."""
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        operation = self.headers["X-Amz-Target"].rpartition(".")[2]
+        if operation == "PutItem":
+            answer(self, 400, "TransactionConflictException", "Transaction is ongoing")
+            return
+        item = {**request["Key"], "holder": {"S": "r1"}, "ttl": {"N": "4000000000"}}
+        data = json.dumps({"Item": item}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+async def test_a_write_that_meets_a_transaction_is_a_conflict_and_a_lease_is_busy() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ConflictingDynamo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    table = DynamoTable("t", load_definition(), endpoint_url=endpoint, max_attempts=1)
+    try:
+        with pytest.raises(WriteConflict):
+            await table.put({"pk": "a", "sk": "b"}, condition=ItemAbsent())
+        # A turn starting as the one before it ends hears "busy", as it would a moment
+        # before, not a store failure.
+        lease = Lease(table, SystemClock(), "c1", "r2", renewals=Renewals())
+        with pytest.raises(ConversationBusy):
+            await lease.take()
+    finally:
+        await table.close()
+        server.shutdown()

@@ -30,11 +30,15 @@ _NEW_OR_DRAFT = any_of(ItemAbsent(), AttrEquals(DRAFT, True))
 MESSAGE = "message"
 
 
+def put_op(message: Message) -> Put:
+    """The message's write, for a transaction (refused, MESSAGE, when it is stored already)."""
+    return Put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT, label=MESSAGE)
+
+
 async def add(table: Table, message: Message, *, written_with: Sequence[TxOp] = ()) -> None:
     """`written_with`: other writes, made in the same transaction."""
     if written_with:
-        put = Put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT, label=MESSAGE)
-        await table.transact_write([put, *written_with])
+        await table.transact_write([put_op(message), *written_with])
         return
     await table.put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT)
 

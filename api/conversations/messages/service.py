@@ -67,7 +67,7 @@ async def record(search: SearchEngine, owner: str, agent_id: str, message: Messa
     if not searchable(message):
         await repository.add(search.table, message)
         return
-    recall = copy_item(agent_id, message, await _vector_of(search, message))
+    recall = copy_item(agent_id, message, await vector_of(search, message))
     await repository.add_searchable(search, owner, agent_id, message, recall)
 
 
@@ -87,7 +87,7 @@ async def store(
     await repository.add(search.table, message, written_with=written_with)
     if not searchable(message):
         return None
-    return search.in_background(_copy(search, owner, agent_id, message))
+    return search.in_background(write_copy(search, owner, agent_id, message))
 
 
 # How long a turn's answer waits for its vector, to be written with its searchable copy in
@@ -106,12 +106,12 @@ async def store_answer(
     answer and its copy are one transaction, not two writes."""
     if not searchable(message):
         return await store(search, owner, agent_id, message)
-    vector = asyncio.ensure_future(_vector_of(search, message))
+    vector = asyncio.ensure_future(vector_of(search, message))
     try:
         await asyncio.wait({vector}, timeout=ANSWER_WAITS_FOR_VECTOR_SECONDS)
         if not vector.done() or vector.exception() is not None:
             await repository.add(search.table, message)
-            return search.in_background(_copy(search, owner, agent_id, message, vector))
+            return search.in_background(write_copy(search, owner, agent_id, message, vector))
     except BaseException:
         _drop(vector)  # nothing will ever await it
         raise
@@ -136,20 +136,22 @@ def _drop(future: "asyncio.Future[Any]") -> None:
     future.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
-async def _copy(
+async def write_copy(
     search: SearchEngine,
     owner: str,
     agent_id: str,
     message: Message,
     vector: "Awaitable[Item] | None" = None,
 ) -> None:
-    """`vector`: its vector attributes, being made already."""
-    attributes = await (vector if vector is not None else _vector_of(search, message))
+    """The searchable copy of a stored message. `vector`: its vector attributes, being
+    made already."""
+    attributes = await (vector if vector is not None else vector_of(search, message))
     recall = copy_item(agent_id, message, attributes)
     await repository.add_copy(search, owner, agent_id, message, recall)
 
 
-async def _vector_of(search: SearchEngine, message: Message) -> Item:
+async def vector_of(search: SearchEngine, message: Message) -> Item:
+    """The vector attributes of a message's searchable copy."""
     (vector,) = await search.vectors([message.content])
     return vectors.attributes(vector, search.model_id)
 
