@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+import orjson
 from botocore.credentials import Credentials, ReadOnlyCredentials, RefreshableCredentials
 
 SERVICE = "dynamodb"
@@ -89,13 +90,25 @@ _ENCODER = json.JSONEncoder(default=_json_default, separators=(",", ":"))
 
 
 def encode(payload: Mapping[str, Any]) -> bytes:
-    return _ENCODER.encode(payload).encode("ascii")
+    """The request's body: orjson's, or the standard library's for what orjson refuses (a
+    lone surrogate, escaped, for DynamoDB to refuse as boto3 sent it)."""
+    try:
+        return orjson.dumps(payload, default=_json_default)
+    except TypeError:  # orjson.JSONEncodeError
+        return _ENCODER.encode(payload).encode("ascii")
+
+
+def decode(body: bytes) -> Any:
+    try:
+        return orjson.loads(body)
+    except ValueError:  # orjson.JSONDecodeError
+        return json.loads(body)
 
 
 def refused(status: int, body: bytes) -> Refused:
     """The error an answer that is not 200 holds."""
     try:
-        answer = json.loads(body)
+        answer = decode(body)
     except ValueError:
         answer = None
     if not isinstance(answer, dict):
@@ -236,7 +249,7 @@ class DynamoHttp:
                 failure.__cause__ = e
                 continue
             if status == 200:
-                answer: dict[str, Any] = json.loads(data)
+                answer: dict[str, Any] = decode(data)
                 return answer
             failure = refused(status, data)
             if not retried(failure):

@@ -66,6 +66,11 @@ def test_binary_values_travel_as_base64() -> None:
     }
 
 
+def test_what_orjson_refuses_is_still_sent_for_dynamodb_to_judge() -> None:
+    assert encode({"v": {"S": "a\ud800"}}) == b'{"v":{"S":"a\\ud800"}}'
+    assert encode({"v": {"S": "é"}}) == '{"v":{"S":"é"}}'.encode()
+
+
 def test_errors_are_read_from_the_answer() -> None:
     cancelled = refused(
         400,
