@@ -22,13 +22,20 @@ RENEW_EVERY_SECONDS = LEASE_SECONDS / 3
 WAIT_STEP_SECONDS = 0.25  # how often a turn that waits its turn tries again
 
 
+# What a refused turn is told to wait: a turn usually ends within seconds, and its end
+# frees the conversation at once; the lease's lapse (up to LEASE_SECONDS) is only the
+# bound for a holder that died.
+BUSY_RETRY_SECONDS = 2.0
+
+
 class ConversationBusy(AppError):
     status_code = 409
     code = "conversation_busy"
 
     def __init__(self, retry_after: float) -> None:
         super().__init__(
-            "A turn is already running in this conversation; send the next message when it ends.",
+            "A turn is already running in this conversation; send the next message when it "
+            'ends, or send it with "wait": true to have it wait its turn.',
             retry_after_seconds=retry_after,
         )
         self.retry_after = retry_after
@@ -103,7 +110,8 @@ class Lease:
                 break
             await asyncio.sleep(min(WAIT_STEP_SECONDS, max(0.0, deadline - time.monotonic())))
         other = await conversations.lease_until(self.table, self.conversation_id)
-        raise ConversationBusy(RENEW_EVERY_SECONDS if other is None else other - self.clock.now())
+        lapses = BUSY_RETRY_SECONDS if other is None else other - self.clock.now()
+        raise ConversationBusy(min(BUSY_RETRY_SECONDS, lapses))
 
     def keep(self) -> None:
         """Renewed every RENEW_EVERY_SECONDS while the turn runs."""

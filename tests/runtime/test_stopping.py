@@ -233,7 +233,7 @@ async def test_one_turn_at_a_time_in_a_conversation(stuck: Stopped, clock: Froze
     first = await runtime.prepare(request)
     with pytest.raises(ConversationBusy) as busy:  # even before the first one started
         await runtime.prepare(request)
-    assert busy.value.headers()["Retry-After"] == "30"
+    assert busy.value.headers()["Retry-After"] == "2"
     task = await until_a_tool_runs(first)
 
     with pytest.raises(ConversationBusy):
