@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 from botocore.credentials import Credentials, ReadOnlyCredentials, RefreshableCredentials
+from botocore.exceptions import BotoCoreError
 
 SERVICE = "dynamodb"
 TARGET_PREFIX = "DynamoDB_20120810."
@@ -261,10 +262,13 @@ class DynamoHttp:
         source = self._credentials
         if source is None:
             raise Unreachable("No AWS credentials were found.")
-        if isinstance(source, RefreshableCredentials) and source.refresh_needed():
-            # Refreshing asks STS, SSO or the instance: blocking I/O, kept off the loop.
-            return await asyncio.to_thread(source.get_frozen_credentials)
-        return source.get_frozen_credentials()
+        try:
+            if isinstance(source, RefreshableCredentials) and source.refresh_needed():
+                # Refreshing asks STS, SSO or the instance: blocking I/O, kept off the loop.
+                return await asyncio.to_thread(source.get_frozen_credentials)
+            return source.get_frozen_credentials()
+        except BotoCoreError as e:  # as boto3's client raised it: the store is unavailable
+            raise Unreachable(f"The AWS credentials could not be refreshed: {e}") from e
 
     def _session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()

@@ -12,6 +12,7 @@ import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials, DeferredRefreshableCredentials
+from botocore.exceptions import CredentialRetrievalError
 
 from api.store.dynamodb_http import (
     CONTENT_TYPE,
@@ -155,6 +156,22 @@ async def test_without_credentials_nothing_is_sent(recording_endpoint: str) -> N
     http = DynamoHttp(recording_endpoint, "us-east-1", None, max_attempts=3)
     try:
         with pytest.raises(Unreachable, match="No AWS credentials"):
+            await http.call("GetItem", {"TableName": "t"})
+    finally:
+        await http.close()
+    assert Recording.headers_seen == []
+
+
+async def test_credentials_that_cannot_be_refreshed_leave_the_store_unreachable(
+    recording_endpoint: str,
+) -> None:
+    def refresh() -> dict[str, Any]:
+        raise CredentialRetrievalError(provider="test", error_msg="the role is gone")
+
+    credentials = DeferredRefreshableCredentials(refresh_using=refresh, method="test")
+    http = DynamoHttp(recording_endpoint, "us-east-1", credentials, max_attempts=1)
+    try:
+        with pytest.raises(Unreachable, match="the role is gone"):
             await http.call("GetItem", {"TableName": "t"})
     finally:
         await http.close()
