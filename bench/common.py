@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,10 +103,12 @@ def server_process(
     *,
     poll_seconds: float = 0.05,
     start_seconds: float = 120,
+    store: Mapping[str, str] | None = None,
 ) -> Iterator[ServerProcess]:
     """`agent-memory serve` (with `args`) on the SQLite file `db` in local mode, once its
     /health answers (asked every `poll_seconds`); stopped, workers and all, when the block
-    ends. Its stderr is this process's."""
+    ends. Its stderr is this process's. `store`: settings of another store (STORE=dynamodb,
+    its endpoint and table) instead of the SQLite file."""
     port = free_port()
     env = {
         **os.environ,
@@ -115,6 +117,7 @@ def server_process(
         "ENCRYPTION_KEY": ENCRYPTION_KEY,
         "AUTH_MODE": "local",
         "LOG_LEVEL": "warning",
+        **(store or {}),
     }
     process = subprocess.Popen(  # noqa: S603 (our own command)
         [sys.executable, "-m", "api.cli", "serve", "--port", str(port), *args],

@@ -19,6 +19,9 @@ for `open`, its resident memory less before, per open stream, at the moment the 
 open (a note says how many if not all: starting 1,000 turns may take longer than the
 model's silence).
 
+`--store dynamodb` runs the server on DynamoDB Local (started by this script, a table per
+worker count) instead of a SQLite file; DynamoDB Local's own CPU is not the server's.
+
     uv run python bench/load.py              # everything (about 3 minutes on 2 cores)
     uv run python bench/load.py --quick      # a subset, about a minute
     uv run python bench/load.py --workers 2 --concurrency 200 --open 0 --sequential 0
@@ -60,8 +63,9 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,6 +73,7 @@ import aiohttp
 import httpx2
 import uvloop
 
+from api.store.dynamodb_local import DynamoDBLocal
 from bench.common import CORES, ServerProcess, server_process
 from bench.fake_model import MODEL_TIME_PREFIX, STALL, STREAM
 from bench.harness import (
@@ -462,12 +467,26 @@ def row(workers: int, o: Outcome) -> list[str]:
     ]
 
 
-async def run_workers(workers: int, fake: str, args: argparse.Namespace, report: Report) -> int:
-    """Every scenario against a server of `workers` workers; the turns that failed."""
+async def run_workers(
+    workers: int,
+    fake: str,
+    args: argparse.Namespace,
+    report: Report,
+    dynamodb: DynamoDBLocal | None = None,
+) -> int:
+    """Every scenario against a server of `workers` workers (on SQLite, or on `dynamodb`);
+    the turns that failed."""
     failed = 0
+    store = None
+    if dynamodb is not None:
+        store = {
+            "STORE": "dynamodb",
+            "DYNAMODB_ENDPOINT": dynamodb.endpoint,
+            "DYNAMODB_TABLE": f"bench-load-{uuid.uuid4().hex[:8]}",
+        }
     with (
         tempfile.TemporaryDirectory(prefix="bench-load-") as tmp,
-        server_process(Path(tmp) / "load.db", ["--workers", str(workers)]) as server,
+        server_process(Path(tmp) / "load.db", ["--workers", str(workers)], store=store) as server,
     ):
         with httpx2.Client(base_url=server.url, timeout=30) as setup:
             agent_id = agent_on(setup, fake)
@@ -528,6 +547,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rates", default="20,50,80,110", help="turns/s, comma-separated")
     parser.add_argument("--rate-seconds", type=float, default=12.0, help="turns arrive this long")
     parser.add_argument("--seed", type=int, default=7, help="of the arrivals' schedule")
+    parser.add_argument(
+        "--store", choices=("sqlite", "dynamodb"), default="sqlite", help="the server's store"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.sequential, args.concurrency, args.open = 50, "50,200", 200
@@ -557,7 +579,7 @@ def main(argv: list[str] | None = None) -> int:
         report = Report(RATE_COLUMNS, RATE_WIDTHS, text=1)
     else:
         print(
-            f"{CORES} cores, load average {load}; model: {reply}, or silent "
+            f"{CORES} cores, load average {load}; store: {args.store}; model: {reply}, or silent "
             f"{args.open_seconds:g} s for open streams\n"
         )
         report = Report(COLUMNS, WIDTHS, text=2)
@@ -566,9 +588,10 @@ def main(argv: list[str] | None = None) -> int:
     with (
         fake_in_a_process([*model, "--stall", str(args.open_seconds)]) as fake,
         asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner,
+        DynamoDBLocal() if args.store == "dynamodb" else nullcontext() as dynamodb,
     ):
         for workers in args.workers:
-            failed += runner.run(run_workers(workers, fake, args, report))
+            failed += runner.run(run_workers(workers, fake, args, report, dynamodb))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     own = resource.getrusage(resource.RUSAGE_SELF)
     print(f"\nload average after: {load}; the client used {own.ru_utime + own.ru_stime:.1f} s CPU")

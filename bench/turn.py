@@ -7,6 +7,10 @@ one after another; each is timed from sending the request to the first `text.del
 event. Between turns, the request the app sends the model (seen once by a fake in this
 process during the warm-up) is sent to the fake directly, timed to its first text chunk.
 The table shows p50 and p95 of both, and the overhead (ours minus direct, at p50 and p95).
+`CPU/turn` is this process's CPU time (user and system, every thread: the app, its store's
+threads, and the client reading the stream) from sending a turn's request to the end of its
+stream, on average: the client's share is the same on both engines, so the difference
+between the rows is the engines' (DynamoDB Local's own work is in a process of its own).
 
 A second baseline sends that request through the official OpenAI SDK (as our server does),
 to its first text delta: the difference to it is what our server adds beyond the SDK.
@@ -33,6 +37,7 @@ import argparse
 import asyncio
 import collections
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -78,6 +83,7 @@ class Result:
     sdk: list[float]  # seconds to the first text delta through the OpenAI SDK
     read_rounds: list[int]  # per turn, before the LLM call
     write_rounds: list[int]
+    cpu: list[float]  # seconds of this process's CPU per turn, request to the stream's end
 
 
 def time_through_sdk(client: openai.OpenAI, shape: dict[str, Any]) -> float:
@@ -122,6 +128,7 @@ def bench(table: Table, tmp: Path, n: int, warmup: int) -> Result:
     sdk: list[float] = []
     read_rounds: list[int] = []
     write_rounds: list[int] = []
+    cpu: list[float] = []
     with (
         serve(create_app(settings, table=counter)) as root,
         httpx2.Client(base_url=root, timeout=TIMEOUT) as client,
@@ -147,13 +154,15 @@ def bench(table: Table, tmp: Path, n: int, warmup: int) -> Result:
                 time_to_first(client, url, turn, {}, is_text_delta)
             for _ in range(n):
                 mark = counter.mark()
+                cpu_start = time.process_time()
                 ours.append(time_to_first(client, url, turn, {}, is_text_delta))
+                cpu.append(time.process_time() - cpu_start)
                 before = calls_before_the_llm(counter.since(mark))
                 read_rounds.append(rounds(c for c in before if c.operation in READS))
                 write_rounds.append(rounds(c for c in before if c.operation not in READS))
                 direct.append(time_to_first(llm, completions, shape, auth, is_openai_text))
                 sdk.append(time_through_sdk(sdk_client, shape))
-    return Result(table.engine, ours, direct, sdk, read_rounds, write_rounds)
+    return Result(table.engine, ours, direct, sdk, read_rounds, write_rounds, cpu)
 
 
 def bench_sqlite(n: int, warmup: int) -> Result:
@@ -191,16 +200,17 @@ COLUMNS = (
     "over p95",
     "sdk p50",
     "over sdk p50",
+    "CPU/turn",
     "read rounds",
     "write rounds",
 )
-WIDTHS = (8, 9, 9, 10, 10, 9, 9, 8, 12, 12, 12)
+WIDTHS = (8, 9, 9, 10, 10, 9, 9, 8, 12, 8, 12, 12)
 
 
 def print_result(report: Report, r: Result) -> None:
     ours, direct, sdk = p50_p95_ms(r.ours), p50_p95_ms(r.direct), p50_p95_ms(r.sdk)
     overhead = (ours[0] - direct[0], ours[1] - direct[1])
-    times = (*ours, *direct, *overhead, sdk[0], ours[0] - sdk[0])
+    times = (*ours, *direct, *overhead, sdk[0], ours[0] - sdk[0], 1000 * statistics.mean(r.cpu))
     cells = (r.engine, *(f"{t:.2f}" for t in times), counted(r.read_rounds))
     report.print((*cells, counted(r.write_rounds)))
 

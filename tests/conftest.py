@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from moto.server import ThreadedMotoServer
 
 from api.kit.clock import FrozenClock
 from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable, install
@@ -57,6 +58,18 @@ def dynamodb_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DynamoD
             pytest.fail(f"DynamoDB Local must run in CI: {e}")
         pytest.skip(f"DynamoDB Local unavailable: {e}")
     yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[str]:
+    """moto as a server on 127.0.0.1, its endpoint: one for the run, or for each pytest-xdist
+    worker (every table a test makes has a name of its own). The DynamoDB adapter sends its
+    own HTTP requests, which moto's in-process patching of botocore would never see."""
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{port}"
     server.stop()
 
 

@@ -261,6 +261,8 @@ def _number(text: str) -> int | Decimal:
 
 
 def _bytes(value: Any) -> bytes:
+    if isinstance(value, str):  # DynamoDB's JSON API: base64
+        return base64.b64decode(value)
     if isinstance(value, dict):  # SQLite's JSON text: {"$b": base64}
         return base64.b64decode(value["$b"])
     return bytes(value)

@@ -1,14 +1,15 @@
-"""The production engine: DynamoDB through boto3, on AWS, DynamoDB Local or any endpoint.
+"""The production engine: DynamoDB on AWS, DynamoDB Local or any endpoint.
 
-boto3 is synchronous, so every call hops to this adapter's thread pool; the event loop
-never waits on the network. Throttling is retried by botocore's adaptive mode and reported
-as `Throttled` only once those retries are spent.
+Reads and writes go through `DynamoHttp` (api/store/dynamodb_http.py): DynamoDB's JSON API
+signed and sent on the event loop, without botocore's per-call cost. boto3 stays for what
+is not on a request's path: creating the table (its waiter, TTL, point-in-time recovery),
+on a thread, as boto3 is synchronous; it also resolves the endpoint, region and
+credentials the data path uses. Throttling is retried, and reported as `Throttled` only
+once those retries are spent.
 """
 
 import asyncio
 import logging
-import random
-import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
@@ -17,12 +18,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import boto3
 from botocore.config import Config
+from botocore.credentials import Credentials
 from botocore.exceptions import BotoCoreError, ClientError
 
 from api.kit.clock import Clock, SystemClock
 from api.store import codec, rules
 from api.store.conditions import is_live
-from api.store.definition import IndexDefinition, TableDefinition
+from api.store.definition import TableDefinition
+from api.store.dynamodb_http import DynamoHttp, Refused, Unreachable, backoff
 from api.store.keys import ENTITY
 from api.store.table import (
     BATCH_GET_CHUNK,
@@ -176,17 +179,23 @@ def _wire_key(key: Key) -> dict[str, Any]:
     return {PK: {"S": key.pk}, SK: {"S": key.sk}}
 
 
-def _error(e: ClientError, labels: Sequence[str] = ()) -> StoreError:
-    """The typed error for what DynamoDB answered (`labels`: a transaction's, in order)."""
+def _client_error(e: ClientError) -> StoreError:
+    """The typed error for what DynamoDB answered boto3."""
     err = e.response.get("Error", {})
-    code = err.get("Code", "")
-    message = err.get("Message", "")
+    return _error(err.get("Code", ""), err.get("Message", ""), e.response)
+
+
+def _error(
+    code: str, message: str, answer: Mapping[str, Any], labels: Sequence[str] = ()
+) -> StoreError:
+    """The typed error for what DynamoDB answered: its error's short name, its message and
+    the whole answer (`labels`: a transaction's, in order)."""
     if code == "ConditionalCheckFailedException":
         return ConditionFailed("The item is not in the state the write expected.")
     if code == "TransactionCanceledException":
         reasons = [
             None if r.get("Code") in (None, "None") else r.get("Code")
-            for r in e.response.get("CancellationReasons", [])
+            for r in answer.get("CancellationReasons", [])
         ]
         return TransactionCancelled(
             f"The transaction was cancelled: {message}", reasons, labels=labels
@@ -224,13 +233,18 @@ class DynamoTable:
         endpoint_url: str | None = None,
         clock: Clock | None = None,
         max_attempts: int = 10,
-        client: DynamoDBClient | None = None,
     ) -> None:
         self._name = name
         self._definition = definition
         self._clock = clock or SystemClock()
-        self._executor = ThreadPoolExecutor(max_workers=32, thread_name_prefix="dynamodb")
-        self._client: DynamoDBClient = client or _client(region, endpoint_url, max_attempts)
+        self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dynamodb")
+        self._client, credentials = _client(region, endpoint_url, max_attempts)
+        self._http = DynamoHttp(
+            self._client.meta.endpoint_url,
+            self._client.meta.region_name,
+            credentials,
+            max_attempts=max_attempts,
+        )
         self._closed = False
 
     @property
@@ -239,7 +253,20 @@ class DynamoTable:
 
     @property
     def client(self) -> DynamoDBClient:
+        """boto3's client, for managing the table; reads and writes do not use it."""
         return self._client
+
+    async def _send(
+        self, operation: str, payload: Mapping[str, Any], labels: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        if self._closed:
+            raise StoreError("The store is closed.")
+        try:
+            return await self._http.call(operation, payload)
+        except Refused as e:
+            raise _error(e.code, e.message, e.answer, labels) from e
+        except Unreachable as e:
+            raise StoreUnavailable(f"DynamoDB cannot be reached: {e}") from e
 
     async def _run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self._closed:
@@ -252,7 +279,7 @@ class DynamoTable:
         try:
             return fn(*args, **kwargs)
         except ClientError as e:
-            raise _error(e) from e
+            raise _client_error(e) from e
         except BotoCoreError as e:
             raise StoreUnavailable(f"DynamoDB cannot be reached: {e}") from e
 
@@ -288,12 +315,13 @@ class DynamoTable:
                 log.info("point-in-time recovery not enabled: %s", e)
 
     async def ping(self) -> None:
-        await self._run(self._client.describe_table, TableName=self._name)
+        await self._send("DescribeTable", {"TableName": self._name})
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        await self._http.close()
         await asyncio.to_thread(self._executor.shutdown)
         self._client.close()
 
@@ -305,8 +333,8 @@ class DynamoTable:
 
     async def get(self, key: Key) -> Item | None:
         rules.check_key(key)
-        response = await self._run(
-            self._client.get_item, TableName=self._name, Key=_wire_key(key), ConsistentRead=True
+        response = await self._send(
+            "GetItem", {"TableName": self._name, "Key": _wire_key(key), "ConsistentRead": True}
         )
         raw = response.get("Item")
         item = codec.from_wire(raw) if raw else None
@@ -314,7 +342,7 @@ class DynamoTable:
 
     async def put(self, item: Item, *, condition: Condition | None = None) -> None:
         rules.check_item(self._definition, item)
-        await self._run(self._client.put_item, **self._put_params(item, condition))
+        await self._send("PutItem", self._put_params(item, condition))
 
     def _put_params(self, item: Item, condition: Condition | None) -> dict[str, Any]:
         params: dict[str, Any] = {"TableName": self._name, "Item": codec.to_wire(item)}
@@ -336,20 +364,17 @@ class DynamoTable:
     ) -> Item:
         update = Update(key, set or {}, set_if_absent or {}, add or {}, tuple(remove), condition)
         rules.check_update(self._definition, update)
-        return await self._run(self._update, update)
-
-    def _update(self, update: Update) -> Item:
         try:
-            response = self._client.update_item(
-                **self._update_params(update), ReturnValues="ALL_NEW"
+            response = await self._send(
+                "UpdateItem", {**self._update_params(update), "ReturnValues": "ALL_NEW"}
             )
-        except ClientError as e:
+        except ConditionFailed:
             # The guard refused an expired item the sweeper has not deleted yet: delete it,
             # then update from nothing, as on an engine where it is already gone.
-            if _error(e).code != ConditionFailed.code or not self._purge_expired(update.key):
+            if not await self._purge_expired(update.key):
                 raise
-            response = self._client.update_item(
-                **self._update_params(update), ReturnValues="ALL_NEW"
+            response = await self._send(
+                "UpdateItem", {**self._update_params(update), "ReturnValues": "ALL_NEW"}
             )
         return codec.from_wire(response["Attributes"])
 
@@ -369,27 +394,28 @@ class DynamoTable:
         params.update(expr.params())
         return params
 
-    def _purge_expired(self, key: Key) -> bool:
+    async def _purge_expired(self, key: Key) -> bool:
         """Delete the item if it has expired; whether it did."""
         expr = _Expression()
         ttl = expr.name(TTL)
         try:
-            self._client.delete_item(
-                TableName=self._name,
-                Key=_wire_key(key),
-                ConditionExpression=f"attribute_type({ttl}, {expr.value('N')})"
-                f" AND {ttl} <= {expr.value(Decimal(repr(self._clock.now())))}",
-                **expr.params(),
+            await self._send(
+                "DeleteItem",
+                {
+                    "TableName": self._name,
+                    "Key": _wire_key(key),
+                    "ConditionExpression": f"attribute_type({ttl}, {expr.value('N')})"
+                    f" AND {ttl} <= {expr.value(Decimal(repr(self._clock.now())))}",
+                    **expr.params(),
+                },
             )
-        except ClientError as e:
-            if _error(e).code == ConditionFailed.code:
-                return False
-            raise
+        except ConditionFailed:
+            return False
         return True
 
     async def delete(self, key: Key, *, condition: Condition | None = None) -> None:
         rules.check_key(key)
-        await self._run(self._client.delete_item, **self._delete_params(key, condition))
+        await self._send("DeleteItem", self._delete_params(key, condition))
 
     def _delete_params(self, key: Key, condition: Condition | None) -> dict[str, Any]:
         params: dict[str, Any] = {"TableName": self._name, "Key": _wire_key(key)}
@@ -431,16 +457,6 @@ class DynamoTable:
         else:
             params["IndexName"] = idx.name
         start = {n: {"S": v} for n, v in position.items()} if position else None
-        return await self._run(self._query_pages, params, start, limit, idx, shape)
-
-    def _query_pages(
-        self,
-        params: dict[str, Any],
-        start: dict[str, Any] | None,
-        limit: int | None,
-        idx: IndexDefinition | None,
-        shape: str,
-    ) -> Page:
         # Ask for one item more than the page holds, so that a cursor is returned exactly
         # when another item follows; keep reading when the TTL filter thinned a response.
         items: list[Item] = []
@@ -450,7 +466,7 @@ class DynamoTable:
                 request["ExclusiveStartKey"] = start
             if limit is not None:
                 request["Limit"] = limit + 1 - len(items)
-            response = self._client.query(**request)
+            response = await self._send("Query", request)
             items += [codec.from_wire(raw) for raw in response.get("Items", [])]
             start = response.get("LastEvaluatedKey")
             if not start or (limit is not None and len(items) > limit):
@@ -477,11 +493,6 @@ class DynamoTable:
             **expr.params(),
         }
         start = {n: {"S": v} for n, v in position.items()} if position else None
-        return await self._run(self._scan_page, params, start, limit, shape)
-
-    def _scan_page(
-        self, params: dict[str, Any], start: dict[str, Any] | None, limit: int | None, shape: str
-    ) -> Page:
         # With a limit, a page is one request for `limit + 1` items, so it reads a bounded
         # share of the table however few items the filters keep (DynamoDB's Limit counts
         # items read, not kept). When the extra item is kept, the cursor stops before it;
@@ -494,7 +505,7 @@ class DynamoTable:
                 request["ExclusiveStartKey"] = start
             if limit is not None:
                 request["Limit"] = limit + 1
-            response = self._client.scan(**request)
+            response = await self._send("Scan", request)
             items += [codec.from_wire(raw) for raw in response.get("Items", [])]
             start = response.get("LastEvaluatedKey")
             if not start or limit is not None:
@@ -514,25 +525,25 @@ class DynamoTable:
             rules.check_key(key)
         chunks = [wanted[i : i + BATCH_GET_CHUNK] for i in range(0, len(wanted), BATCH_GET_CHUNK)]
         found: dict[Key, Item] = {}
-        for result in await asyncio.gather(*(self._run(self._batch_get, c) for c in chunks)):
+        for result in await asyncio.gather(*(self._batch_get(c) for c in chunks)):
             found.update(result)
         now = self._clock.now()
         return [found[k] for k in wanted if k in found and is_live(found[k], now)]
 
-    def _batch_get(self, keys: list[Key]) -> dict[Key, Item]:
+    async def _batch_get(self, keys: list[Key]) -> dict[Key, Item]:
         found: dict[Key, Item] = {}
         request: dict[str, Any] = {
             self._name: {"Keys": [_wire_key(k) for k in keys], "ConsistentRead": True}
         }
         for attempt in range(BATCH_RETRIES):
-            response = self._client.batch_get_item(RequestItems=request)
+            response = await self._send("BatchGetItem", {"RequestItems": request})
             for raw in response.get("Responses", {}).get(self._name, []):
                 item = codec.from_wire(raw)
                 found[Key(item[PK], item[SK])] = item
             request = response.get("UnprocessedKeys") or {}
             if not request:
                 return found
-            _backoff(attempt)
+            await asyncio.sleep(backoff(attempt))
         raise Throttled("DynamoDB left part of a batch read unprocessed.", engine="dynamodb")
 
     async def batch_write(self, *, puts: Sequence[Item] = (), deletes: Sequence[Key] = ()) -> None:
@@ -553,23 +564,23 @@ class DynamoTable:
         chunks = [
             requests[i : i + BATCH_WRITE_CHUNK] for i in range(0, len(requests), BATCH_WRITE_CHUNK)
         ]
-        await asyncio.gather(*(self._run(self._batch_write, c) for c in chunks))
+        await asyncio.gather(*(self._batch_write(c) for c in chunks))
 
-    def _batch_write(self, requests: list[dict[str, Any]]) -> None:
+    async def _batch_write(self, requests: list[dict[str, Any]]) -> None:
         pending: dict[str, Any] = {self._name: requests}
         for attempt in range(BATCH_RETRIES):
-            response = self._client.batch_write_item(RequestItems=pending)
+            response = await self._send("BatchWriteItem", {"RequestItems": pending})
             pending = response.get("UnprocessedItems") or {}
             if not pending:
                 return
-            _backoff(attempt)
+            await asyncio.sleep(backoff(attempt))
         raise Throttled("DynamoDB left part of a batch write unprocessed.", engine="dynamodb")
 
     async def transact_write(self, ops: Sequence[TxOp]) -> None:
         keys = rules.check_transaction(self._definition, ops)
         labels = [op.label for op in ops]
         try:
-            await self._run(self._transact, [self._transact_item(op) for op in ops], labels)
+            await self._transact([self._transact_item(op) for op in ops], labels)
         except TransactionCancelled as e:
             # An Update refused by its guard on an expired item: delete that item and retry.
             refused = [
@@ -577,10 +588,10 @@ class DynamoTable:
                 for op, key, reason in zip(ops, keys, e.reasons, strict=True)
                 if isinstance(op, Update) and reason == CONDITION_FAILED
             ]
-            purged = [await self._run(self._purge_expired, key) for key in refused]
+            purged = [await self._purge_expired(key) for key in refused]
             if not any(purged):
                 raise
-            await self._run(self._transact, [self._transact_item(op) for op in ops], labels)
+            await self._transact([self._transact_item(op) for op in ops], labels)
 
     async def put_each(self, puts: Sequence[Put]) -> list[bool]:
         # Separate PutItems, not one TransactWriteItems: the latter costs twice the write
@@ -591,7 +602,7 @@ class DynamoTable:
         for request in requests:
             codec.check_size(request["Item"])
         results = await asyncio.gather(
-            *(self._run(self._client.put_item, **request) for request in requests),
+            *(self._send("PutItem", request) for request in requests),
             return_exceptions=True,
         )
         failures = [
@@ -615,42 +626,40 @@ class DynamoTable:
         assert isinstance(op, Check)
         return {"ConditionCheck": self._delete_params(op.key, op.condition)}
 
-    def _transact(self, items: list[dict[str, Any]], labels: Sequence[str]) -> None:
+    async def _transact(self, items: list[dict[str, Any]], labels: Sequence[str]) -> None:
         # Another transaction on the same items is a transient conflict, never a verdict.
         for attempt in range(TRANSACTION_CONFLICT_RETRIES + 1):
             try:
-                self._client.transact_write_items(TransactItems=items)  # type: ignore[arg-type]
+                await self._send("TransactWriteItems", {"TransactItems": items}, labels)
                 return
-            except ClientError as e:
-                error = _error(e, labels)
-                conflict = isinstance(error, TransactionCancelled) and all(
-                    r in (None, "TransactionConflict") for r in error.reasons
-                )
+            except TransactionCancelled as error:
+                conflict = all(r in (None, "TransactionConflict") for r in error.reasons)
                 if not conflict or attempt == TRANSACTION_CONFLICT_RETRIES:
-                    raise error from e
-                _backoff(attempt)
+                    raise
+                await asyncio.sleep(backoff(attempt))
 
 
-def _backoff(attempt: int) -> None:
-    time.sleep(min(1.0, 0.02 * 2**attempt) * random.uniform(0.5, 1.0))  # noqa: S311
-
-
-def _client(region: str, endpoint_url: str | None, max_attempts: int) -> DynamoDBClient:
+def _client(
+    region: str, endpoint_url: str | None, max_attempts: int
+) -> tuple[DynamoDBClient, Credentials | None]:
+    """boto3's client, and the credentials it signs with (None: none were found)."""
     session = boto3.session.Session()
+    credentials = session.get_credentials()
     key_id = secret = None
-    if endpoint_url and session.get_credentials() is None:
+    if endpoint_url and credentials is None:
         # Emulators accept any credentials; a developer should not have to invent some.
         key_id = secret = "local"  # noqa: S105
-    return session.client(
+        credentials = Credentials(key_id, secret)
+    client = session.client(
         "dynamodb",
         region_name=region,
         endpoint_url=endpoint_url,
         config=Config(
             retries={"mode": "adaptive", "total_max_attempts": max_attempts},
-            max_pool_connections=32,
             connect_timeout=5,
             read_timeout=30,
         ),
         aws_access_key_id=key_id,
         aws_secret_access_key=secret,
     )
+    return client, credentials

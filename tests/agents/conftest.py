@@ -1,4 +1,4 @@
 # The service-level tests run on every engine of the contract suite.
-from tests.contract.conftest import engine, moto_aws, table
+from tests.contract.conftest import engine, table
 
-__all__ = ["engine", "moto_aws", "table"]
+__all__ = ["engine", "table"]

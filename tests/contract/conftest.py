@@ -1,11 +1,10 @@
 """The `table` fixture: one fresh table on every engine the contract suite pins."""
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from moto import mock_aws
 
 from api.kit.clock import FrozenClock
 from api.store.definition import load_definition
@@ -15,12 +14,6 @@ from api.store.sqlite import SqliteTable
 from api.store.table import Table
 
 ENGINES = ["sqlite", "moto", "dynamodb_local"]
-
-
-@pytest.fixture
-def moto_aws() -> Iterator[None]:
-    with mock_aws():
-        yield
 
 
 @pytest.fixture(params=ENGINES)
@@ -33,8 +26,8 @@ async def table(
     if request.param == "sqlite":
         store = SqliteTable(tmp_path / "store.db", name, definition, clock=clock)
     elif request.param == "moto":
-        request.getfixturevalue("moto_aws")
-        store = DynamoTable(name, definition, clock=clock)
+        endpoint: str = request.getfixturevalue("moto_server")
+        store = DynamoTable(name, definition, endpoint_url=endpoint, clock=clock)
     else:
         server: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
         store = DynamoTable(name, definition, endpoint_url=server.endpoint, clock=clock)

@@ -21,9 +21,6 @@ from api.store.dynamodb import DynamoTable
 from api.store.dynamodb_local import DynamoDBLocal
 from api.store.sqlite import SqliteTable
 from api.store.table import Condition, Item, ItemAbsent, Key, Table, Throttled
-from tests.contract.conftest import moto_aws
-
-__all__ = ["moto_aws"]
 
 LOCAL = "http://127.0.0.1"
 RECORD = "Idempotency#"  # the sort keys of idempotency records
@@ -43,8 +40,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path, clock: FrozenClock) ->
     if request.param == "sqlite":
         table = SqliteTable(tmp_path / "store.db", name, definition, clock=clock)
     elif request.param == "moto":
-        request.getfixturevalue("moto_aws")
-        table = DynamoTable(name, definition, clock=clock)
+        endpoint: str = request.getfixturevalue("moto_server")
+        table = DynamoTable(name, definition, endpoint_url=endpoint, clock=clock)
     else:
         server: DynamoDBLocal = request.getfixturevalue("dynamodb_local")
         table = DynamoTable(name, definition, endpoint_url=server.endpoint, clock=clock)

@@ -1,5 +1,9 @@
 """infra/template.yaml deployed into moto's CloudFormation makes the table the app expects.
 
+moto runs as a server (the `moto_server` fixture): the store sends its own HTTP requests,
+which moto's in-process patching of botocore would not see. Each test deploys a stack of
+its own, under names of its own.
+
 The app never creates the table in production (CREATE_TABLE=false); these tests check that the
 table the template makes is the one `load_definition()` describes, and that the store works on
 it as deployed. moto's CloudFormation ignores the table's TimeToLiveSpecification, so TTL
@@ -7,13 +11,13 @@ is checked on the tables the app creates (tests/store/test_table_creation.py).
 """
 
 import json
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from api.queue import sqs as sqs_adapter
 from api.queue.sqs import SqsQueue
@@ -22,8 +26,6 @@ from api.store.dynamodb import DynamoTable
 from api.store.table import ConditionFailed, ItemAbsent, Key
 
 REGION = "us-east-1"
-STACK_NAME = "agent-memory-test"
-TABLE_NAME = "agent-memory-cfn-test"
 
 # moto's CloudFormation has no AWS::SecretsManager::Secret: it warns and skips the secrets,
 # so nothing here checks them.
@@ -35,26 +37,36 @@ pytestmark = pytest.mark.filterwarnings(
 @dataclass(frozen=True)
 class Stack:
     name: str
+    table: str  # the TableName parameter
     status: str
     outputs: dict[str, str]
+    endpoint: str  # moto's
+
+    def client(self, service: str) -> Any:
+        """A boto3 client of moto's server (its type is the service's, which mypy cannot
+        tell from a variable)."""
+        make: Any = boto3.client
+        return make(service, region_name=REGION, endpoint_url=self.endpoint)
 
 
 @pytest.fixture
-def stack() -> Iterator[Stack]:
-    with mock_aws():
-        cfn = boto3.client("cloudformation", region_name=REGION)
-        cfn.create_stack(
-            StackName=STACK_NAME,
-            TemplateBody=TEMPLATE_PATH.read_text(encoding="utf-8"),
-            Parameters=[{"ParameterKey": "TableName", "ParameterValue": TABLE_NAME}],
-            Capabilities=["CAPABILITY_IAM"],  # the template makes a managed policy
-        )
-        cfn.get_waiter("stack_create_complete").wait(
-            StackName=STACK_NAME, WaiterConfig={"Delay": 1, "MaxAttempts": 30}
-        )
-        described = cfn.describe_stacks(StackName=STACK_NAME)["Stacks"][0]
-        outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
-        yield Stack(STACK_NAME, described["StackStatus"], outputs)
+def stack(moto_server: str) -> Iterator[Stack]:
+    name = f"agent-memory-test-{uuid.uuid4().hex[:8]}"
+    table = f"agent-memory-cfn-{uuid.uuid4().hex[:8]}"
+    cfn = boto3.client("cloudformation", region_name=REGION, endpoint_url=moto_server)
+    cfn.create_stack(
+        StackName=name,
+        TemplateBody=TEMPLATE_PATH.read_text(encoding="utf-8"),
+        Parameters=[{"ParameterKey": "TableName", "ParameterValue": table}],
+        Capabilities=["CAPABILITY_IAM"],  # the template makes a managed policy
+    )
+    cfn.get_waiter("stack_create_complete").wait(
+        StackName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 30}
+    )
+    described = cfn.describe_stacks(StackName=name)["Stacks"][0]
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in described.get("Outputs", [])}
+    yield Stack(name, table, described["StackStatus"], outputs, moto_server)
+    cfn.delete_stack(StackName=name)  # moto's server lives as long as the test run
 
 
 def _key_schema(schema: Any) -> dict[str, str]:
@@ -63,13 +75,15 @@ def _key_schema(schema: Any) -> dict[str, str]:
 
 def test_stack_outputs_name_the_table(stack: Stack) -> None:
     assert stack.status == "CREATE_COMPLETE"
-    assert stack.outputs["TableName"] == TABLE_NAME
-    assert stack.outputs["TableArn"].endswith(f":table/{TABLE_NAME}")
-    assert stack.outputs["ConfigurationPath"] == f"/{STACK_NAME}/"
+    assert stack.outputs["TableName"] == stack.table
+    assert stack.outputs["TableArn"].endswith(f":table/{stack.table}")
+    assert stack.outputs["ConfigurationPath"] == f"/{stack.name}/"
 
 
 async def test_store_round_trip_on_the_deployed_table(stack: Stack) -> None:
-    table = DynamoTable(stack.outputs["TableName"], load_definition(), region=REGION)
+    table = DynamoTable(
+        stack.outputs["TableName"], load_definition(), region=REGION, endpoint_url=stack.endpoint
+    )
     try:
         await table.ping()
         item = {"pk": "u#1", "sk": "a#1", "name": "Ada", "gsi1pk": "o#1", "gsi1sk": "2024-01-02"}
@@ -93,8 +107,8 @@ async def test_store_round_trip_on_the_deployed_table(stack: Stack) -> None:
 
 
 def test_table_has_the_definitions_keys_and_indexes(stack: Stack) -> None:
-    expected = load_definition().create_table_params(TABLE_NAME)
-    described = boto3.client("dynamodb", region_name=REGION).describe_table(TableName=TABLE_NAME)
+    expected = load_definition().create_table_params(stack.table)
+    described = stack.client("dynamodb").describe_table(TableName=stack.table)
     actual = described["Table"]
 
     assert _key_schema(actual["KeySchema"]) == _key_schema(expected["KeySchema"])
@@ -116,27 +130,27 @@ def test_table_has_the_definitions_keys_and_indexes(stack: Stack) -> None:
 
 
 def test_ssm_parameters_configure_the_service(stack: Stack) -> None:
-    ssm = boto3.client("ssm", region_name=REGION)
+    ssm = stack.client("ssm")
 
     def parameter(name: str) -> str:
         value: str = ssm.get_parameter(Name=f"/{stack.name}/{name}")["Parameter"]["Value"]
         return value
 
     assert parameter("STORE") == "dynamodb"
-    assert parameter("DYNAMODB_TABLE") == TABLE_NAME
+    assert parameter("DYNAMODB_TABLE") == stack.table
 
 
 async def test_the_memory_run_queue_is_fifo_with_a_dead_letter_queue(stack: Stack) -> None:
     """The queue the template makes is one the app's SQS adapter works with: FIFO, runs of
     one agent in order, a run received too often moved to the dead-letter queue."""
-    sqs = boto3.client("sqs", region_name=REGION)
+    sqs = stack.client("sqs")
     url = stack.outputs["MemoryRunQueueUrl"]
     attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
     assert attributes["FifoQueue"] == "true"
     assert (
         int(json.loads(attributes["RedrivePolicy"])["maxReceiveCount"]) == sqs_adapter.MAX_RECEIVES
     )
-    ssm = boto3.client("ssm", region_name=REGION)
+    ssm = stack.client("ssm")
     assert ssm.get_parameter(Name=f"/{stack.name}/SQS_QUEUE_URL")["Parameter"]["Value"] == url
     assert ssm.get_parameter(Name=f"/{stack.name}/MEMORY_QUEUE")["Parameter"]["Value"] == "sqs"
 
@@ -175,9 +189,11 @@ def queue_settings(sqs: Any, url: str) -> dict[str, object]:
 def test_the_template_makes_the_queues_the_code_makes(stack: Stack) -> None:
     """The queue settings are written twice (the template for deployments, create_queues
     for tests and first deployments): both make the same queues, with the code's values."""
-    sqs = boto3.client("sqs", region_name=REGION)
+    sqs = stack.client("sqs")
     deployed = queue_settings(sqs, stack.outputs["MemoryRunQueueUrl"])
-    made = queue_settings(sqs, sqs_adapter.create_queues(sqs, "made-by-the-code"))
+    made = queue_settings(
+        sqs, sqs_adapter.create_queues(sqs, f"made-by-the-code-{uuid.uuid4().hex[:8]}")
+    )
     assert deployed == made
     assert made == {
         "FifoQueue": "true",

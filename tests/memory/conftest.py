@@ -13,9 +13,9 @@ from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
 from api.tools.native import ToolContext
-from tests.contract.conftest import engine, moto_aws, table
+from tests.contract.conftest import engine, table
 
-__all__ = ["engine", "moto_aws", "table"]
+__all__ = ["engine", "table"]
 
 AGENT = "agent-1"
 

@@ -13,11 +13,11 @@ from api.config import Settings
 from api.kit.clock import FrozenClock
 from api.main import create_app
 from tests.auth.conftest import JWT_SECRET, access_token, bearer, browser, google, sign_in
-from tests.contract.conftest import engine, moto_aws, table
+from tests.contract.conftest import engine, table
 from tests.fakes.oidc import FakeGoogle
 from tests.runtime.conftest import running
 
-__all__ = ["engine", "google", "moto_aws", "table"]
+__all__ = ["engine", "google", "table"]
 
 MODES = ["local", "google"]
 
