@@ -9,6 +9,7 @@ after export is refused too.
 
 import binascii
 from dataclasses import dataclass, field
+from datetime import UTC, timedelta
 
 from api.memory import blocks
 from api.memory import repository as memory
@@ -27,6 +28,9 @@ from api.transfer.format import (
 )
 
 MAX_BLOCKS = 200
+
+
+ID_TIME_TOLERANCE = timedelta(milliseconds=1)
 
 
 def refuse(line: int | None, problem: str) -> InvalidImportFile:
@@ -103,8 +107,21 @@ class Checker:
         self._blocks.add(record.name)
 
     def _archival(self, record: ArchivalRecord, line: int | None) -> None:
-        if memory.created_at_of(record.memory_id) is None:
+        minted = memory.created_at_of(record.memory_id)
+        if minted is None:
             raise refuse(line, f"{record.memory_id!r} is not an archival memory's id.")
+        # An id carries the memory's time (its place in the agent's partition, the date
+        # the model is shown, time-aware ranking): one that disagrees with the record's
+        # own time was not made by this service, and would date the memory wrongly.
+        made = (
+            record.created_at if record.created_at.tzinfo else record.created_at.replace(tzinfo=UTC)
+        )
+        if abs(minted - made) > ID_TIME_TOLERANCE:
+            raise refuse(
+                line,
+                f"Memory {record.memory_id}'s id dates it {minted.isoformat()}, its record "
+                f"{made.isoformat()}: the id was not made for it.",
+            )
         if len(record.content) > MAX_CONTENT_CHARS:
             raise refuse(line, f"An archival memory holds at most {MAX_CONTENT_CHARS} chars.")
         # The hash of the normalized text, or (memories stored, files exported, before

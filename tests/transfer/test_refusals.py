@@ -137,6 +137,12 @@ BROKEN: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
         "capacity warning of block 'nowhere'",
     ),
     "memory id": (_set("archival", memory_id="abc"), "is not an archival memory's id"),
+    # An id of the right shape whose time is not the memory's (2054, for a memory of
+    # today): it would have dated the memory 2054 to the model and to ranking.
+    "memory id of another time": (
+        _set("archival", memory_id="97a3f243e800025b31fdc8f9047a09e5"),
+        "the id was not made for it",
+    ),
     "hash": (_set("archival", content="changed text"), "hash does not match its content"),
     "too long": (_set("archival", content="x" * 50_001), "holds at most 50000 chars"),
     "vector base64": (
