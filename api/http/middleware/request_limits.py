@@ -6,6 +6,8 @@ body somewhere other than memory (an import file, to disk) has a larger limit of
 (signed in or not) could make the server hold a body of any size before any check runs.
 Written as plain ASGI because no middleware of Starlette's or uvicorn's limits bodies."""
 
+import asyncio
+import contextlib
 from collections.abc import Mapping
 
 from starlette.datastructures import Headers
@@ -15,6 +17,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.http.errors import HTTP_CODES, json_error
 
 MAX_REQUEST_HEADERS = 100
+# What is read and thrown away of a body refused for its size, for at most DRAIN_SECONDS:
+# most clients send the whole body before they read an answer, and a connection closed
+# on a body still coming reaches them as a reset, not as the 413. Past this, it is one.
+DRAIN_BYTES = 8 * 2**20
+DRAIN_SECONDS = 5.0
 
 
 def _too_large(limit: int) -> str:
@@ -38,8 +45,11 @@ class RequestLimits:
             message = f"A request may carry at most {MAX_REQUEST_HEADERS} headers."
             await _refuse(scope, receive, send, 431, message)
             return
-        length = Headers(scope=scope).get("content-length")
+        headers = Headers(scope=scope)
+        length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
+            if headers.get("expect", "").lower() != "100-continue":  # else none is sent
+                await _drain(receive, more=True)
             await _refuse(scope, receive, send, 413, _too_large(limit))
             return
         received = 0
@@ -50,6 +60,7 @@ class RequestLimits:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
+                    await _drain(receive, more=message.get("more_body", False))
                     # Raised where the app reads the body; the error handler answers 413.
                     raise HTTPException(413, _too_large(limit))
             return message
@@ -61,3 +72,16 @@ async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, messa
     body: dict[str, object] = {"code": HTTP_CODES[status], "message": message}
     response = json_error(body, status, {"Connection": "close"})
     await response(scope, receive, send)
+
+
+async def _drain(receive: Receive, *, more: bool) -> None:
+    """The rest of a refused body read and dropped, up to DRAIN_BYTES and DRAIN_SECONDS."""
+    drained = 0
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(DRAIN_SECONDS):
+            while more and drained <= DRAIN_BYTES:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return
+                drained += len(message.get("body", b""))
+                more = message.get("more_body", False)
