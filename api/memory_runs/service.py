@@ -13,7 +13,6 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Literal
 
 from api.agents import repository as agents
@@ -98,7 +97,10 @@ def new_run(
         message_keys=[m.key().sk for m in messages],
         messages_count=len(messages),
         queued_at=keys.time_of(messages[-1].created_at),
-        created_at=datetime.fromtimestamp(at, UTC),
+        # Its time is its place in the queue (its last message's, from the clock that
+        # orders every message): listed by time, runs of several workers keep the order
+        # they run in, which `at` (each process's own reading) need not.
+        created_at=messages[-1].created_at,
     )
     return run, repository.accepted_ops(run, this_process(), at)
 
