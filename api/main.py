@@ -3,6 +3,7 @@
 import asyncio
 import gc
 import logging
+import signal
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -63,7 +64,7 @@ from api.runtime.turn import MessageClock
 from api.search.engine import SearchEngine
 from api.settings import keys as encryption_keys
 from api.settings.service import ProviderFactory
-from api.store import build_table
+from api.store import build_table, schema
 from api.store.table import StoreError, Table
 from api.users.service import LocalIdentity
 
@@ -101,6 +102,33 @@ async def sweep_dead_runs(table: Table, clock: Clock) -> None:
             metrics.BACKGROUND_RUNS_SWEPT.labels("turn").inc(ended)
 
     await periodic.every(LEASE_SECONDS, sweep, "looking for turns left running", (StoreError,))
+
+
+async def _schema_checked(table: Table) -> bool:
+    """The table's layout made current (NewerSchema stops the start); False when the
+    store cannot be reached yet."""
+    try:
+        await schema.ensure_current(table, __version__)
+    except schema.NewerSchema:
+        raise
+    except StoreError as e:
+        log.warning("the table's layout could not be checked yet: %s", e)
+        return False
+    return True
+
+
+async def check_schema_later(table: Table, every_seconds: float = 5.0) -> None:
+    """For a store out of reach at start: its layout checked once it answers. A newer one
+    found then stops the server, as it would have stopped its start."""
+    while True:
+        await asyncio.sleep(every_seconds)
+        try:
+            if await _schema_checked(table):
+                return
+        except schema.NewerSchema as e:
+            log.critical("%s Stopping.", e)
+            signal.raise_signal(signal.SIGTERM)
+            return
 
 
 async def sweep_expired(table: Table, every_seconds: float = SWEEP_SECONDS) -> None:
@@ -155,11 +183,16 @@ def create_app(
             )
             if settings.create_table:
                 await store.create()
+            # An older layout is migrated, a newer one refused (docs/operations.md); a store
+            # out of reach now is checked once it answers (liveness does not wait for it).
+            checked = await _schema_checked(store)
             log.info("store ready: %s table %s", store.engine, store.name)
             sweepers = [
                 asyncio.create_task(sweep_expired(store)),
                 asyncio.create_task(sweep_dead_runs(store, clock)),
             ]
+            if not checked:
+                sweepers.append(asyncio.create_task(check_schema_later(store)))
             loaded = architectures.load_entry_points()
             if loaded:
                 log.info("architectures from installed packages: %s", ", ".join(loaded))

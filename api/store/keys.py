@@ -38,6 +38,7 @@ MemoryRun          Agent#{agent_id} / MemoryRun#{run_id}            a memory run
 MemoryRunQueued    Agent#{agent_id} / MemoryRunQueue#{ts}#{run_id}  a subject's runs, in order
 MemoryLease        Agent#{agent_id} / MemoryLease                   the run working on a subject
 PendingMemoryRun   PendingMemoryRuns#{shard} / MemoryRun#{run_id}   runs not ended, for the sweep
+SchemaVersion      Schema / Version                                 which layout the table holds
 
 Index gsi1 (sparse): an agent's conversations, newest last:
 gsi1pk `Agent#{agent_id}`, gsi1sk `CONVERSATION#{timestamp}#{conversation_id}`;
@@ -83,6 +84,7 @@ MEMORY_RUN = "MemoryRun"
 MEMORY_RUN_QUEUED = "MemoryRunQueued"
 MEMORY_LEASE = "MemoryLease"
 PENDING_MEMORY_RUN = "PendingMemoryRun"
+SCHEMA_VERSION = "SchemaVersion"
 
 ENTITY = "entity"
 GSI1 = "gsi1"
@@ -426,3 +428,7 @@ def pending_memory_run(run_id: str) -> Key:
     digest = hashlib.sha256(run_id.encode()).digest()[:2]
     shard = int.from_bytes(digest) % PENDING_MEMORY_RUN_SHARDS
     return Key(pending_memory_runs(shard), f"MemoryRun#{_part('run id', run_id)}")
+
+
+def schema_version() -> Key:
+    return Key("Schema", "Version")

@@ -131,7 +131,7 @@ async def test_expired_items_are_swept_from_sqlite_at_start(
 
 def stored_keys(settings: Settings) -> list[tuple[str]]:
     with contextlib.closing(sqlite3.connect(settings.sqlite_path)) as conn:
-        return conn.execute('SELECT sk FROM "app-test" ORDER BY sk').fetchall()
+        return conn.execute('SELECT sk FROM "app-test" WHERE pk = ? ORDER BY sk', ("p",)).fetchall()
 
 
 def test_validation_errors_are_json_with_a_code(client: TestClient) -> None:
