@@ -343,6 +343,44 @@ def import_(args: argparse.Namespace) -> int:
     return 0
 
 
+def backup(args: argparse.Namespace) -> int:
+    from api.maintenance import backup as backups
+
+    settings = _sqlite_settings("backup")
+    try:
+        made = backups.backup(settings.sqlite_path, settings.dynamodb_table, args.path)
+    except backups.BackupRefused as e:
+        print(f"agent-memory: {e.message}", file=sys.stderr)
+        return 2
+    print(f"Backed up {made.items} items ({made.pages} pages) to {made.path}.")
+    return 0
+
+
+def restore(args: argparse.Namespace) -> int:
+    from api.maintenance import backup as backups
+
+    settings = _sqlite_settings("restore")
+    try:
+        made = backups.restore(args.path, settings.dynamodb_table, settings.sqlite_path)
+    except backups.BackupRefused as e:
+        print(f"agent-memory: {e.message}", file=sys.stderr)
+        return 2
+    print(f"Restored {made.items} items to {made.path}. Start the server on it.")
+    return 0
+
+
+def _sqlite_settings(command: str) -> Settings:
+    settings = _settings()
+    if settings.store != "sqlite":
+        print(
+            f"agent-memory: {command} is for the embedded store (STORE=sqlite); DynamoDB keeps "
+            "its own backups (point-in-time recovery, docs/operations.md).",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    return settings
+
+
 def dynamodb_local(args: argparse.Namespace) -> int:
     from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable
 
@@ -425,6 +463,18 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("file", type=Path, help="the file")
     i.add_argument("--user", help="the user it is imported for (default: the local user)")
     i.set_defaults(run=import_)
+
+    b = sub.add_parser(
+        "backup", help="copy the SQLite store, consistent while the server runs, to PATH"
+    )
+    b.add_argument("path", type=Path, help="the backup file to write (must not exist)")
+    b.set_defaults(run=backup)
+
+    t = sub.add_parser(
+        "restore", help="replace the SQLite store with a backup (stop the server first)"
+    )
+    t.add_argument("path", type=Path, help="the backup file")
+    t.set_defaults(run=restore)
 
     d = sub.add_parser("dynamodb-local", help="run AWS's DynamoDB Local for development")
     d.add_argument("--port", type=int, default=8001, help="port (default 8001)")
