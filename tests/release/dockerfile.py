@@ -292,7 +292,7 @@ class Replay:
                 dest = target / found.name if into else target
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(found, dest)
-        self.log(f"COPY {step.args}")
+        self.log(f"COPY --from={origin} {step.args}" if origin else f"COPY {step.args}")
 
     def _run(
         self,
