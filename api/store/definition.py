@@ -1,4 +1,7 @@
-"""The table's shape, read from the CloudFormation template in `infra/`, its single source."""
+"""The table's shape, read from the CloudFormation template in `infra/`, its single source.
+
+In a checkout that is `infra/template.yaml`; an installed wheel carries the same file as
+package data, `api/store/template.yaml` (hatch_build.py puts it there)."""
 
 from dataclasses import dataclass
 from functools import cache
@@ -9,7 +12,16 @@ import yaml
 
 from api.store.table import PK, SK, TTL, UnknownIndex
 
-TEMPLATE_PATH = Path(__file__).resolve().parents[2] / "infra" / "template.yaml"
+
+def template_path() -> Path:
+    """The template: the wheel's copy when installed, else the checkout's."""
+    packaged = Path(__file__).resolve().with_name("template.yaml")
+    if packaged.is_file():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "infra" / "template.yaml"
+
+
+TEMPLATE_PATH = template_path()
 TABLE_RESOURCE = "Table"
 
 

@@ -5,6 +5,7 @@ import contextlib
 import gc
 import sqlite3
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -80,6 +81,17 @@ def test_health_reports_the_store(client: TestClient, settings: Settings) -> Non
         "database_path": str(settings.sqlite_path),  # local mode only (tests/memory_server)
     }
     assert settings.sqlite_path.exists()  # the table was created at start
+
+
+def test_the_version_is_the_one_in_pyproject(client: TestClient) -> None:
+    """One place: pyproject.toml's version, read from the installed metadata; /health and
+    the OpenAPI document report it."""
+    root = Path(__file__).resolve().parents[2]
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert "version" not in project.get("dynamic", [])
+    assert __version__ == project["version"]
+    assert client.get("/health").json()["version"] == project["version"]
+    assert client.get("/openapi.json").json()["info"]["version"] == project["version"]
 
 
 def test_readiness_is_503_when_the_store_is_unreachable(settings: Settings) -> None:

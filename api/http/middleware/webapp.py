@@ -27,9 +27,19 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from api.http.errors import json_error
 from api.http.middleware.observability import ROUTE_LABEL
 
-WEB = Path(__file__).resolve().parents[3] / "web"
-DIST = WEB / "dist"
-PAGES_FILE = WEB / "src" / "pages.json"  # {page name: "/agents/:id/chat"}, routes.tsx reads it
+
+def web_files() -> tuple[Path, Path]:
+    """The built app and its page list (`{page name: "/agents/:id/chat"}`, which routes.tsx
+    reads): in an installed wheel, its package data `api/webapp/` (hatch_build.py puts them
+    there); in a checkout, `web/dist` and `web/src/pages.json`."""
+    packaged = Path(__file__).resolve().parents[2] / "webapp"
+    if packaged.is_dir():
+        return packaged / "dist", packaged / "pages.json"
+    web = Path(__file__).resolve().parents[3] / "web"
+    return web / "dist", web / "src" / "pages.json"
+
+
+DIST, PAGES_FILE = web_files()
 ROUTE = "/{webapp}"  # the metrics' and traces' route label of everything served here
 ASSETS = "/assets/"
 # Vite writes flat, hashed names: anything else (a dot-dot, a slash) is not one of them.
@@ -52,8 +62,8 @@ NOT_BUILT = (
 
 def page_paths(file: Path = PAGES_FILE) -> re.Pattern[str]:
     """One pattern matching every page of the app: `:name` is one path segment, and a
-    trailing slash is allowed, as the app's router allows it. Without the file (the API
-    installed without `web/`), no path is a page."""
+    trailing slash is allowed, as the app's router allows it. Without the file (a source
+    tree without `web/`), no path is a page."""
     try:
         patterns: dict[str, str] = json.loads(file.read_text())
     except FileNotFoundError:
