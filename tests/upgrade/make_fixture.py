@@ -31,7 +31,9 @@ def fill(client: TestClient) -> None:
         found: dict[str, Any] = response.json()
         return found
 
-    agent = ok(client.post("/agents", json={"name": "Ada", "persona": "I help Ada."}))["id"]
+    # Kept forever (no expiry): the test reads its messages in every later year.
+    ada = {"name": "Ada", "persona": "I help Ada.", "event_expiry_days": 0}
+    agent = ok(client.post("/agents", json=ada))["id"]
     ok(client.post(f"/agents/{agent}/memory/blocks/human/lines", json={"content": "Name: Ada"}))
     ok(
         client.post(
