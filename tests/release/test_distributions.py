@@ -1,6 +1,6 @@
 """The release check: both packages' wheels and the server's sdist, each installed into a
 fresh venv outside the checkout, and what a user does next: start the server (pip's
-`agent-memory serve`, and `uvx --from <wheel> agent-memory serve`), open `/`, `/docs`,
+`agent-memory serve`, `uvx --from <wheel> agent-memory serve`, and pipx's), open `/`, `/docs`,
 `/health`, make an agent, chat offline; and `learning()` from the client's wheel alone
 against the installed server. A wheel without the web app or the table's template fails."""
 
@@ -20,6 +20,7 @@ from tests.release.install import (
     REPORT,
     Dists,
     Served,
+    machine_python,
     make_venv,
     needs_release_check,
     outside_env,
@@ -164,6 +165,35 @@ def test_uvx_runs_the_wheel(dists: Dists, version: str, tmp_path: Path) -> None:
         REPORT.append(
             f"`uvx --from <wheel> agent-memory serve` answered /health in "
             f"{served.start_seconds:.1f} s (its environment made first)"
+        )
+        check_server(served.root, version)
+
+
+def test_pipx_installs_the_wheel(dists: Dists, version: str, tmp_path: Path) -> None:
+    """`pipx install <wheel>` then `agent-memory serve` from pipx's bin directory: pipx
+    (itself installed into a venv of its own) makes its venv with pip, from PyPI."""
+    tools = tmp_path / "pipx-tool"
+    env = outside_env(
+        HOME=str(tmp_path),
+        PIPX_HOME=str(tmp_path / "pipx"),
+        PIPX_BIN_DIR=str(tmp_path / "bin"),
+        PIPX_DEFAULT_PYTHON=machine_python(),
+        SQLITE_PATH=str(tmp_path / "agent-memory.db"),
+    )
+    make_venv(tools, env)
+    pip_install(tools, "pipx", env=env)
+    seconds = run([tools / "bin" / "pipx", "install", dists.server_wheel], cwd=tmp_path, env=env)
+    port = free_port()
+    with serving(
+        [tmp_path / "bin" / "agent-memory", "serve", "--port", str(port), "--workers", "1"],
+        port=port,
+        cwd=tmp_path,
+        env=env,
+        log=tmp_path / "server.log",
+    ) as served:
+        REPORT.append(
+            f"`pipx install <wheel>` took {seconds:.1f} s (pip, from PyPI); its "
+            f"`agent-memory serve` answered /health in {served.start_seconds:.1f} s"
         )
         check_server(served.root, version)
 
