@@ -277,3 +277,12 @@ def test_earlier_messages_are_paged(page: Page, server: str) -> None:
     expect(log.locator(".msg.user")).to_have_count(16)
     expect(log.locator(".msg").first).to_contain_text("Hello number 0")
     expect(page.get_by_role("button", name="Load earlier messages")).to_have_count(0)
+
+
+def test_api_keys_in_local_mode_say_why_there_are_none(page: Page) -> None:
+    # No request for keys is made (a 404 from it would be recorded as a problem).
+    page.goto("/api-keys")
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
+    expect(page.get_by_text("This server runs in local mode")).to_be_visible()
+    expect(page.get_by_role("textbox")).to_have_count(0)
+    expect(page.get_by_role("alert")).to_have_count(0)

@@ -1,6 +1,6 @@
 import "./memory-and-settings.css";
 import { useEffect, useState, type FormEvent } from "react";
-import { del, describe, get, post } from "../api";
+import { authMode, del, describe, get, post } from "../api";
 import { InlineConfirm } from "../InlineConfirm";
 
 interface ApiKey {
@@ -15,8 +15,29 @@ interface CreatedKey extends Omit<ApiKey, "last_used_at"> {
   key: string;
 }
 
-/** API keys for machine clients: list, create (the key shown once), revoke. */
+/** API keys for machine clients: list, create (the key shown once), revoke. A server in
+ * local mode has no keys (nor sign-in): the page says so instead of asking for them. */
 export function ApiKeysPage() {
+  return authMode() === "local" ? <NoKeysInLocalMode /> : <ApiKeys />;
+}
+
+function NoKeysInLocalMode() {
+  return (
+    <section>
+      <h1>API keys</h1>
+      <p>
+        This server runs in <strong>local mode</strong> (<code>AUTH_MODE=local</code>): there is one user, and
+        every request to it acts as that user, so scripts, n8n and the MCP client need no key.
+      </p>
+      <p className="muted">
+        API keys exist when the server signs people in with Google (<code>AUTH_MODE=google</code>): each person
+        then makes keys for their own machine clients here.
+      </p>
+    </section>
+  );
+}
+
+function ApiKeys() {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [name, setName] = useState("");
   const [created, setCreated] = useState<CreatedKey | null>(null);
