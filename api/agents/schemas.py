@@ -125,3 +125,11 @@ class AgentForm(ApiModel):
     notes: dict[str, str] = Field(
         default_factory=dict, description="Providers whose models could not be listed, and why"
     )
+
+
+class ProviderModels(ApiModel):
+    provider: str
+    models: list[str] = Field(default_factory=list, description="The models it lists")
+    note: str | None = Field(
+        default=None, description="Why its models could not be listed (then none are)"
+    )

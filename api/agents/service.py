@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from api.agents import repository
 from api.agents.models import Agent, AgentNameGuard
-from api.agents.schemas import AgentCreate, AgentForm, AgentUpdate
+from api.agents.schemas import AgentCreate, AgentForm, AgentUpdate, ProviderModels
 from api.conversations import repository as conversations
 from api.errors import AppError, BadRequest, NotFound
 from api.kit import aio
@@ -27,7 +27,7 @@ from api.settings.providers import PROVIDERS
 from api.store.table import Table, TransactionCancelled, TxOp
 
 T = TypeVar("T")
-MODEL_LISTING_SECONDS = 5.0
+MODEL_LISTING_SECONDS = 3.0
 SAVE_ATTEMPTS = 5
 
 
@@ -355,22 +355,13 @@ async def form(
     *,
     providers: settings_service.ProviderFactory,
     architectures: Collection[str],
+    with_models: bool = True,
 ) -> AgentForm:
-    """The agents form: architectures, the providers this user can use, and their models."""
+    """The agents form: architectures, the providers this user can use, and (unless
+    `with_models` is false, for a page that lists each provider's on its own) their models."""
     configured = ["offline"] + [
         s.provider_name for s in await provider_settings.list_for(table, email)
     ]
-
-    async def models_of(provider: str) -> list[str] | str:
-        try:
-            llm = await providers.for_user(table, email, provider)
-            return await asyncio.wait_for(llm.list_models(), MODEL_LISTING_SECONDS)
-        except (ProviderError, TimeoutError, AppError) as e:
-            return getattr(e, "message", None) or "The provider did not answer in time."
-
-    listed = await asyncio.gather(*(models_of(p) for p in configured))
-    models = {p: m for p, m in zip(configured, listed, strict=True) if isinstance(m, list)}
-    notes = {p: m for p, m in zip(configured, listed, strict=True) if isinstance(m, str)}
     fields = form_of(
         AgentCreate,
         options={
@@ -378,4 +369,36 @@ async def form(
             "provider": [Option(value=p, label=PROVIDERS[p].label) for p in configured],
         },
     ).fields
+    if not with_models:
+        return AgentForm(fields=fields, models={}, notes={})
+    listed = await asyncio.gather(
+        *(_models_or_note(table, email, p, providers) for p in configured)
+    )
+    models = {m.provider: m.models for m in listed if m.note is None}
+    notes = {m.provider: m.note for m in listed if m.note is not None}
     return AgentForm(fields=fields, models=models, notes=notes)
+
+
+async def _models_or_note(
+    table: Table, email: str, provider: str, providers: settings_service.ProviderFactory
+) -> ProviderModels:
+    try:
+        return await models_of(table, email, provider, providers)
+    except AppError as e:  # its settings cannot be used (say, a private address refused)
+        return ProviderModels(provider=provider, note=e.message)
+
+
+async def models_of(
+    table: Table, email: str, provider: str, providers: settings_service.ProviderFactory
+) -> ProviderModels:
+    """The models a provider of this user lists, or a note of why it did not (within
+    MODEL_LISTING_SECONDS: a form waits for no provider longer). The settings' errors when
+    the provider is unknown, not configured, or its settings cannot be used."""
+    llm = await providers.for_user(table, email, provider)
+    try:
+        listed = await asyncio.wait_for(llm.list_models(), MODEL_LISTING_SECONDS)
+    except TimeoutError:
+        return ProviderModels(provider=provider, note="The provider did not answer in time.")
+    except ProviderError as e:
+        return ProviderModels(provider=provider, note=e.message)
+    return ProviderModels(provider=provider, models=listed)

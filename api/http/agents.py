@@ -1,9 +1,9 @@
 """/agents: a user's agents, and the form to create them."""
 
-from fastapi import Response, status
+from fastapi import Query, Response, status
 
 from api.agents import service
-from api.agents.schemas import AgentCreate, AgentForm, AgentOut, AgentUpdate
+from api.agents.schemas import AgentCreate, AgentForm, AgentOut, AgentUpdate, ProviderModels
 from api.agents.service import (
     AgentBusy,
     AgentNameTaken,
@@ -18,18 +18,44 @@ from api.http.deps.app import ClockDep, ProvidersDep, SearchDep, TableDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.runtime import RuntimeDep
 from api.http.route_filter import Router
+from api.settings.service import PROVIDER_SETUP
 
 router = Router(prefix="/agents", tags=["agents"])
 
 
 @router.get("/schema", operation_id="agents_form")
 async def agent_form(
-    user: CurrentUser, table: TableDep, runtime: RuntimeDep, providers: ProvidersDep
+    user: CurrentUser,
+    table: TableDep,
+    runtime: RuntimeDep,
+    providers: ProvidersDep,
+    models: bool = Query(
+        default=True,
+        description="List each provider's models (false: the form at once, with none; "
+        "GET /agents/schema/models/{provider} lists one provider's)",
+    ),
 ) -> AgentForm:
     """The form, driven by the backend: architectures, your providers and their models."""
     return await service.form(
-        table, user.email, providers=providers, architectures=runtime.architectures
+        table,
+        user.email,
+        providers=providers,
+        architectures=runtime.architectures,
+        with_models=models,
     )
+
+
+@router.get(
+    "/schema/models/{provider}",
+    operation_id="agents_form_models",
+    responses=errors(*PROVIDER_SETUP),
+)
+async def provider_models(
+    provider: str, user: CurrentUser, table: TableDep, providers: ProvidersDep
+) -> ProviderModels:
+    """One provider's models for the form's model field, within a few seconds: a provider
+    that fails or does not answer in time gives none, with a note of why."""
+    return await service.models_of(table, user.email, provider, providers)
 
 
 @router.post(

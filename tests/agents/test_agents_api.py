@@ -1,11 +1,13 @@
 """/agents over HTTP."""
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
+from api.agents import service as agents_service
 from api.config import Settings
 from api.main import create_app
 
@@ -81,6 +83,43 @@ def test_the_form_lists_architectures_providers_and_models(client: TestClient) -
     assert fields["event_expiry_days"]["validation"]["minimum"] == 0
     assert form["models"]["offline"] == ["offline-demo"]
     assert "openai" in form["notes"]  # nothing listens on port 9: said, not fatal
+
+
+def test_the_form_at_once_then_each_providers_models(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A provider that takes the connection and never answers (a listening socket nobody
+    # accepts from): it holds up only its own listing, for MODEL_LISTING_SECONDS at most.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    monkeypatch.setattr(agents_service, "MODEL_LISTING_SECONDS", 0.5)
+    url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+    client.put("/settings/providers/openai", json={"api_key": "sk-test-123456", "base_url": url})
+    try:
+        form = client.get("/agents/schema", params={"models": "false"}).json()
+        providers = [
+            o["value"] for f in form["fields"] if f["name"] == "provider" for o in f["options"]
+        ]
+        assert providers == ["offline", "openai"]
+        assert form["models"] == {}
+        assert form["notes"] == {}
+
+        offline = client.get("/agents/schema/models/offline")
+        assert offline.status_code == 200, offline.text
+        assert offline.json() == {"provider": "offline", "models": ["offline-demo"], "note": None}
+        openai = client.get("/agents/schema/models/openai").json()
+        assert openai["models"] == []
+        assert openai["note"] == "The provider did not answer in time."
+    finally:
+        silent.close()
+
+    unconfigured = client.get("/agents/schema/models/anthropic")
+    assert unconfigured.status_code == 404
+    assert unconfigured.json()["code"] == "provider_not_configured"
+    unknown = client.get("/agents/schema/models/cohere")
+    assert unknown.status_code == 404
+    assert unknown.json()["code"] == "unknown_provider"
 
 
 def test_a_blank_name_and_a_second_delete(client: TestClient) -> None:

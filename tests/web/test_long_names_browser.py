@@ -89,13 +89,15 @@ def test_the_delete_dialog_of_a_long_name_is_whole_on_a_phone(page: Page, long_n
     expect(dialog).to_be_visible()
     box = dialog.bounding_box()
     assert box is not None
-    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    assert box["x"] >= 0, box
+    assert box["x"] + box["width"] <= 390, box
     inside = dialog.evaluate("d => d.scrollWidth - d.clientWidth")
     assert inside == 0, f"the dialog's content is {inside} px wider than the dialog"
     cancel = dialog.get_by_role("button", name="Cancel")
     expect(cancel).to_be_in_viewport()
     cancel_box = cancel.bounding_box()
-    assert cancel_box is not None and cancel_box["x"] + cancel_box["width"] <= 390, cancel_box
+    assert cancel_box is not None
+    assert cancel_box["x"] + cancel_box["width"] <= 390, cancel_box
     shoot(page, "long-name-delete-dialog")
     cancel.click()
     expect(dialog).to_be_hidden()

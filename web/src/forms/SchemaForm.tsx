@@ -12,17 +12,32 @@ export interface SchemaFormProps {
   storedSecrets?: Set<string>;
   /** Suggestions for text fields, by field name (say, the models of the chosen provider). */
   suggestions?: (draft: Draft) => Record<string, string[]>;
+  /** Notes shown under fields, by field name (say, a model its provider does not list). */
+  hints?: (draft: Draft) => Record<string, string>;
+  /** The draft after a field changed, for fields that follow another (a model that is not
+   * the newly chosen provider's). */
+  adjust?: (changed: string, draft: Draft) => Draft;
   submitLabel: string;
   onSubmit: (payload: Payload) => Promise<void>;
 }
 
-export function SchemaForm({ fields, values, storedSecrets, suggestions, submitLabel, onSubmit }: SchemaFormProps) {
+export function SchemaForm({
+  fields,
+  values,
+  storedSecrets,
+  suggestions,
+  hints,
+  adjust,
+  submitLabel,
+  onSubmit,
+}: SchemaFormProps) {
   const formId = useId();
   const [draft, setDraft] = useState<Draft>(() => initialDraft(fields, values));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const lists = suggestions?.(draft) ?? {};
+  const notes = hints?.(draft) ?? {};
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -46,7 +61,10 @@ export function SchemaForm({ fields, values, storedSecrets, suggestions, submitL
   }
 
   const set = (name: string, value: string | boolean) => {
-    setDraft((d) => ({ ...d, [name]: value }));
+    setDraft((d) => {
+      const next = { ...d, [name]: value };
+      return adjust ? adjust(name, next) : next;
+    });
     // An edited field's old complaint no longer applies; submitting checks it again.
     setErrors((e) => (name in e ? Object.fromEntries(Object.entries(e).filter(([k]) => k !== name)) : e));
   };
@@ -57,7 +75,12 @@ export function SchemaForm({ fields, values, storedSecrets, suggestions, submitL
         const id = `${formId}-${field.name}`;
         const helpId = `${id}-help`;
         const errorId = `${id}-error`;
-        const described = [field.description ? helpId : null, errors[field.name] ? errorId : null]
+        const hintId = `${id}-hint`;
+        const described = [
+          field.description ? helpId : null,
+          notes[field.name] ? hintId : null,
+          errors[field.name] ? errorId : null,
+        ]
           .filter(Boolean)
           .join(" ") || undefined;
         const common = {
@@ -134,6 +157,11 @@ export function SchemaForm({ fields, values, storedSecrets, suggestions, submitL
             {field.description && (
               <p className="help" id={helpId}>
                 {field.description}
+              </p>
+            )}
+            {notes[field.name] && (
+              <p className="field-hint" id={hintId} aria-live="polite">
+                {notes[field.name]}
               </p>
             )}
             {errors[field.name] && (

@@ -12,25 +12,45 @@ export function emptiedNotNull(payload: Payload, fields: FormField[]): Payload {
   return Object.fromEntries(Object.entries(payload).map(([k, v]) => [k, v === null && json.has(k) ? {} : v]));
 }
 
-/** Create (no agentId) or edit an agent, from GET /agents/schema. */
+interface ProviderModels {
+  provider: string;
+  models: string[];
+  note: string | null;
+}
+
+/** Create (no agentId) or edit an agent, from GET /agents/schema. The form is drawn at once;
+ * each provider's models arrive on their own (a slow provider holds up only its own). */
 export function AgentEditPage({ agentId }: { agentId?: string }) {
   const [form, setForm] = useState<AgentForm | null>(null);
   const [agent, setAgent] = useState<Agent | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
+  const [listed, setListed] = useState<Record<string, ProviderModels>>({});
 
   useEffect(() => {
+    let current = true;
     (async () => {
       try {
-        const [schema, current] = await Promise.all([
-          get<AgentForm>("/agents/schema"),
+        const [schema, stored] = await Promise.all([
+          get<AgentForm>("/agents/schema?models=false"),
           agentId ? get<Agent>(`/agents/${agentId}`) : Promise.resolve(null),
         ]);
+        if (!current) return;
         setForm(schema);
-        setAgent(current);
+        setAgent(stored);
+        for (const option of schema.fields.find((f) => f.name === "provider")?.options ?? []) {
+          const provider = String(option.value);
+          get<ProviderModels>(`/agents/schema/models/${encodeURIComponent(provider)}`).then(
+            (found) => current && setListed((old) => ({ ...old, [provider]: found })),
+            (e) => current && setListed((old) => ({ ...old, [provider]: { provider, models: [], note: describe(e) } })),
+          );
+        }
       } catch (e) {
-        setFailure(describe(e));
+        if (current) setFailure(describe(e));
       }
     })();
+    return () => {
+      current = false;
+    };
   }, [agentId]);
 
   async function save(payload: Payload) {
@@ -43,9 +63,29 @@ export function AgentEditPage({ agentId }: { agentId?: string }) {
     }
   }
 
-  const models = (draft: Draft): Record<string, string[]> => {
-    const provider = draftValue(form?.fields.find((f) => f.name === "provider"), draft);
-    return { model: form?.models[String(provider)] ?? [] };
+  const providerOf = (draft: Draft) => String(draftValue(form?.fields.find((f) => f.name === "provider"), draft));
+  const models = (draft: Draft): Record<string, string[]> => ({ model: listed[providerOf(draft)]?.models ?? [] });
+
+  // A model the chosen provider does not list: said under the field (a compatible server may
+  // still serve it, so it is not refused).
+  const hints = (draft: Draft): Record<string, string> => {
+    const provider = providerOf(draft);
+    const found = listed[provider];
+    const model = String(draft.model ?? "").trim();
+    if (!found) return { model: `Loading the models of ${provider}…` };
+    if (found.note) return { model: `The models of ${provider} could not be listed: ${found.note}` };
+    if (model && found.models.length > 0 && !found.models.includes(model)) {
+      return { model: `${model} is not among the models ${provider} lists.` };
+    }
+    return {};
+  };
+
+  // Choosing another provider takes its first model, unless the model typed is one of its.
+  const adjust = (changed: string, draft: Draft): Draft => {
+    if (changed !== "provider") return draft;
+    const found = listed[providerOf(draft)]?.models ?? [];
+    if (found.length === 0 || found.includes(String(draft.model))) return draft;
+    return { ...draft, model: found[0] };
   };
 
   const title = agentId ? `Edit ${agent?.name ?? "agent"}` : "New agent";
@@ -57,20 +97,13 @@ export function AgentEditPage({ agentId }: { agentId?: string }) {
           {failure}
         </p>
       )}
-      {form && Object.keys(form.notes).length > 0 && (
-        <ul className="notice">
-          {Object.entries(form.notes).map(([provider, note]) => (
-            <li key={provider}>
-              {provider}: {note}
-            </li>
-          ))}
-        </ul>
-      )}
       {form && (!agentId || agent) && (
         <SchemaForm
           fields={form.fields}
           values={agent ? { ...agent } : undefined}
           suggestions={models}
+          hints={hints}
+          adjust={adjust}
           submitLabel={agentId ? "Save" : "Create agent"}
           onSubmit={save}
         />
