@@ -2,6 +2,7 @@
 
 import { useId, useState, type FormEvent } from "react";
 import { ApiError, describe } from "../api";
+import { Counter } from "../Counter";
 import { fill, initialDraft, serverFieldErrors, type Draft, type FormField, type Payload } from "./schema";
 
 export interface SchemaFormProps {
@@ -79,6 +80,7 @@ export function SchemaForm({
         const described = [
           field.description ? helpId : null,
           notes[field.name] ? hintId : null,
+          field.validation?.max_length != null ? `${id}-count` : null,
           errors[field.name] ? errorId : null,
         ]
           .filter(Boolean)
@@ -117,7 +119,6 @@ export function SchemaForm({
                 rows={field.type === "json" ? 4 : 5}
                 spellCheck={field.type === "text"}
                 className={field.type === "json" ? "mono" : undefined}
-                maxLength={field.validation?.max_length ?? undefined}
                 value={String(value)}
                 onChange={(e) => set(field.name, e.target.value)}
               />
@@ -131,7 +132,6 @@ export function SchemaForm({
                 step={field.type === "number" ? "any" : undefined}
                 min={field.validation?.minimum ?? undefined}
                 max={field.validation?.maximum ?? undefined}
-                maxLength={field.validation?.max_length ?? undefined}
                 autoComplete={field.secret ? "new-password" : "off"}
                 placeholder={field.secret && storedSecrets?.has(field.name) ? "•••••• (stored; leave empty to keep)" : undefined}
                 list={suggested ? `${id}-list` : undefined}
@@ -158,6 +158,9 @@ export function SchemaForm({
               <p className="help" id={helpId}>
                 {field.description}
               </p>
+            )}
+            {field.validation?.max_length != null && typeof value === "string" && (
+              <Counter id={`${id}-count`} length={value.length} limit={field.validation.max_length} />
             )}
             {notes[field.name] && (
               <p className="field-hint" id={hintId} aria-live="polite">

@@ -1,7 +1,10 @@
 import "./memory-and-settings.css";
 import { useEffect, useState, type FormEvent } from "react";
 import { authMode, del, describe, get, post } from "../api";
+import { Counter, tooLong } from "../Counter";
 import { InlineConfirm } from "../InlineConfirm";
+
+const KEY_NAME_LIMIT = 100;
 
 interface ApiKey {
   id: string;
@@ -112,14 +115,15 @@ function ApiKeys() {
           <input
             id="key-name"
             value={name}
-            maxLength={100}
+            aria-describedby="key-name-count"
             placeholder="n8n, a script, a server…"
             onChange={(e) => setName(e.target.value)}
           />
-          <button type="submit" disabled={busy || name.trim() === ""}>
+          <button type="submit" disabled={busy || name.trim() === "" || tooLong(name, KEY_NAME_LIMIT)}>
             Create key
           </button>
         </div>
+        <Counter id="key-name-count" length={name.length} limit={KEY_NAME_LIMIT} />
       </form>
       {failure && (
         <p className="error" role="alert">

@@ -1,11 +1,13 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { ApiError, describe, get, post } from "../api";
 import { Link, navigate } from "../router";
+import { Counter, tooLong } from "../Counter";
 import { postSse } from "../sse";
 import type { Agent, Conversation, ConversationPage, Message, MessagePage, ToolCall } from "../types";
 import { apply, type LiveTurn, type Notice } from "../turn";
 
 const PAGE = 30;
+const MESSAGE_LIMIT = 32000; // the server's, for one message
 
 export function ChatPage({ agentId, conversationId }: { agentId: string; conversationId?: string }) {
   const [agent, setAgent] = useState<Agent | null>(null);
@@ -71,7 +73,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
   async function send(event?: FormEvent) {
     event?.preventDefault();
     const prompt = draft.trim();
-    if (!prompt || stopper.current) return;
+    if (!prompt || stopper.current || tooLong(draft, MESSAGE_LIMIT)) return;
     setFailure(null);
     setNotices([]);
     const controller = new AbortController();
@@ -186,10 +188,11 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
             onChange={(e) => setDraft(e.target.value)}
             onKeyDown={onKey}
             placeholder="Write to the agent (Enter sends, Shift+Enter for a new line)"
-            maxLength={32000}
+            aria-describedby="prompt-count"
           />
+          <Counter id="prompt-count" length={draft.length} limit={MESSAGE_LIMIT} />
           <div className="actions">
-            <button type="submit" disabled={streaming || draft.trim() === ""}>
+            <button type="submit" disabled={streaming || draft.trim() === "" || tooLong(draft, MESSAGE_LIMIT)}>
               Send
             </button>
             {streaming && (

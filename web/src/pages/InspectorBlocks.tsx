@@ -96,6 +96,7 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
   const [editing, setEditing] = useState<number | null>(null);
   const [text, setText] = useState("");
   const [newLine, setNewLine] = useState("");
+  const [said, setSaid] = useState<string | null>(null); // what an append did, when not the obvious
   const [failure, setFailure] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   // The line whose Edit button gets the focus back once its edit closes (saved, cancelled,
@@ -142,9 +143,11 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
   async function append(event: FormEvent) {
     event.preventDefault();
     const content = newLine;
+    setSaid(null);
     const ok = await run(async () => {
       const change = await writeBlock<LineChange>("POST", blockPath(agentId, block.name, "/lines"), block.version, { content });
       onSaved(change.block);
+      if (!change.changed) setSaid(`Line ${change.line_number} already says “${change.line}”: nothing was added.`);
     });
     if (ok === "saved") setNewLine("");
   }
@@ -254,11 +257,23 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
       <form className="append" onSubmit={append}>
         <label htmlFor={`${titleId}-append`}>New line for {block.name}</label>
         <div className="row">
-          <input id={`${titleId}-append`} value={newLine} onChange={(e) => setNewLine(e.target.value)} />
+          <input
+            id={`${titleId}-append`}
+            value={newLine}
+            onChange={(e) => {
+              setNewLine(e.target.value);
+              setSaid(null);
+            }}
+          />
           <button type="submit" disabled={busy || newLine.trim() === ""}>
             Append
           </button>
         </div>
+        {said && (
+          <p className="notice" role="status">
+            {said}
+          </p>
+        )}
       </form>
       {definition.length > 0 && (
         <details>

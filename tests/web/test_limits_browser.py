@@ -1,6 +1,9 @@
-"""The longest names the API takes, without a space to break at, on every page that shows
-them, at a phone's width and a desktop's: nothing wider than the window, nothing cut off."""
+"""Limits, said rather than enforced silently: the longest names the API takes, without a
+space to break at, on every page that shows them at a phone's width and a desktop's (nothing
+wider than the window, nothing cut off); text past a limit kept whole and counted, not cut;
+a line that is already there said so."""
 
+import re
 from collections.abc import Iterator
 
 import httpx2
@@ -101,3 +104,39 @@ def test_the_delete_dialog_of_a_long_name_is_whole_on_a_phone(page: Page, long_n
     shoot(page, "long-name-delete-dialog")
     cancel.click()
     expect(dialog).to_be_hidden()
+
+
+def test_text_past_a_limit_is_kept_and_counted_not_cut(page: Page, long_named: str) -> None:
+    page.goto("/agents/new")
+    name = page.get_by_label("Name")
+    name.fill("N" * 150)  # as a paste would
+    expect(name).to_have_value("N" * 150)
+    expect(page.get_by_text("150 / 100 characters — 50 too many")).to_be_visible()
+    page.get_by_role("button", name="Create agent").click()
+    expect(page.get_by_text("Name takes at most 100 characters.")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/agents/new$"))  # nothing was sent
+
+    page.goto(f"/agents/{long_named}/chat")
+    composer = page.get_by_label("Message", exact=True)
+    composer.fill("a" * 26_000)
+    expect(page.get_by_text("26,000 / 32,000 characters")).to_be_visible()
+    composer.fill("a" * 32_001)
+    expect(page.get_by_text("32,001 / 32,000 characters — 1 too many")).to_be_visible()
+    expect(page.get_by_role("button", name="Send")).to_be_disabled()
+    composer.press("Enter")
+    expect(composer).to_have_value("a" * 32_001)  # not sent, not cleared
+
+
+def test_appending_a_line_already_there_says_so(page: Page, server: str, long_named: str) -> None:
+    human = f"{server}/agents/{long_named}/memory/blocks/human"
+    version = httpx2.get(human).json()["version"]
+    added = httpx2.post(
+        f"{human}/lines", json={"content": "Likes tea"}, headers={"If-Match": f'"{version}"'}
+    )
+    assert added.status_code in (200, 201), added.text
+    page.goto(f"/agents/{long_named}")
+    line = page.get_by_label("New line for human")
+    line.fill("Likes tea")
+    line.press("Enter")
+    expect(page.get_by_role("status").filter(has_text="already says “Likes tea”")).to_be_visible()
+    assert httpx2.get(human).json()["lines"].count("Likes tea") == 1
