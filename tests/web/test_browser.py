@@ -98,7 +98,7 @@ def test_create_chat_and_delete_an_agent(page: Page, server: str) -> None:
     expect(page.get_by_role("button", name="Stop")).to_have_count(0)  # the turn has ended
     # What the page shows at the end is what the server stored.
     expect(page).to_have_url(re.compile(r"/agents/[^/]+/chat/[^/]+$"))
-    expect(page.get_by_role("link", name=re.compile("Conversation"))).to_have_count(1)
+    expect(page.get_by_role("link", name=re.compile("^My name is Alice"))).to_have_count(1)
     expect(log.locator(".msg")).to_have_count(2)
     both_widths(page, "chat")
 

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { ApiError, describe, get, post } from "../api";
-import { Link, navigate } from "../router";
+import { Link, navigate, useLocation } from "../router";
 import { Counter, tooLong } from "../Counter";
 import { postSse } from "../sse";
 import type { Agent, Conversation, ConversationPage, Message, MessagePage, ToolCall } from "../types";
@@ -44,6 +44,13 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
     );
   }, [agentId, loadConversations]);
 
+  // The agent's chat opens its latest conversation, unless a new one was asked for.
+  const fresh = useLocation().searchParams.has("new");
+  const latest = conversations[0]?.id;
+  useEffect(() => {
+    if (!conversationId && !fresh && latest && !stopper.current) navigate(`/agents/${agentId}/chat/${latest}`, true);
+  }, [agentId, conversationId, fresh, latest]);
+
   useEffect(() => {
     setHistory([]);
     setEarlier(null);
@@ -63,10 +70,12 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
     }
   }
 
-  async function newConversation(): Promise<string> {
-    const created = await post<Conversation>("/conversations", { agent_id: agentId });
+  // The conversation is made with its first message, and titled by it: a click on "New
+  // conversation" only clears the page (?new keeps it from opening the latest one).
+  async function startConversation(prompt: string): Promise<string> {
+    const created = await post<Conversation>("/conversations", { agent_id: agentId, title: titleOf(prompt) });
     setConversations((old) => [created, ...old]);
-    navigate(`/agents/${agentId}/chat/${created.id}`);
+    navigate(`/agents/${agentId}/chat/${created.id}`, true);
     return created.id;
   }
 
@@ -84,7 +93,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
     setDraft("");
     let id = conversationId;
     try {
-      id ??= await newConversation();
+      id ??= await startConversation(prompt);
       for await (const e of postSse(`/conversations/${id}/messages`, { content: prompt }, controller.signal)) {
         let data: Record<string, unknown> = {};
         try {
@@ -134,7 +143,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
       <aside aria-label="Conversations">
         <h1>{agent ? agent.name : "Chat"}</h1>
         <p className="actions">
-          <button type="button" className="secondary" onClick={() => newConversation().catch((e) => setFailure(describe(e)))} disabled={streaming}>
+          <button type="button" className="secondary" onClick={() => navigate(`/agents/${agentId}/chat?new`)} disabled={streaming}>
             New conversation
           </button>
           <Link href={`/agents/${agentId}`}>Memory</Link>
@@ -344,4 +353,14 @@ function Notices({ notices }: { notices: Notice[] }) {
       })}
     </ul>
   );
+}
+
+/** A conversation's title from its first message: its first line, cut at a word near 60
+ * characters. */
+export function titleOf(prompt: string): string {
+  const line = prompt.split("\n").find((l) => l.trim() !== "")?.replace(/\s+/g, " ").trim() ?? "";
+  if (line.length <= 60) return line;
+  const cut = line.slice(0, 60);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > 30 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }

@@ -1,0 +1,79 @@
+"""Conversations in the chat page, in Chromium against a real server with the offline model:
+made by their first message and titled by it, never empty; the agent's chat opening its
+latest conversation."""
+
+import re
+import uuid
+from collections.abc import Iterator
+
+import httpx2
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+
+@pytest.fixture
+def page(browser: Browser, server: str) -> Iterator[Page]:
+    context = browser.new_context(base_url=server, viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    yield page
+    context.close()
+    assert not errors, errors
+
+
+@pytest.fixture
+def agent(server: str) -> Iterator[str]:
+    made = httpx2.post(f"{server}/agents", json={"name": f"Talker {uuid.uuid4().hex[:6]}"})
+    assert made.status_code == 201, made.text
+    yield made.json()["id"]
+    httpx2.delete(f"{server}/agents/{made.json()['id']}")
+
+
+def conversations_of(server: str, agent: str) -> list[dict[str, str]]:
+    listed: list[dict[str, str]] = httpx2.get(
+        f"{server}/conversations", params={"agent_id": agent}
+    ).json()["conversations"]
+    return listed
+
+
+def send(page: Page, text: str) -> None:
+    page.get_by_label("Message", exact=True).fill(text)
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator(".msg.assistant").last).not_to_have_attribute("aria-busy", "true")
+
+
+def test_a_conversation_is_made_by_its_first_message_and_titled_by_it(
+    page: Page, server: str, agent: str
+) -> None:
+    page.goto(f"/agents/{agent}/chat")
+    for _ in range(3):
+        page.get_by_role("button", name="New conversation").click()
+    expect(page).to_have_url(re.compile(r"/chat\?new$"))
+    assert conversations_of(server, agent) == []  # clicks make nothing
+
+    send(page, "Plan my trip to Lisbon\nin May, with trains")
+    expect(page).to_have_url(re.compile(rf"/agents/{agent}/chat/[^/?]+$"))
+    [made] = conversations_of(server, agent)
+    assert made["title"] == "Plan my trip to Lisbon"
+    expect(page.get_by_role("link", name=re.compile("^Plan my trip to Lisbon"))).to_have_attribute(
+        "aria-current", "true"
+    )
+
+    page.get_by_role("button", name="New conversation").click()
+    expect(page.locator(".msg")).to_have_count(0)  # an empty page, for the next one
+    send(page, "What should I pack?")
+    titles = sorted(c["title"] for c in conversations_of(server, agent))
+    assert titles == ["Plan my trip to Lisbon", "What should I pack?"]
+
+
+def test_the_agents_chat_opens_its_latest_conversation(page: Page, server: str, agent: str) -> None:
+    for title in ("Older", "Newer"):
+        made = httpx2.post(f"{server}/conversations", json={"agent_id": agent, "title": title})
+        assert made.status_code == 201, made.text
+    latest = made.json()["id"]
+    page.goto(f"/agents/{agent}/chat")
+    expect(page).to_have_url(re.compile(rf"/agents/{agent}/chat/{latest}$"))
+    expect(page.get_by_role("link", name=re.compile("^Newer"))).to_have_attribute(
+        "aria-current", "true"
+    )
