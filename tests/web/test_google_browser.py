@@ -147,7 +147,7 @@ def test_a_failed_sign_in_says_why(page: Page, server: str, google: FakeGoogle) 
     try:
         page.goto("/agents")
         page.get_by_role("link", name="Sign in with Google").click()
-        expect(page.get_by_role("alert")).to_contain_text("email_not_verified")
+        expect(page.get_by_role("alert")).to_contain_text("email address is not verified")
         expect(page.get_by_role("link", name="Sign in with Google")).to_be_visible()
         expect(page).to_have_url(re.compile(r"auth_error=email_not_verified"))
     finally:

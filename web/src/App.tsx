@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
 import { authMode, describe, refreshSession, signedIn, signInUrl, signOut } from "./api";
+import { signInFailure } from "./errors";
 import { Link, navigate, useLocation } from "./router";
 import { page } from "./routes";
 
@@ -71,7 +72,7 @@ export function App() {
             <h1>Sign in</h1>
             {authError && (
               <p className="error" role="alert">
-                Sign-in failed ({authError}). Please try again.
+                {signInFailure(authError)}
               </p>
             )}
             {failure && (

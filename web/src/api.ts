@@ -134,9 +134,9 @@ export const put = <T>(path: string, body?: unknown) => api<T>("PUT", path, body
 export const patch = <T>(path: string, body?: unknown) => api<T>("PATCH", path, body);
 export const del = (path: string) => api<void>("DELETE", path);
 
-/** A person-readable line for anything thrown. */
+/** A person-readable line for anything thrown (the server's message, never its code). */
 export function describe(error: unknown): string {
-  if (error instanceof ApiError) return `${error.message} (${error.code})`;
+  if (error instanceof ApiError) return error.message;
   if (error instanceof Error) return error.message;
   return String(error);
 }

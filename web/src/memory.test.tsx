@@ -118,7 +118,7 @@ describe("InspectorBlocks", () => {
     fireEvent.click(screen.getByRole("button", { name: "Edit line 1 of human" }));
     fireEvent.change(screen.getByLabelText("Line 1 of human"), { target: { value: "Likes tea" } });
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
-    await waitFor(() => expect(screen.getByRole("alert").textContent).toContain("duplicate_line"));
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toBe("[human] already has that line"));
     expect(screen.getByLabelText("Line 1 of human")).toHaveProperty("value", "Likes tea");
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(onSaved).toHaveBeenCalledWith(human(3, ["Likes tea"])));

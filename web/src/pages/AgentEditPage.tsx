@@ -1,5 +1,6 @@
 import { useEffect, useState } from "react";
 import { describe, get, patch, post } from "../api";
+import { isMissingAgent, MissingAgent } from "../errors";
 import { SchemaForm } from "../forms/SchemaForm";
 import { draftValue, type Draft, type FormField, type Payload } from "../forms/schema";
 import { Link, navigate } from "../router";
@@ -24,6 +25,7 @@ export function AgentEditPage({ agentId }: { agentId?: string }) {
   const [form, setForm] = useState<AgentForm | null>(null);
   const [agent, setAgent] = useState<Agent | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
+  const [missing, setMissing] = useState(false);
   const [listed, setListed] = useState<Record<string, ProviderModels>>({});
 
   useEffect(() => {
@@ -45,7 +47,8 @@ export function AgentEditPage({ agentId }: { agentId?: string }) {
           );
         }
       } catch (e) {
-        if (current) setFailure(describe(e));
+        if (current && isMissingAgent(e)) setMissing(true);
+        else if (current) setFailure(describe(e));
       }
     })();
     return () => {
@@ -89,6 +92,7 @@ export function AgentEditPage({ agentId }: { agentId?: string }) {
   };
 
   const title = agentId ? `Edit ${agent?.name ?? "agent"}` : "New agent";
+  if (missing) return <MissingAgent />;
   return (
     <section>
       <h1>{title}</h1>

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState, type FormEvent, type Keyboard
 import { ApiError, describe, get, post } from "../api";
 import { Link, navigate, useLocation } from "../router";
 import { Counter, tooLong } from "../Counter";
+import { isMissingAgent, MissingAgent, NextStep } from "../errors";
 import { postSse } from "../sse";
 import type { Agent, Conversation, ConversationPage, Message, MessagePage, ToolCall } from "../types";
 import { apply, type LiveTurn, type Notice } from "../turn";
@@ -18,6 +19,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
   const [live, setLive] = useState<LiveTurn | null>(null);
   const [notices, setNotices] = useState<Notice[]>([]);
   const [failure, setFailure] = useState<string | null>(null);
+  const [missing, setMissing] = useState(false);
   const [draft, setDraft] = useState("");
   const stopper = useRef<AbortController | null>(null);
 
@@ -39,8 +41,9 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
 
   useEffect(() => {
     setFailure(null);
+    setMissing(false);
     Promise.all([get<Agent>(`/agents/${agentId}`).then(setAgent), loadConversations()]).catch((e) =>
-      setFailure(describe(e)),
+      isMissingAgent(e) ? setMissing(true) : setFailure(describe(e)),
     );
   }, [agentId, loadConversations]);
 
@@ -113,11 +116,12 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
         turn = { ...turn, status: "failed" };
         if (e instanceof ApiError) found.push({ kind: "error", code: e.code, message: e.message });
         else found.push({ kind: "error", code: "network_error", message: describe(e) });
-        if (!turn.runId) setDraft(prompt); // nothing was sent: keep what was typed
       }
       setLive(turn);
       setNotices([...found]);
     }
+    // A failed turn's message goes back into the box, to send again once the cause is fixed.
+    if (turn.status === "failed") setDraft((typed) => typed || prompt);
     try {
       if (turn.status === "stopped" && turn.runId) await runEnded(turn.runId);
       if (id) await loadLatest(id);
@@ -138,6 +142,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
   }
 
   const streaming = live?.status === "streaming";
+  if (missing) return <MissingAgent />;
   return (
     <section className="chat">
       <aside aria-label="Conversations">
@@ -340,7 +345,8 @@ function Notices({ notices }: { notices: Notice[] }) {
           case "error":
             return (
               <li key={i} className="error" role="alert">
-                {n.message} ({n.code})
+                {n.message}
+                <NextStep code={n.code} />
               </li>
             );
           case "stopped":

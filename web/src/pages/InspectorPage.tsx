@@ -1,6 +1,7 @@
 import "./memory-and-settings.css";
 import { useCallback, useEffect, useState } from "react";
 import { describe, get } from "../api";
+import { isMissingAgent, MissingAgent } from "../errors";
 import { loadBlocks, loadForms, type Block, type MemoryForms } from "../memory";
 import { Link } from "../router";
 import type { Agent } from "../types";
@@ -15,6 +16,7 @@ export function InspectorPage({ agentId }: { agentId: string }) {
   const [blocks, setBlocks] = useState<Block[] | null>(null);
   const [forms, setForms] = useState<MemoryForms | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
+  const [missing, setMissing] = useState(false);
 
   const reload = useCallback(async () => {
     try {
@@ -26,19 +28,21 @@ export function InspectorPage({ agentId }: { agentId: string }) {
 
   useEffect(() => {
     setFailure(null);
+    setMissing(false);
     Promise.all([get<Agent>(`/agents/${encodeURIComponent(agentId)}`), loadBlocks(agentId), loadForms(agentId)]).then(
       ([a, b, f]) => {
         setAgent(a);
         setBlocks(b);
         setForms(f);
       },
-      (e) => setFailure(describe(e)),
+      (e) => (isMissingAgent(e) ? setMissing(true) : setFailure(describe(e))),
     );
   }, [agentId]);
 
   const saved = (block: Block) => setBlocks((old) => (old ?? []).map((b) => (b.name === block.name ? block : b)));
   const agentPath = `/agents/${encodeURIComponent(agentId)}`;
 
+  if (missing) return <MissingAgent />;
   return (
     <section className="inspector">
       <h1>{agent ? `Memory of ${agent.name}` : "Memory"}</h1>
