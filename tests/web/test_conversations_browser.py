@@ -1,6 +1,6 @@
 """Conversations in the chat page, in Chromium against a real server with the offline model:
 made by their first message and titled by it, never empty; the agent's chat opening its
-latest conversation."""
+latest conversation; every turn's stream ending as finished, none cancelled."""
 
 import re
 import uuid
@@ -17,6 +17,8 @@ def page(browser: Browser, server: str) -> Iterator[Page]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    # A stream read whole ends as finished, not as cancelled (net::ERR_ABORTED).
+    page.on("requestfailed", lambda r: errors.append(f"{r.method} {r.url}: {r.failure}"))
     yield page
     context.close()
     assert not errors, errors
@@ -38,9 +40,14 @@ def conversations_of(server: str, agent: str) -> list[dict[str, str]]:
 
 
 def send(page: Page, text: str) -> None:
+    """Sends and waits for the turn's stream to end and the stored messages to be shown."""
     page.get_by_label("Message", exact=True).fill(text)
-    page.get_by_role("button", name="Send").click()
-    expect(page.locator(".msg.assistant").last).not_to_have_attribute("aria-busy", "true")
+    with page.expect_response(
+        lambda r: r.request.method == "POST" and r.url.endswith("/messages")
+    ) as streamed:
+        page.get_by_role("button", name="Send").click()
+    assert streamed.value.finished() is None  # read to its end: no failure
+    expect(page.locator(".live")).to_have_count(0)
 
 
 def test_a_conversation_is_made_by_its_first_message_and_titled_by_it(
