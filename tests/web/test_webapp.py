@@ -1,6 +1,7 @@
 """The built web app served on the API's origin (api/webapp): pages, hashed files, the API
 untouched, and a clear answer when the app was never built."""
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -139,6 +140,42 @@ def test_hashed_files_are_cached_for_a_year_and_nothing_else_is_served(
         refused = client.get(path)
         assert refused.status_code == 404, path
         assert "outside the app" not in refused.text
+
+
+def test_assets_go_as_the_builds_compressed_copy_the_browser_takes(
+    client: TestClient, dist: Path
+) -> None:
+    script = "console.log('app');" * 200
+    assets = dist / "assets"
+    (assets / "index-AbC123.js").write_text(script)
+    (assets / "index-AbC123.js.gz").write_bytes(gzip.compress(script.encode()))
+    (assets / "index-AbC123.js.br").write_bytes(b"brotli bytes, as the build wrote them")
+
+    with client.stream(
+        "GET", "/assets/index-AbC123.js", headers={"accept-encoding": "gzip, deflate, br"}
+    ) as best:
+        assert best.headers["content-encoding"] == "br"
+        assert b"".join(best.iter_raw()) == b"brotli bytes, as the build wrote them"
+    assert best.headers["content-type"].startswith("text/javascript")
+    assert best.headers["vary"] == "accept-encoding"
+    assert best.headers["cache-control"] == "public, max-age=31536000, immutable"
+
+    gzipped = client.get("/assets/index-AbC123.js", headers={"accept-encoding": "gzip"})
+    assert gzipped.headers["content-encoding"] == "gzip"
+    assert int(gzipped.headers["content-length"]) < len(script) / 10
+    assert gzipped.text == script  # decoded by the client
+    plain = client.get("/assets/index-AbC123.js", headers={"accept-encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    assert plain.text == script
+    # A copy without its asset's name is not an asset of its own.
+    assert client.get("/assets/index-AbC123.js.gz").status_code == 404
+    (assets / "index-AbC123.js.br").unlink()
+    assert (
+        client.get("/assets/index-AbC123.js", headers={"accept-encoding": "br, gzip"}).headers[
+            "content-encoding"
+        ]
+        == "gzip"
+    )
 
 
 def test_the_local_mode_guard_still_covers_the_app(client: TestClient) -> None:

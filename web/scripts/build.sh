@@ -24,7 +24,7 @@ if [[ ! -f node_modules/.installed-lock || "$(cat node_modules/.installed-lock)"
   echo "$lock" > node_modules/.installed-lock
 fi
 
-sources=$(hash_of src index.html package.json package-lock.json vite.config.ts tsconfig.json scripts/build.sh)
+sources=$(hash_of src index.html package.json package-lock.json vite.config.ts tsconfig.json scripts)
 if [[ ! -f dist/.stamp || "$(cat dist/.stamp)" != "$sources" ]]; then
   echo "web: npm run build" >&2
   npm run build --silent >&2

@@ -17,6 +17,7 @@ What it answers is counted under the route label `/{webapp}`, not as unmatched.
 import json
 import os
 import re
+from mimetypes import guess_type
 from pathlib import Path
 
 import anyio
@@ -45,6 +46,9 @@ ASSETS = "/assets/"
 # Vite writes flat, hashed names: anything else (a dot-dot, a slash) is not one of them.
 ASSET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 IMMUTABLE = "public, max-age=31536000, immutable"
+# The build's compressed copies of an asset, best first, and what each is sent as.
+ENCODINGS = ((".br", "br"), (".gz", "gzip"))
+COPIES = tuple(suffix for suffix, _ in ENCODINGS)
 PAGE_HEADERS = {
     "cache-control": "no-cache",
     "x-content-type-options": "nosniff",
@@ -99,7 +103,8 @@ class WebApp:
         if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
             path: str = scope["path"]
             if path.startswith(ASSETS):
-                response = await self._asset(path.removeprefix(ASSETS))
+                accepted = dict(scope["headers"]).get(b"accept-encoding", b"")
+                response = await self._asset(path.removeprefix(ASSETS), accepted)
                 if response is not None:
                     scope[ROUTE_LABEL] = ROUTE
                     await response(scope, receive, send)
@@ -120,15 +125,30 @@ class WebApp:
         routes = getattr(getattr(scope.get("app"), "router", None), "routes", ())
         return all(route.matches(scope)[0] is Match.NONE for route in routes)
 
-    async def _asset(self, name: str) -> Response | None:
-        if not ASSET_NAME.fullmatch(name):
+    async def _asset(self, name: str, accepted: bytes) -> Response | None:
+        """The file, as the build's brotli or gzip copy when the browser takes one (the
+        build writes them: web/scripts/compress.mjs)."""
+        if not ASSET_NAME.fullmatch(name) or name.endswith(COPIES):
             return None
         file = self.dist / "assets" / name
+        headers = {"cache-control": IMMUTABLE, "vary": "accept-encoding"}
+        for suffix, encoding in ENCODINGS:
+            if encoding.encode() in accepted:
+                try:
+                    stat = await anyio.to_thread.run_sync(os.stat, f"{file}{suffix}")
+                except OSError:
+                    continue
+                return FileResponse(
+                    f"{file}{suffix}",
+                    stat_result=stat,
+                    media_type=guess_type(name)[0],
+                    headers={**headers, "content-encoding": encoding},
+                )
         try:
             stat = await anyio.to_thread.run_sync(os.stat, file)
         except OSError:
             return None  # the API's 404
-        return FileResponse(file, stat_result=stat, headers={"cache-control": IMMUTABLE})
+        return FileResponse(file, stat_result=stat, headers=headers)
 
     async def _index(self) -> Response:
         try:
