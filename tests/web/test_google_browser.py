@@ -88,9 +88,22 @@ def test_sign_in_keys_refresh_and_log_out(page: Page, server: str) -> None:
     # API keys: created and shown once, used by a script, revoked.
     nav.get_by_role("link", name="API keys").click()
     expect(page.get_by_text("No API keys.")).to_be_visible()
+    long_name = "K" * 100  # the longest name a key takes, with nowhere to break
+    page.get_by_label("Name of a new key").fill(long_name)
+    page.get_by_role("button", name="Create key").click()
+    expect(page.get_by_role("list", name="API keys")).to_contain_text(long_name)
+    for width in (390, 1440):
+        page.set_viewport_size({"width": width, "height": 900})
+        wider = page.evaluate(
+            "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert wider == 0, f"the API keys page at {width} px is {wider} px too wide"
+    page.get_by_role("button", name=f"Revoke {long_name}").click()
+    page.get_by_role("button", name="Revoke", exact=True).click()
+    expect(page.get_by_text("No API keys.")).to_be_visible()
     page.get_by_label("Name of a new key").fill("n8n")
     page.get_by_role("button", name="Create key").click()
-    key = page.get_by_label("The new API key").inner_text().strip()
+    key = page.get_by_label("The new API key", exact=True).inner_text().strip()
     assert key.startswith("amk_")
     keys = page.get_by_role("list", name="API keys").get_by_role("listitem")
     expect(keys).to_have_count(1)

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { authMode, describe, refreshSession, signedIn, signInUrl, signOut } from "./api";
 import { signInFailure } from "./errors";
+import { useFocusOnNavigation, useHeadingTitle } from "./headings";
 import { Link, navigate, useLocation } from "./router";
 import { page } from "./routes";
 
@@ -10,6 +11,8 @@ export function App() {
   const url = useLocation();
   const [session, setSession] = useState<Session>(signedIn() ? "in" : "checking");
   const [failure, setFailure] = useState<string | null>(null);
+  useHeadingTitle();
+  useFocusOnNavigation(url.pathname);
 
   useEffect(() => {
     if (url.pathname === "/") navigate("/agents" + url.search, true); // keeps ?auth_error=

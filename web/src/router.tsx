@@ -5,11 +5,22 @@ import { useEffect, useState, type AnchorHTMLAttributes, type MouseEvent } from 
 
 const CHANGE = "app:navigate";
 
+// Whether the last change of location was a move to another page (a link, back or forward)
+// rather than a page correcting its own address (a replace): only a move takes the focus.
+let moved = false;
+
 export function navigate(to: string, replace = false): void {
+  moved = !replace;
   if (replace) history.replaceState(null, "", to);
   else history.pushState(null, "", to);
   window.dispatchEvent(new Event(CHANGE));
 }
+
+export const lastNavigationMoved = (): boolean => moved;
+
+window.addEventListener("popstate", () => {
+  moved = true;
+});
 
 export function useLocation(): URL {
   const [href, setHref] = useState(() => location.href);

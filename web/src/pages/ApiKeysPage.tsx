@@ -1,6 +1,7 @@
 import "./memory-and-settings.css";
 import { useEffect, useState, type FormEvent } from "react";
 import { authMode, del, describe, get, post } from "../api";
+import { CopyButton } from "../CopyButton";
 import { Counter, tooLong } from "../Counter";
 import { InlineConfirm } from "../InlineConfirm";
 
@@ -100,9 +101,7 @@ function ApiKeys() {
             <code className="secret" aria-label="The new API key">
               {created.key}
             </code>
-            <button type="button" className="secondary" onClick={() => navigator.clipboard?.writeText(created.key)}>
-              Copy
-            </button>
+            <CopyButton text={created.key} what="the new API key" />
             <button type="button" className="link" onClick={() => setCreated(null)}>
               Done
             </button>

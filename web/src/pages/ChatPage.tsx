@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { ApiError, describe, get, post } from "../api";
 import { Link, navigate, useLocation } from "../router";
+import { CopyButton } from "../CopyButton";
 import { Counter, tooLong } from "../Counter";
 import { isMissingAgent, MissingAgent, NextStep } from "../errors";
 import { postSse } from "../sse";
@@ -20,6 +21,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
   const [notices, setNotices] = useState<Notice[]>([]);
   const [failure, setFailure] = useState<string | null>(null);
   const [missing, setMissing] = useState(false);
+  const [me, setMe] = useState<string | null>(null); // messages this user sent show as "You"
   const [draft, setDraft] = useState("");
   const stopper = useRef<AbortController | null>(null);
 
@@ -42,6 +44,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
   useEffect(() => {
     setFailure(null);
     setMissing(false);
+    get<{ email: string }>("/users/me").then((u) => setMe(u.email), () => undefined);
     Promise.all([get<Agent>(`/agents/${agentId}`).then(setAgent), loadConversations()]).catch((e) =>
       isMissingAgent(e) ? setMissing(true) : setFailure(describe(e)),
     );
@@ -187,7 +190,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
           </p>
         )}
         <div className="log" role="region" aria-label="Messages">
-          <History messages={history} />
+          <History messages={history} me={me} />
           {live && <Live turn={live} />}
         </div>
         <Notices notices={notices} />
@@ -230,9 +233,16 @@ async function runEnded(runId: string): Promise<void> {
   }
 }
 
+/** The text an agent answered with in a group of its messages (its steps' text, joined). */
+const reply = (group: Message[]): string =>
+  group
+    .filter((m) => m.role === "assistant" && m.content)
+    .map((m) => m.content)
+    .join("\n\n");
+
 /** Stored messages as the page shows them: a user's message, then one card for everything
  * the agent did in reply (its steps' tool calls with their results, and its text). */
-function History({ messages }: { messages: Message[] }) {
+function History({ messages, me }: { messages: Message[]; me: string | null }) {
   const results = new Map<string, Message>();
   for (const m of messages) if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
   const groups: Message[][] = [];
@@ -249,7 +259,7 @@ function History({ messages }: { messages: Message[] }) {
           return (
             <article key={first.id} className="msg user">
               <div className="who">
-                {first.actor_id ?? "you"}
+                {first.actor_id && first.actor_id !== me ? first.actor_id : "You"}
                 {first.interrupted && <span className="badge">interrupted</span>}
               </div>
               <div className="text">{first.content}</div>
@@ -274,6 +284,7 @@ function History({ messages }: { messages: Message[] }) {
                 {m.role !== "tool" && m.content && <div className="text">{m.content}</div>}
               </div>
             ))}
+            {reply(group) && <CopyButton text={reply(group)} what="the reply" />}
           </article>
         );
       })}
@@ -285,7 +296,7 @@ function Live({ turn }: { turn: LiveTurn }) {
   return (
     <>
       <article className="msg user">
-        <div className="who">you</div>
+        <div className="who">You</div>
         <div className="text">{turn.prompt}</div>
       </article>
       <article className="msg assistant live" aria-busy={turn.status === "streaming"}>
