@@ -107,7 +107,13 @@ export async function* readSse(stream: ReadableStream<Uint8Array>): AsyncGenerat
 
 /** POSTs `body` as JSON and yields the answer's events; aborting `signal` ends the stream
  * (and the server then stores the partial reply as interrupted). JSON errors answered
- * before the stream begins are thrown as ApiError. */
+ * before the stream begins are thrown as ApiError.
+ *
+ * The events are read from a clone while the response itself is read whole, and awaited:
+ * Chromium cancels a fetch whose body a stream reader read to its end before the load's
+ * completion reached the page (a race of a few milliseconds, lost in most turns), so the
+ * network log showed completed turns as cancelled (net::ERR_ABORTED). Reading the whole
+ * response waits for that completion. A turn's stream is small: holding it twice is cheap. */
 export async function* postSse(
   path: string,
   body: unknown,
@@ -119,6 +125,9 @@ export async function* postSse(
     body: JSON.stringify(body),
     signal,
   });
-  if (!response.body) return;
-  yield* readSse(response.body);
+  const events = response.clone().body;
+  const whole = response.arrayBuffer().catch(() => undefined); // settles when the load does
+  if (!events) return;
+  yield* readSse(events);
+  await whole;
 }

@@ -5,8 +5,10 @@ import { CopyButton } from "../CopyButton";
 import { Counter, tooLong } from "../Counter";
 import { isMissingAgent, MissingAgent, NextStep } from "../errors";
 import { postSse } from "../sse";
+import { lineAnchor, toolLine } from "../toolLines";
 import type { Agent, Conversation, ConversationPage, Message, MessagePage, ToolCall } from "../types";
 import { apply, type LiveTurn, type Notice } from "../turn";
+import { MemoryPanel } from "./MemoryPanel";
 
 const PAGE = 30;
 const MESSAGE_LIMIT = 32000; // the server's, for one message
@@ -21,6 +23,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
   const [notices, setNotices] = useState<Notice[]>([]);
   const [failure, setFailure] = useState<string | null>(null);
   const [missing, setMissing] = useState(false);
+  const [memoryVersion, setMemoryVersion] = useState(0);
   const [me, setMe] = useState<string | null>(null); // messages this user sent show as "You"
   const [draft, setDraft] = useState("");
   const stopper = useRef<AbortController | null>(null);
@@ -108,6 +111,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
           continue; // not one of ours
         }
         turn = apply(turn, e.event, data, found);
+        if (e.event === "tool.result") setMemoryVersion((v) => v + 1);
         setLive(turn);
         setNotices([...found]);
       }
@@ -129,6 +133,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
       if (turn.status === "stopped" && turn.runId) await runEnded(turn.runId);
       if (id) await loadLatest(id);
       setLive(null);
+      setMemoryVersion((v) => v + 1);
       loadConversations().catch(() => undefined);
     } catch (e) {
       setFailure(describe(e));
@@ -220,6 +225,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
           </div>
         </form>
       </div>
+      <MemoryPanel agentId={agentId} version={memoryVersion} />
     </section>
   );
 }
@@ -284,6 +290,11 @@ function History({ messages, me }: { messages: Message[]; me: string | null }) {
                 {m.role !== "tool" && m.content && <div className="text">{m.content}</div>}
               </div>
             ))}
+            <MemoryChips
+              calls={group.flatMap((m) =>
+                m.tool_calls.map((c) => ({ name: c.name, args: c.arguments, result: c.id ? results.get(c.id)?.content : undefined })),
+              )}
+            />
             {reply(group) && <CopyButton text={reply(group)} what="the reply" />}
           </article>
         );
@@ -314,22 +325,43 @@ function Live({ turn }: { turn: LiveTurn }) {
           ),
         )}
         {turn.items.length === 0 && turn.status === "streaming" && <div className="muted">…</div>}
+        <MemoryChips
+          calls={turn.items.flatMap((i) => (i.kind === "tool" ? [{ name: i.name, args: i.arguments, result: i.result }] : []))}
+        />
       </article>
     </>
   );
 }
 
 function ToolView({ name, args, result }: { name: string; args: unknown; result?: string }) {
+  const said = toolLine(name, args, result);
   return (
-    <details className="tool" open>
-      <summary>
-        Tool call: <code>{name}</code>
-      </summary>
-      <div className="muted">Arguments</div>
+    <details className="tool">
+      <summary>{said.text}</summary>
+      <div className="muted">
+        Tool <code>{name}</code>, with
+      </div>
       <pre className="tool-args">{JSON.stringify(args, null, 2)}</pre>
       <div className="muted">Result</div>
       <pre className="tool-result">{result ?? "(waiting for the tool…)"}</pre>
     </details>
+  );
+}
+
+/** Links to the core memory lines a reply wrote, in the panel beside the chat. */
+function MemoryChips({ calls }: { calls: { name: string; args: unknown; result?: string }[] }) {
+  const lines = calls.map((c) => toolLine(c.name, c.args, c.result)).filter((l) => l.line && !l.text.startsWith("Already"));
+  if (lines.length === 0) return null;
+  return (
+    <ul className="chips" aria-label="Saved to memory">
+      {lines.map((l, i) => (
+        <li key={i}>
+          <a className="chip" href={`#${lineAnchor(l.line!.block, l.line!.number)}`}>
+            {l.text}
+          </a>
+        </li>
+      ))}
+    </ul>
   );
 }
 
