@@ -140,3 +140,43 @@ export function describe(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
 }
+
+/** POSTs a file as the request body with upload progress (fetch reports none), with the
+ * session as authFetch sends it: a 401 in google mode refreshes and retries once. */
+export async function upload<T>(path: string, file: Blob, onProgress: (fraction: number) => void): Promise<T> {
+  const send = () =>
+    new Promise<{ status: number; statusText: string; body: string }>((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", path);
+      xhr.withCredentials = true;
+      xhr.setRequestHeader("Accept", "application/json");
+      if (accessToken !== null) xhr.setRequestHeader("Authorization", `Bearer ${accessToken}`);
+      xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+      xhr.onload = () => resolve({ status: xhr.status, statusText: xhr.statusText, body: xhr.responseText });
+      xhr.onerror = () => reject(new Error("The upload failed: the server could not be reached."));
+      xhr.send(file);
+    });
+  let answer = await send();
+  if (answer.status === 401 && authMode() === "google" && (await refreshSession())) answer = await send();
+  const response = new Response(answer.body || null, { status: answer.status, statusText: answer.statusText });
+  if (!response.ok) throw await errorOf(response);
+  onProgress(1);
+  return (await response.json()) as T;
+}
+
+/** Saves what a GET answers as a file named as the server names it (Content-Disposition). */
+export async function download(path: string, fallbackName: string): Promise<void> {
+  const response = await authFetch(path);
+  const named = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") ?? "");
+  const url = URL.createObjectURL(await response.blob());
+  try {
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = named?.[1] ?? fallbackName;
+    document.body.append(link);
+    link.click();
+    link.remove();
+  } finally {
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  }
+}

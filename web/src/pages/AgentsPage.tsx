@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "react";
-import { del, describe, get } from "../api";
+import { del, describe, download, get } from "../api";
+import { ImportAgent } from "./ImportAgent";
 import { Link } from "../router";
 import type { Agent } from "../types";
 
@@ -52,6 +53,14 @@ export function AgentsPage() {
                 <Link className="button secondary" href={`/agents/${a.id}/edit`} aria-label={`Edit ${a.name}`}>
                   Edit
                 </Link>
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => download(`/agents/${a.id}/export`, `agent-${a.id}.jsonl`).catch((e) => setFailure(describe(e)))}
+                  aria-label={`Export ${a.name}`}
+                >
+                  Export
+                </button>
                 <button type="button" className="danger" onClick={() => setDoomed(a)} aria-label={`Delete ${a.name}`}>
                   Delete
                 </button>
@@ -60,6 +69,7 @@ export function AgentsPage() {
           ))}
         </ul>
       )}
+      <ImportAgent onImported={load} />
       {doomed && (
         <ConfirmDelete
           agent={doomed}
