@@ -2,7 +2,8 @@
 
 It stores simple facts the user states ("my name is ...", "I live in ...", "I like ...",
 "I work at ...") with `core_memory_append`, one tool call per step as MemGPT does, and
-answers questions about them from the core memory in its system prompt. Preferences ("I
+answers questions about them from the core memory in its system prompt ("what do you
+remember about me?" gets all of it). Anything else it says plainly it cannot do. Preferences ("I
 prefer ...") it only notices: it answers them from the recent conversation in its prompt,
 so they are known in that session alone. It says plainly
 what it is. Tests use it as a scripted model too: its behaviour is a pure function of the
@@ -112,6 +113,27 @@ QUESTIONS = [
     (re.compile(r"\bwhat (?:\w+ )?do i prefer\b", re.I), "Prefers", "You prefer {}."),
 ]
 RECENT_HEADING = "Recent conversation:"
+# "What do you remember about me?" and the like: everything in the human block.
+RECALL = re.compile(
+    r"\bwhat (?:do|did) you (?:remember|know|recall) (?:about|of) me\b"
+    r"|\bwhat have you (?:remembered|learned|learnt|saved|stored)\b"
+    r"|\bwhat(?:'s| is) in your memory\b|\btell me what you (?:know|remember)\b",
+    re.I,
+)
+# A greeting, answered with the introduction; anything else it does not understand is
+# said plainly to be beyond it.
+GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|howdy)\b", re.I)
+INTRODUCTION = (
+    "Hello! I am the offline demo model, running without any network or API key. "
+    "Tell me your name, where you live, where you work or what you like, and ask me "
+    "about it later. Configure a real provider for real conversations."
+)
+CANNOT = (
+    "I can't help with that: I am the offline demo model, with no network and no real "
+    "language model. I only remember simple facts you tell me (your name, where you live, "
+    'where you work, what you like) and answer questions about them, such as "what do '
+    'you remember about me?". Configure a provider in Providers for real conversations.'
+)
 
 
 def _value(text: str) -> str:
@@ -265,18 +287,31 @@ def reply_to(request: ChatRequest) -> tuple[str, ToolCall | None]:
     corrected = any(name != APPEND_TOOL for name, _ in plan)
     if facts or retractions_in(text):
         return _acknowledge(facts, stored=can_store, corrected=corrected), None
+    if RECALL.search(text):
+        return recall(block_lines(system)), None
     for pattern, label, answer in QUESTIONS:
         if pattern.search(text):
             values = remembered(system, label) or said_recently(system, label)
             if values:
                 return answer.format(", ".join(values)) + " " + DISCLAIMER, None
             return (f"I don't know that yet. Tell me and I will remember it. {DISCLAIMER}", None)
-    return (
-        "Hello! I am the offline demo model, running without any network or API key. "
-        "Tell me your name, where you live, where you work or what you like, and ask me "
-        "about it later. Configure a real provider for real conversations.",
-        None,
-    )
+    noticed = facts_in(text, NOTICED)
+    if noticed:
+        said = "; ".join(f"{f.label.lower()}: {f.value}" for f in noticed)
+        return f"Noted ({said}), for this conversation. {DISCLAIMER}", None
+    if GREETING.search(text) or not text.strip():
+        return INTRODUCTION, None
+    return CANNOT, None
+
+
+def recall(lines: Sequence[str]) -> str:
+    """Everything the human block holds, as the answer to "what do you remember about me?"."""
+    if not lines:
+        return (
+            "I don't remember anything about you yet. Tell me your name, where you live, "
+            f"where you work or what you like. {DISCLAIMER}"
+        )
+    return "Here is what I remember about you: " + "; ".join(lines) + f". {DISCLAIMER}"
 
 
 def _acknowledge(facts: list[Fact], *, stored: bool, corrected: bool = False) -> str:

@@ -76,6 +76,33 @@ async def test_it_answers_from_core_memory() -> None:
     assert "don't know" in text_of(unknown)
 
 
+@pytest.mark.parametrize(
+    "asked",
+    ["What do you remember about me?", "what do you know about me", "What have you learned?"],
+)
+async def test_what_it_remembers_is_all_of_the_human_block(asked: str) -> None:
+    system = "<core_memory>\n[Human - Facts]\n1: Name: Alice\n2: Lives in: Paris\n</core_memory>"
+    events = await run([ChatMessage("system", system), ChatMessage("user", asked)])
+    assert text_of(events).startswith(
+        "Here is what I remember about you: Name: Alice; Lives in: Paris."
+    )
+    empty = await run(
+        [
+            ChatMessage("system", "<core_memory>\n[Human - Facts]\n</core_memory>"),
+            ChatMessage("user", asked),
+        ]
+    )
+    assert text_of(empty).startswith("I don't remember anything about you yet.")
+
+
+async def test_it_says_plainly_what_it_cannot_do() -> None:
+    poem = await run([ChatMessage("user", "Write me a poem about the sea")])
+    assert text_of(poem).startswith("I can't help with that: I am the offline demo model")
+    assert "Providers" in text_of(poem)
+    hello = await run([ChatMessage("user", "Hello there")])
+    assert text_of(hello).startswith("Hello! I am the offline demo model")
+
+
 async def test_without_the_memory_tool_it_only_answers() -> None:
     events = await run([ChatMessage("user", "My name is Bob")], tools=[])
     assert not any(isinstance(e, ToolCallEvent) for e in events)

@@ -89,7 +89,8 @@ async def test_ordinary_turns_are_unchanged() -> None:
     assert memory_reply(plain) is None
     events = [e async for e in OfflineProvider().stream(plain)]
     assert not any(isinstance(e, ToolCallEvent) for e in events)  # noticed, not stored
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)).startswith("Hello!")
+    said = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert said.startswith("Noted (prefers: tea), for this conversation.")
 
 
 async def test_the_provider_streams_every_edit_in_one_step() -> None:
