@@ -189,6 +189,8 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("DELETE", "/settings/providers/{provider}"): Probe(provider_settings),
     ("POST", "/settings/providers/{provider}/test"): Probe(provider_settings, owner_succeeds=False),
     ("GET", "/agents/schema"): SELF,
+    # A provider name, read in the caller's settings: another's is not configured here.
+    ("GET", "/agents/schema/models/{provider}"): Probe(provider_settings),
     ("POST", "/agents"): SELF + " (a name is resolved inside the caller's own agents)",
     ("GET", "/agents"): SELF,
     ("GET", "/agents/{agent_id}"): Probe(agent),

@@ -117,7 +117,8 @@ def test_a_table_of_an_older_layout_is_migrated_once_across_replicas(
     # Each found the table from before the version item, unless the other had stamped it
     # by the time it looked; each that found it old ran the step (from 0 to 1 nothing,
     # from 1 to 2 the step), and one stamp stands.
-    assert 0 in found and set(found) <= {0, 2}, found
+    assert 0 in found, found
+    assert set(found) <= {0, 2}, found
     assert migrated == [TABLE] * found.count(0)
     assert asyncio.run(version_of(path)) == 2
     migrated.clear()
