@@ -55,6 +55,7 @@ from api.memory_runs.service import MemoryRunner
 from api.observability import logs, metrics, tracing
 from api.observability.store import measured
 from api.queue import get_queue
+from api.repositories import Repositories
 from api.runtime.architectures import registry as architectures
 from api.runtime.builder import TurnBuilder
 from api.runtime.hooks import HookProvider
@@ -80,6 +81,7 @@ class State(TypedDict):
 
     settings: Settings
     table: Table
+    repos: Repositories
     clock: Clock
     local: LocalIdentity | None  # AUTH_MODE=local
     token_issuer: TokenIssuer | None  # AUTH_MODE=google
@@ -170,6 +172,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[State]:
         store = measured(table or build_table(settings, clock), settings)
+        repos = Repositories.over(store)
         tracer_provider = tracing.start(settings)
         sweepers: list[asyncio.Task[None]] = []
         runtime: Runtime | None = None
@@ -230,6 +233,7 @@ def create_app(
                 yield State(
                     settings=settings,
                     table=store,
+                    repos=repos,
                     clock=clock,
                     local=None if google_mode else LocalIdentity(settings.local_user_email),
                     token_issuer=issuer,

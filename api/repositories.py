@@ -1,0 +1,19 @@
+"""Every domain's repository over the one table, built once at start-up (`api/main.py`'s
+lifespan, the CLI's commands) and handed to the services that need them."""
+
+from dataclasses import dataclass
+
+from api.store.table import Table
+
+
+@dataclass(frozen=True, slots=True)
+class Repositories:
+    """One repository per domain, all over `table`. `table` is also the unit of work: a
+    service whose transaction writes several domains' items gathers their ops and sends
+    them with `repos.table.transact_write(ops)`."""
+
+    table: Table
+
+    @classmethod
+    def over(cls, table: Table) -> "Repositories":
+        return cls(table=table)
