@@ -94,11 +94,11 @@ class State(TypedDict):
     message_clock: MessageClock
 
 
-async def sweep_dead_runs(table: Table, clock: Clock) -> None:
+async def sweep_dead_runs(repos: Repositories, clock: Clock) -> None:
     """End as interrupted the turns whose process died: at start, then as leases lapse."""
 
     async def sweep() -> None:
-        ended = await runs.sweep_dead(table, clock)
+        ended = await runs.sweep_dead(repos, clock)
         if ended:
             log.warning("%d turns left running by a stopped process were interrupted", ended)
             metrics.BACKGROUND_RUNS_SWEPT.labels("turn").inc(ended)
@@ -192,7 +192,7 @@ def create_app(
             log.info("store ready: %s table %s", store.engine, store.name)
             sweepers = [
                 asyncio.create_task(sweep_expired(store)),
-                asyncio.create_task(sweep_dead_runs(store, clock)),
+                asyncio.create_task(sweep_dead_runs(repos, clock)),
             ]
             if not checked:
                 sweepers.append(asyncio.create_task(check_schema_later(store)))
@@ -203,9 +203,9 @@ def create_app(
             # one cache of provider clients, one clock that orders every message stored.
             providers = ProviderFactory(keyring, settings)
             message_clock = MessageClock(clock)
-            turns = TurnBuilder(search, message_clock, settings.max_turn_steps)
+            turns = TurnBuilder(repos, search, message_clock, settings.max_turn_steps)
             runtime = Runtime(
-                store,
+                repos,
                 clock,
                 settings,
                 hook_providers,
@@ -215,7 +215,7 @@ def create_app(
                 turns=turns,
             )
             memory_runner = MemoryRunner(
-                search, clock, settings, get_queue(settings), providers, turns
+                repos, search, clock, settings, get_queue(settings), providers, turns
             )
             memory_runner.start()
             # What start-up made lives as long as the process: kept out of every later

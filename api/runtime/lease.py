@@ -13,7 +13,8 @@ from api.conversations import repository as conversations
 from api.errors import AppError
 from api.journal.closing import ClosingWrite
 from api.kit.clock import Clock
-from api.store.table import Item, StoreError, Table, TxOp, WriteConflict
+from api.repositories import Repositories
+from api.store.table import Item, StoreError, TxOp, WriteConflict
 
 log = logging.getLogger(__name__)
 
@@ -76,14 +77,14 @@ class Renewals:
 class Lease:
     def __init__(
         self,
-        table: Table,
+        repos: Repositories,
         clock: Clock,
         conversation_id: str,
         holder: str,
         *,
         renewals: Renewals,
     ) -> None:
-        self.table = table
+        self.repos = repos
         self.clock = clock
         self.conversation_id = conversation_id
         self.holder = holder
@@ -99,7 +100,7 @@ class Lease:
             until = self.clock.now() + LEASE_SECONDS
             try:
                 taken = await conversations.take_lease(
-                    self.table, self.conversation_id, self.holder, until
+                    self.repos.table, self.conversation_id, self.holder, until
                 )
             except WriteConflict:  # the turn before is ending: its closing frees it
                 taken = False
@@ -109,7 +110,7 @@ class Lease:
             if time.monotonic() >= deadline:
                 break
             await asyncio.sleep(min(WAIT_STEP_SECONDS, max(0.0, deadline - time.monotonic())))
-        other = await conversations.lease_until(self.table, self.conversation_id)
+        other = await conversations.lease_until(self.repos.table, self.conversation_id)
         lapses = BUSY_RETRY_SECONDS if other is None else other - self.clock.now()
         raise ConversationBusy(min(BUSY_RETRY_SECONDS, lapses))
 
@@ -126,7 +127,7 @@ class Lease:
         until = self.clock.now() + LEASE_SECONDS
         try:
             renewed = await conversations.renew_lease(
-                self.table, self.conversation_id, self.holder, until
+                self.repos.table, self.conversation_id, self.holder, until
             )
         except StoreError as e:  # a throttle or a blip: the lease has time left, try again
             log.warning("renewing the lease of conversation %s failed: %s", self.conversation_id, e)
@@ -158,7 +159,7 @@ class Lease:
         if held:
             with contextlib.suppress(Exception):
                 await asyncio.shield(
-                    conversations.release_lease(self.table, self.conversation_id, self.holder)
+                    conversations.release_lease(self.repos.table, self.conversation_id, self.holder)
                 )
 
 

@@ -27,6 +27,7 @@ from api.memory import service as memory_service
 from api.memory.models import ArchivalMemory, CapacityWarning, CoreMemory, MemoryBlockDef
 from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
+from api.repositories import Repositories
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.search import vectors
 from api.search.engine import SearchEngine
@@ -108,9 +109,11 @@ class ImportReport:
 class Writer:
     """Feed it the records of one checked file in order, then `finish()`."""
 
-    def __init__(self, search: SearchEngine, email: str, source_agent_id: str) -> None:
+    def __init__(
+        self, repos: Repositories, search: SearchEngine, email: str, source_agent_id: str
+    ) -> None:
+        self.repos = repos
         self.search = search
-        self.table = search.table
         self.email = email
         self.source_agent_id = source_agent_id
         self.agent_id = ids.agent_id(email, source_agent_id)
@@ -164,7 +167,7 @@ class Writer:
         # only what is missing is written.
         assert self._agent is not None
         await memory_service.ensure_default_blocks(
-            self.table, self.agent_id, persona=self._agent.persona, clock=self.search.clock
+            self.repos, self.agent_id, persona=self._agent.persona, clock=self.search.clock
         )
         return self.report
 
@@ -174,12 +177,12 @@ class Writer:
         record = self._agent
         assert record is not None, "the checker puts the agent first"
         self._agent_written = True
-        existing = await agents_repository.get(self.table, self.email, self.agent_id)
+        existing = await agents_repository.get(self.repos.table, self.email, self.agent_id)
         if existing is not None:
             self.report.agent_name = existing.agent_name
             self.report.skip("agent", "imported before: this file's agent is already yours")
             if self._subject is not None:
-                subject = await subjects.get(self.table, self.email, self._subject.user_id)
+                subject = await subjects.get(self.repos.table, self.email, self._subject.user_id)
                 if subject is not None and subject.agent_id == self.agent_id:
                     self._subject_id = subject.user_id
             return
@@ -190,7 +193,9 @@ class Writer:
             guard = AgentNameGuard(
                 created_by=self.email, normalized_name=normalize_name(name), agent_id=self.agent_id
             )
-            if await agents_repository.guard_of(self.table, self.email, guard.normalized_name):
+            if await agents_repository.guard_of(
+                self.repos.table, self.email, guard.normalized_name
+            ):
                 continue
             metadata = dict(record.metadata)
             if subject is None:
@@ -216,7 +221,7 @@ class Writer:
                 else []
             )
             try:
-                await agents_repository.create(self.table, agent, guard, also)
+                await agents_repository.create(self.repos.table, agent, guard, also)
             except TransactionCancelled as e:
                 # The agent was imported meanwhile by a concurrent import of this file.
                 if e.refused(agents_repository.AGENT):
@@ -244,7 +249,7 @@ class Writer:
     async def _free_subject(self) -> Subject | None:
         if self._subject is None:
             return None
-        taken = await subjects.get(self.table, self.email, self._subject.user_id)
+        taken = await subjects.get(self.repos.table, self.email, self._subject.user_id)
         if taken is not None and taken.agent_id == self.agent_id:
             # Written with this very agent by a concurrent import of the same file: the
             # agent's create below is refused, and the agent found with its subject.
@@ -276,7 +281,7 @@ class Writer:
         known = PROVIDERS.get(provider)
         if known is None or (
             known.credentials is not None
-            and await provider_settings.get(self.table, self.email, provider) is None
+            and await provider_settings.get(self.repos.table, self.email, provider) is None
         ):
             # Credentials never travel in a file: the agent waits for the user's own.
             self.report.notes.append(
@@ -306,7 +311,7 @@ class Writer:
             version=1,
             updated_at=record.updated_at,
         )
-        if await memory.create_block(self.table, definition, core):
+        if await memory.create_block(self.repos.table, definition, core):
             self.report.written["block"] += 1
         else:
             self.report.skip("block", "the agent has a block of that name already", record.name)
@@ -315,7 +320,7 @@ class Writer:
         warning = CapacityWarning(
             agent_id=self.agent_id, block_name=record.block, warning_turns=record.warning_turns
         )
-        if await memory.restore_warning(self.table, warning):
+        if await memory.restore_warning(self.repos.table, warning):
             self.report.written["capacity_warning"] += 1
         else:
             self.report.skip("capacity_warning", "the block has warned turns already")
@@ -393,7 +398,9 @@ class Writer:
             if self.report.created
             else [*digests, *(h for hs in legacy for h in hs)]
         )
-        stored = await memory.archival_guards(self.table, self.agent_id, wanted) if wanted else {}
+        stored = (
+            await memory.archival_guards(self.repos.table, self.agent_id, wanted) if wanted else {}
+        )
         holders = {
             digest: guard.memory_id
             for digest, older in zip(digests, legacy, strict=True)
@@ -407,7 +414,7 @@ class Writer:
             if holders.get(digest, record.memory_id) != record.memory_id
             for i in (holders[digest], record.memory_id)
         ]
-        items = await memory.archival_items(self.table, self.agent_id, ask) if ask else {}
+        items = await memory.archival_items(self.repos.table, self.agent_id, ask) if ask else {}
 
         planned: list[_Planned] = []
         latest: dict[str, _Planned] = {}  # the batch's latest memory of each text
@@ -525,7 +532,7 @@ class Writer:
             updated_at=record.updated_at,
         )
         if conversation.session_id is None:
-            created = await conversations.create(self.table, conversation)
+            created = await conversations.create(self.repos.table, conversation)
         else:
             lookup = SessionLookup(
                 created_by=self.email,
@@ -535,7 +542,7 @@ class Writer:
             )
             created = True
             try:
-                await conversations.create_for_session(self.table, conversation, lookup)
+                await conversations.create_for_session(self.repos.table, conversation, lookup)
             except TransactionCancelled:
                 created = False
         if created:
@@ -589,7 +596,7 @@ class Writer:
 
     async def _not_stored(self, wanted: list[Message]) -> list[Message]:
         """Those not in the store yet; the others are reported as imported before."""
-        stored = await messages.stored(self.table, [m.key() for m in wanted])
+        stored = await messages.stored(self.repos.table, [m.key() for m in wanted])
         for m in wanted:
             if m.key() in stored:
                 self.report.skip("message", "imported before", m.message_id)
@@ -639,7 +646,7 @@ class Writer:
             started_at=record.started_at,
             ended_at=record.ended_at,
         )
-        if await memory_runs.restore(self.table, run):
+        if await memory_runs.restore(self.repos.table, run):
             self.report.written["memory_run"] += 1
         else:
             self.report.skip("memory_run", "imported before", record.run_id)

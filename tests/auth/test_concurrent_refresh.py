@@ -13,6 +13,7 @@ from api.auth import repository, service
 from api.auth.tokens import issuer_for
 from api.kit.clock import FrozenClock
 from api.kit.secrets import digest
+from api.repositories import Repositories
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Table, TransactionCancelled
@@ -49,10 +50,11 @@ async def table(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Cancellatio
 async def test_the_loser_of_a_concurrent_rotation_gets_the_same_successor(
     table: Cancellations, clock: FrozenClock
 ) -> None:
-    started = await service.start_session(table, "a@example.com", ISSUER, 30, clock)
+    repos = Repositories.over(table)
+    started = await service.start_session(repos, "a@example.com", ISSUER, 30, clock)
     first, second = await asyncio.gather(
-        service.refresh(table, started.refresh_token, ISSUER, clock),
-        service.refresh(table, started.refresh_token, ISSUER, clock),
+        service.refresh(repos, started.refresh_token, ISSUER, clock),
+        service.refresh(repos, started.refresh_token, ISSUER, clock),
     )
     [lost] = table.cancelled  # both rotated the unrotated token; one transaction lost
     assert lost.reasons[0] is not None
@@ -61,18 +63,19 @@ async def test_the_loser_of_a_concurrent_rotation_gets_the_same_successor(
     assert successor is not None
     assert not successor.rotated
     # The one successor goes on rotating; the session is alive.
-    third = await service.refresh(table, first.refresh_token, ISSUER, clock)
+    third = await service.refresh(repos, first.refresh_token, ISSUER, clock)
     assert third.refresh_token not in (first.refresh_token, started.refresh_token)
 
 
 async def test_a_session_revoked_during_the_rotation_refuses_the_refresh(
     table: Cancellations, clock: FrozenClock
 ) -> None:
-    started = await service.start_session(table, "a@example.com", ISSUER, 30, clock)
+    repos = Repositories.over(table)
+    started = await service.start_session(repos, "a@example.com", ISSUER, 30, clock)
     token = await repository.get_refresh_token(table, digest(started.refresh_token))
     assert token is not None
     refreshed, revoked = await asyncio.gather(
-        service.refresh(table, started.refresh_token, ISSUER, clock),
+        service.refresh(repos, started.refresh_token, ISSUER, clock),
         repository.revoke_session(table, token.family_id),
         return_exceptions=True,
     )

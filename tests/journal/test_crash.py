@@ -21,6 +21,7 @@ from api.journal import repository as runs
 from api.journal.models import Run, RunEvents
 from api.journal.process import ProcessId, this_process
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from tests.fakes import serving
 from tests.fakes.llm_servers import FakeLLM, Reply
 from tests.fakes.serving import ServerProcess
@@ -187,6 +188,7 @@ async def test_the_sweep_ends_only_runs_whose_process_is_gone(
     store: Store, clock: FrozenClock
 ) -> None:
     table = store.open()
+    repos = Repositories.over(table)
     await table.create()
     here = this_process()
     cases = {
@@ -207,7 +209,7 @@ async def test_the_sweep_ends_only_runs_whose_process_is_gone(
         await runs.open_run(table, run, started, process)
         assert await conversations.take_lease(table, run.conversation_id, name, clock.now() + 30)
 
-    assert await service.sweep_dead(table, clock) == 2
+    assert await service.sweep_dead(repos, clock) == 2
     states = {name: (await runs.get(table, name)).state for name in cases}  # type: ignore[union-attr]
     assert states == {
         "elsewhere": "running",  # its lease is held: it may well be alive
@@ -223,7 +225,7 @@ async def test_the_sweep_ends_only_runs_whose_process_is_gone(
     clock.advance(20)  # this process renews its lease; the other host's stopped renewing
     assert await conversations.renew_lease(table, "c-alive", "alive", clock.now() + 30)
     clock.advance(11)
-    assert await service.sweep_dead(table, clock) == 1
+    assert await service.sweep_dead(repos, clock) == 1
     assert (await runs.get(table, "elsewhere")).state == "interrupted"  # type: ignore[union-attr]
     assert await runs.end(table, "alive", "completed", clock.now())
     assert {m.run_id for m in await runs.live_runs(table)} == set()
@@ -235,6 +237,7 @@ async def test_two_processes_finding_one_dead_run_end_it_once(
 ) -> None:
     """Two workers start together and both sweep: the run gets one ending, not two."""
     table = store.open()
+    repos = Repositories.over(table)
     await table.create()
     run = Run(
         run_id="r-dead",
@@ -245,7 +248,7 @@ async def test_two_processes_finding_one_dead_run_end_it_once(
     )
     started = RunEvents(run_id="r-dead", first=1, events=[["run.started", "{}"]])
     await runs.open_run(table, run, started, ProcessId(this_process().host, dead_pid(), "t"))
-    ended = await asyncio.gather(*(service.sweep_dead(table, clock) for _ in range(4)))
+    ended = await asyncio.gather(*(service.sweep_dead(repos, clock) for _ in range(4)))
     assert sum(ended) == 1
     batches, final = await runs.read_from(table, "r-dead", 1)
     assert [e.event for b in batches for e in b.numbered()] == [

@@ -19,6 +19,7 @@ from api.journal.bus import RunBus
 from api.journal.journal import FLUSH_EVENTS, RunJournal
 from api.journal.models import Run
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.store.definition import load_definition
 from api.store.keys import ENTITY, RUN_EVENTS
 from api.store.rounds import RoundCounter
@@ -58,9 +59,10 @@ def test_a_streaming_turn_writes_at_most_once_a_second() -> None:
 async def test_events_are_written_by_the_batch_or_by_the_clock(
     table: SqliteTable, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    repos = Repositories.over(table)
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.3)
     monkeypatch.setattr(journal_module, "FLUSH_EVENTS", 20)
-    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    journal = RunJournal(repos, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     for i in range(19):
         journal.add("text.delta", f'{{"i": {i}}}')
@@ -85,8 +87,9 @@ async def test_what_a_failed_write_did_not_store_goes_with_the_next(
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    repos = Repositories.over(table)
     monkeypatch.setattr(journal_module, "FLUSH_EVENTS", 20)
-    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    journal = RunJournal(repos, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # another process holds the database
@@ -117,9 +120,10 @@ async def test_events_and_the_draft_go_in_one_call_and_a_refused_draft_keeps_the
 ) -> None:
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
     counter = RoundCounter(table)
+    repos = Repositories.over(counter)
     drafts: list[Message] = [answer(clock, "Hel")]
     journal = RunJournal(
-        counter, clock, new_run(clock), RunBus(), lambda: drafts.pop() if drafts else None
+        repos, clock, new_run(clock), RunBus(), lambda: drafts.pop() if drafts else None
     )
     await journal.open("run.started", "{}")
     mark = counter.mark()
@@ -156,13 +160,14 @@ async def test_a_draft_too_large_to_store_never_holds_the_events_back(
     events of every flush are written all the same, and no more drafts are tried."""
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
     counter = RoundCounter(table)
+    repos = Repositories.over(counter)
     taken: list[int] = []
 
     def huge_draft() -> Message:
         taken.append(1)
         return answer(clock, "x" * 500_000)
 
-    journal = RunJournal(counter, clock, new_run(clock), RunBus(), huge_draft)
+    journal = RunJournal(repos, clock, new_run(clock), RunBus(), huge_draft)
     await journal.open("run.started", "{}")
     for _ in range(3):
         journal.add("text.delta", "{}")
@@ -195,6 +200,7 @@ async def test_an_event_too_large_to_store_is_dropped_and_holds_nothing_back(
     others are stored under the numbers their client saw, the one that never can be is
     dropped (and logged) rather than retried forever with every later event behind it;
     the drafts go on (the answer stays saved)."""
+    repos = Repositories.over(table)
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
     taken: list[int] = []
 
@@ -202,7 +208,7 @@ async def test_an_event_too_large_to_store_is_dropped_and_holds_nothing_back(
         taken.append(1)
         return answer(clock, f"Hel{'l' * len(taken)}")
 
-    journal = RunJournal(table, clock, new_run(clock), RunBus(), small_draft)
+    journal = RunJournal(repos, clock, new_run(clock), RunBus(), small_draft)
     await journal.open("run.started", "{}")
     for data in ('"a"', HUGE_EVENT, '"b"'):  # one batch
         journal.add("text.delta", data)
@@ -229,7 +235,7 @@ async def test_an_event_too_large_to_store_is_dropped_and_holds_nothing_back(
     ]
     await journal.close("completed")
     run = new_run(clock)
-    followed = [e.number async for e in service.follow(table, clock, RunBus(), run)]
+    followed = [e.number async for e in service.follow(repos, clock, RunBus(), run)]
     assert followed == [1, 2, 4, 5]
 
 
@@ -238,7 +244,8 @@ async def test_the_last_events_that_can_be_stored_are_when_one_cannot(
 ) -> None:
     """The events left for the run's end hold one too large: the others are written
     apart, and the run ends after them."""
-    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    repos = Repositories.over(table)
+    journal = RunJournal(repos, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     for data in ('"a"', HUGE_EVENT, '"b"'):
         journal.add("text.delta", data)
@@ -251,7 +258,8 @@ async def test_the_last_events_that_can_be_stored_are_when_one_cannot(
 async def test_a_failed_write_of_events_and_draft_says_both_failed(
     table: SqliteTable, clock: FrozenClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    journal = RunJournal(table, clock, new_run(clock), RunBus(), lambda: answer(clock, "Hel"))
+    repos = Repositories.over(table)
+    journal = RunJournal(repos, clock, new_run(clock), RunBus(), lambda: answer(clock, "Hel"))
     await journal.open("run.started", "{}")
     blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # another process holds the database
@@ -273,12 +281,13 @@ async def test_a_failed_write_of_events_and_draft_says_both_failed(
 async def test_a_reader_ends_a_run_whose_process_is_gone(
     table: SqliteTable, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    repos = Repositories.over(table)
     monkeypatch.setattr(service, "ALIVE_CHECK_SECONDS", 0.0)
     run = new_run(clock)
-    journal = RunJournal(table, clock, run, RunBus())
+    journal = RunJournal(repos, clock, run, RunBus())
     await journal.open("run.started", "{}")  # and then its process died: no lease is held
     followed = [
-        (e.number, e.event) async for e in service.follow(table, clock, RunBus(), run, after=0)
+        (e.number, e.event) async for e in service.follow(repos, clock, RunBus(), run, after=0)
     ]
     assert followed == [(1, "run.started"), (1002, "error"), (1003, "run.failed")]
     assert (await repository.get(table, "r1")).state == "interrupted"  # type: ignore[union-attr]
@@ -287,7 +296,8 @@ async def test_a_reader_ends_a_run_whose_process_is_gone(
 async def test_a_run_that_could_not_be_opened_leaves_nothing_behind(
     table: SqliteTable, clock: FrozenClock, tmp_path: Path
 ) -> None:
-    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    repos = Repositories.over(table)
+    journal = RunJournal(repos, clock, new_run(clock), RunBus())
     blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # the store refuses the run's first write
     with pytest.raises(StoreError):
@@ -302,7 +312,8 @@ async def test_a_run_that_could_not_be_opened_leaves_nothing_behind(
 
 async def test_the_last_events_go_with_the_runs_end(table: SqliteTable, clock: FrozenClock) -> None:
     counter = RoundCounter(table)
-    journal = RunJournal(counter, clock, new_run(clock), RunBus())
+    repos = Repositories.over(counter)
+    journal = RunJournal(repos, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     mark = counter.mark()
     for i in range(3):
@@ -330,7 +341,9 @@ async def test_a_run_whose_last_events_cannot_be_written_still_ends(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
-    journal = RunJournal(RefusingLastEvents(table), clock, new_run(clock), RunBus())
+    journal = RunJournal(
+        Repositories.over(RefusingLastEvents(table)), clock, new_run(clock), RunBus()
+    )
     await journal.open("run.started", "{}")
     journal.add("text.delta", "{}")
     await journal.close("completed")

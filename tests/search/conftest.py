@@ -9,6 +9,7 @@ import pytest
 from api.embeddings.base import Embedder
 from api.embeddings.factory import get_embedding_backend
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
@@ -30,6 +31,11 @@ async def store(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Table]:
     await sqlite.create()
     yield sqlite
     await sqlite.close()
+
+
+@pytest.fixture
+def repos(store: Table) -> Repositories:
+    return Repositories.over(store)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from pathlib import Path
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.memory import archival
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
@@ -22,7 +23,7 @@ def test_export_to_stdout_then_import_for_another_user(
     async def setup() -> str:
         table = SqliteTable(db, "agent-memory", load_definition(), clock=clock)
         await table.create()
-        made = await make_agent(SearchEngine(table, static, clock), clock)
+        made = await make_agent(Repositories.over(table), SearchEngine(table, static, clock), clock)
         await table.close()
         return made.agent.agent_id
 
