@@ -244,7 +244,6 @@ async def _acting_user(repos: "Repositories", settings: Settings, user: str | No
     this is the store's first use). In google mode `--user` must name a user who signed in
     (the command acts with the store's own access, as create-table does)."""
     from api.kit.clock import SystemClock
-    from api.users import repository as users
     from api.users.service import ensure_local_user
 
     if settings.create_table:  # as the server does at start
@@ -256,7 +255,7 @@ async def _acting_user(repos: "Repositories", settings: Settings, user: str | No
         return email
     if user is None:
         raise _Refused("in AUTH_MODE=google, say whose agent it is: --user EMAIL")
-    if await users.get(repos.table, user) is None:
+    if await repos.users.get(user) is None:
         raise _Refused(f"there is no user {user!r} in {_describe(settings)}")
     return user
 

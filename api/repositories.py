@@ -4,6 +4,7 @@ lifespan, the CLI's commands) and handed to the services that need them."""
 from dataclasses import dataclass
 
 from api.store.table import Table
+from api.users.repository import UserRepository
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,7 +14,8 @@ class Repositories:
     them with `repos.table.transact_write(ops)`."""
 
     table: Table
+    users: UserRepository
 
     @classmethod
     def over(cls, table: Table) -> "Repositories":
-        return cls(table=table)
+        return cls(table=table, users=UserRepository(table))

@@ -29,9 +29,9 @@ async def ensure_local_user(repos: Repositories, email: str, clock: Clock) -> Us
     now = _now(clock)
     user = User(email=email, name="Local user", created_at=now, updated_at=now)
     try:
-        await repository.create_if_absent(repos.table, user)
+        await repos.users.create_if_absent(user)
     except ConditionFailed:
-        existing = await repository.get(repos.table, email)
+        existing = await repos.users.get(email)
         assert existing is not None
         return existing
     return user
@@ -69,27 +69,27 @@ async def sign_in_with_google(
     if not email_verified:
         raise EmailNotVerified("Google has not verified this account's email address.")
     now = _now(clock)
-    known_email = await repository.email_for_google_subject(repos.table, sub)
+    known_email = await repos.users.email_for_google_subject(sub)
     if known_email is None:
         user = User(
             email=email, name=name, picture=picture, google_sub=sub, created_at=now, updated_at=now
         )
         try:
-            await repository.create_with_google_subject(repos.table, user, sub)
+            await repos.users.create_with_google_subject(user, sub)
             return user
         except TransactionCancelled as e:
             if e.failed(repository.USER):
                 raise AccountConflict(
                     "This email address already belongs to another account."
                 ) from e
-            known_email = await repository.email_for_google_subject(repos.table, sub)
+            known_email = await repos.users.email_for_google_subject(sub)
             if known_email is None:
                 raise
-    existing = await repository.get(repos.table, known_email)
+    existing = await repos.users.get(known_email)
     if existing is None or existing.google_sub != sub:
         raise AccountConflict("This Google account is linked to a missing user.")
     if (existing.name, existing.picture) == (name, picture):
         return existing
     updated = existing.model_copy(update={"name": name, "picture": picture, "updated_at": now})
-    await repository.save(repos.table, updated)
+    await repos.users.save(updated)
     return updated

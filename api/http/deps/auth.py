@@ -10,7 +10,6 @@ from api.auth.service import API_KEY_PREFIX, NotAuthenticated
 from api.auth.tokens import InvalidToken, TokenIssuer
 from api.errors import AppError
 from api.http.deps.app import ClockDep, ReposDep, SettingsDep
-from api.users import repository as users
 from api.users.models import User
 from api.users.service import LocalIdentity
 
@@ -44,16 +43,14 @@ async def current_user(
         return await local.user(repos, clock)
     credential = _bearer(request)
     if credential.startswith(API_KEY_PREFIX):
-        user = await users.get(
-            repos.table, await service.email_for_api_key(repos, credential, clock)
-        )
+        user = await repos.users.get(await service.email_for_api_key(repos, credential, clock))
     else:
         claims = token_issuer(request).verify(credential)
         if claims.session_id is None:
             raise InvalidToken("The access token is not valid.")
         # The user and their session are independent reads: one round, not two.
         user, live = await asyncio.gather(
-            users.get(repos.table, claims.subject),
+            repos.users.get(claims.subject),
             service.session_is_live(repos, claims.session_id),
         )
         if not live:
