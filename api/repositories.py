@@ -3,6 +3,7 @@ lifespan, the CLI's commands) and handed to the services that need them."""
 
 from dataclasses import dataclass
 
+from api.settings.repository import ProviderSettingsRepository
 from api.store.table import Table
 from api.users.repository import UserRepository
 
@@ -15,7 +16,12 @@ class Repositories:
 
     table: Table
     users: UserRepository
+    provider_settings: ProviderSettingsRepository
 
     @classmethod
     def over(cls, table: Table) -> "Repositories":
-        return cls(table=table, users=UserRepository(table))
+        return cls(
+            table=table,
+            provider_settings=ProviderSettingsRepository(table),
+            users=UserRepository(table),
+        )

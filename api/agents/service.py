@@ -22,7 +22,6 @@ from api.llm.errors import ProviderError
 from api.memory import service as memory
 from api.repositories import Repositories
 from api.search.engine import SearchEngine
-from api.settings import repository as provider_settings
 from api.settings import service as settings_service
 from api.settings.providers import PROVIDERS
 from api.store.table import TransactionCancelled, TxOp
@@ -76,7 +75,7 @@ async def _check_choices(
     if provider not in PROVIDERS:
         raise ProviderNotConfigured(f"There is no provider {provider!r}.")
     if PROVIDERS[provider].credentials is not None and (
-        await provider_settings.get(repos.table, email, provider) is None
+        await repos.provider_settings.get(email, provider) is None
     ):
         raise ProviderNotConfigured(
             f"Configure {PROVIDERS[provider].label} in your settings before using it."
@@ -374,7 +373,7 @@ async def form(
 ) -> AgentForm:
     """The agents form: architectures, the providers this user can use, and their models."""
     configured = ["offline"] + [
-        s.provider_name for s in await provider_settings.list_for(repos.table, email)
+        s.provider_name for s in await repos.provider_settings.list_for(email)
     ]
 
     async def models_of(provider: str) -> list[str] | str:

@@ -45,7 +45,6 @@ from api.runtime.lease import ConversationBusy, Lease, Renewals
 from api.runtime.state import TurnState
 from api.runtime.turn import DAY, Turn
 from api.search.engine import SearchEngine
-from api.settings import repository as provider_settings
 from api.settings import service as settings_service
 from api.settings.models import ProviderSettings
 from api.settings.providers import PROVIDERS
@@ -256,14 +255,11 @@ class Runtime:
         """The stored settings the agent's provider needs: when the agent is not read yet,
         all of the user's (one query) so as not to wait for it."""
         if agent is None:
-            return {
-                s.provider_name: s
-                for s in await provider_settings.list_for(self.repos.table, email)
-            }
+            return {s.provider_name: s for s in await self.repos.provider_settings.list_for(email)}
         spec = PROVIDERS.get(agent.agent_provider)
         if spec is None or spec.credentials is None:
             return {}
-        found = await provider_settings.get(self.repos.table, email, agent.agent_provider)
+        found = await self.repos.provider_settings.get(email, agent.agent_provider)
         return {found.provider_name: found} if found else {}
 
     def start(self, work: Awaitable[None]) -> asyncio.Task[None]:

@@ -18,7 +18,6 @@ from api.kit.clock import Clock
 from api.kit.crypto import DecryptionFailed, KeyRing
 from api.llm.types import LLMProvider
 from api.repositories import Repositories
-from api.settings import repository
 from api.settings.models import ProviderSettings
 from api.settings.providers import PROVIDERS, Credentials, ProviderSpec
 from api.store.table import ConditionFailed
@@ -123,7 +122,7 @@ async def stored_values(
 ) -> dict[str, Any] | None:
     """The stored values in clear. With `readable_only`, values that no longer decrypt
     (their key was dropped) count as none, so that saving new ones still works."""
-    settings = await repository.get(repos.table, email, provider)
+    settings = await repos.provider_settings.get(email, provider)
     if settings is None:
         return None
     try:
@@ -139,7 +138,7 @@ async def load_stored(
 ) -> tuple[ProviderSettings, Credentials]:
     """The stored item and its credentials, from one read."""
     spec = spec_of(provider, configurable=True)
-    settings = await repository.get(repos.table, email, provider)
+    settings = await repos.provider_settings.get(email, provider)
     if settings is None:
         raise ProviderNotConfigured(f"{spec.label} is not configured yet.")
     return settings, credentials_of(keys, settings)
@@ -153,7 +152,7 @@ async def list_configured(
     repos: Repositories, keys: KeyRing, email: str
 ) -> list[tuple[ProviderSettings, Credentials]]:
     """Every provider this user configured, from one query."""
-    return [(s, credentials_of(keys, s)) for s in await repository.list_for(repos.table, email)]
+    return [(s, credentials_of(keys, s)) for s in await repos.provider_settings.list_for(email)]
 
 
 def merge_secrets(
@@ -195,15 +194,15 @@ async def save(
         key_id=keys.current_id,
         updated_at=datetime.fromtimestamp(clock.now(), tz=UTC),
     )
-    await repository.save(repos.table, settings)
+    await repos.provider_settings.save(settings)
     return settings
 
 
 async def delete(repos: Repositories, email: str, provider: str) -> None:
     spec = spec_of(provider, configurable=True)
-    if await repository.get(repos.table, email, provider) is None:
+    if await repos.provider_settings.get(email, provider) is None:
         raise ProviderNotConfigured(f"{spec.label} is not configured.")
-    await repository.delete(repos.table, email, provider)
+    await repos.provider_settings.delete(email, provider)
 
 
 CLOSE_AFTER_SECONDS = 600.0  # longer than any turn's LLM calls
@@ -322,7 +321,7 @@ async def provider_for(
 ) -> LLMProvider:
     """The adapter for this user's provider, with their credentials."""
     stored = (
-        await repository.get(repos.table, email, provider)
+        await repos.provider_settings.get(email, provider)
         if spec_of(provider).credentials
         else None
     )
@@ -384,7 +383,7 @@ async def reencrypt(repos: Repositories, keys: KeyRing, clock: Clock) -> int:
             continue
         cursor: str | None = None
         while True:
-            batch, cursor = await repository.encrypted_with(repos.table, old_key, cursor)
+            batch, cursor = await repos.provider_settings.encrypted_with(old_key, cursor)
             for settings in batch:
                 data = associated_data(settings.user_email, settings.provider_name)
                 plaintext = keys.decrypt(settings.encrypted_credentials, data)
@@ -396,7 +395,7 @@ async def reencrypt(repos: Repositories, keys: KeyRing, clock: Clock) -> int:
                     }
                 )
                 try:
-                    await repository.replace_ciphertext(repos.table, settings, fresh)
+                    await repos.provider_settings.replace_ciphertext(settings, fresh)
                     rewritten += 1
                 except ConditionFailed:
                     pass  # changed meanwhile, so written with the current key already

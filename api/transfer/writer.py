@@ -32,7 +32,6 @@ from api.runtime.architectures.registry import ARCHITECTURES
 from api.search import vectors
 from api.search.engine import SearchEngine
 from api.search.vectors import Vector
-from api.settings import repository as provider_settings
 from api.settings.providers import PROVIDERS
 from api.store.table import Item, ItemAbsent, Put, TransactionCancelled, TxOp
 from api.subjects import repository as subjects
@@ -281,7 +280,7 @@ class Writer:
         known = PROVIDERS.get(provider)
         if known is None or (
             known.credentials is not None
-            and await provider_settings.get(self.repos.table, self.email, provider) is None
+            and await self.repos.provider_settings.get(self.email, provider) is None
         ):
             # Credentials never travel in a file: the agent waits for the user's own.
             self.report.notes.append(
