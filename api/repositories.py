@@ -3,6 +3,7 @@ lifespan, the CLI's commands) and handed to the services that need them."""
 
 from dataclasses import dataclass
 
+from api.agents.repository import AgentRepository
 from api.settings.repository import ProviderSettingsRepository
 from api.store.table import Table
 from api.users.repository import UserRepository
@@ -15,13 +16,15 @@ class Repositories:
     them with `repos.table.transact_write(ops)`."""
 
     table: Table
-    users: UserRepository
+    agents: AgentRepository
     provider_settings: ProviderSettingsRepository
+    users: UserRepository
 
     @classmethod
     def over(cls, table: Table) -> "Repositories":
         return cls(
             table=table,
+            agents=AgentRepository(table),
             provider_settings=ProviderSettingsRepository(table),
             users=UserRepository(table),
         )

@@ -100,7 +100,7 @@ async def create(
     agent = _new(email, body, clock)
     guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
     try:
-        await repository.create(repos.table, agent, guard)
+        await repos.agents.create(agent, guard)
     except TransactionCancelled:
         # Someone created it first, between our read and our write: that one is the agent.
         existing = await _existing(repos, email, normalized)
@@ -129,7 +129,7 @@ async def create_linked(
     normalized = normalize_name(body.name)
     guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
     try:
-        await repository.create(repos.table, agent, guard, linked(agent))
+        await repos.agents.create(agent, guard, linked(agent))
     except TransactionCancelled as e:
         if e.refused(repository.NAME_GUARD):
             raise AgentNameTaken(f"You already have an agent named {agent.agent_name!r}.") from e
@@ -158,16 +158,16 @@ def _new(email: str, body: AgentCreate, clock: Clock) -> Agent:
 
 
 async def _existing(repos: Repositories, email: str, normalized: str) -> Agent | None:
-    guard = await repository.guard_of(repos.table, email, normalized)
-    return await repository.get(repos.table, email, guard.agent_id) if guard else None
+    guard = await repos.agents.guard_of(email, normalized)
+    return await repos.agents.get(email, guard.agent_id) if guard else None
 
 
 async def list_for(repos: Repositories, email: str) -> list[Agent]:
-    return await repository.list_for(repos.table, email)
+    return await repos.agents.list_for(email)
 
 
 async def get(repos: Repositories, email: str, agent_id: str) -> Agent:
-    agent = await repository.get(repos.table, email, agent_id)
+    agent = await repos.agents.get(email, agent_id)
     if agent is None:
         raise AgentNotFound("No agent with that id.")
     return agent
@@ -187,7 +187,7 @@ async def id_by_name(repos: Repositories, email: str, name: str) -> str:
     """The id of the caller's agent with this name, from its name guard alone (one read),
     for a caller that reads the agent together with what it needs of it."""
     normalized = normalize_name(name)
-    guard = await repository.guard_of(repos.table, email, normalized) if normalized else None
+    guard = await repos.agents.guard_of(email, normalized) if normalized else None
     if guard is None:
         raise AgentNotFound(f"You have no agent named {name.strip()[:100]!r}.")
     return guard.agent_id
@@ -203,14 +203,12 @@ async def by_name_with(
     normalized = normalize_name(name)
     hint = _NAME_HINTS.get(email, normalized)
     if hint is not None:
-        agent, also = await asyncio.gather(repository.get(repos.table, email, hint), reads(hint))
+        agent, also = await asyncio.gather(repos.agents.get(email, hint), reads(hint))
         if agent is not None and normalize_name(agent.agent_name) == normalized:
             return agent, also
         _NAME_HINTS.forget(email, normalized)
     agent_id = await id_by_name(repos, email, name)
-    found, also = await asyncio.gather(
-        repository.get(repos.table, email, agent_id), reads(agent_id)
-    )
+    found, also = await asyncio.gather(repos.agents.get(email, agent_id), reads(agent_id))
     if found is None:  # deleted since its guard was read
         raise AgentNotFound(f"You have no agent named {name.strip()[:100]!r}.")
     _NAME_HINTS.keep(email, normalized, agent_id)
@@ -251,12 +249,12 @@ async def get_by_id_or_name(repos: Repositories, email: str, id_or_name: str) ->
     looked up at once, in the caller's partition."""
     normalized = normalize_name(id_or_name)
     by_id, guard = await asyncio.gather(
-        repository.get(repos.table, email, id_or_name),
-        repository.guard_of(repos.table, email, normalized) if normalized else aio.ready(None),
+        repos.agents.get(email, id_or_name),
+        repos.agents.guard_of(email, normalized) if normalized else aio.ready(None),
     )
     if by_id is not None:
         return by_id
-    agent = await repository.get(repos.table, email, guard.agent_id) if guard else None
+    agent = await repos.agents.get(email, guard.agent_id) if guard else None
     if agent is None:
         raise AgentNotFound("No agent with that id or name.")
     return agent
@@ -289,7 +287,7 @@ async def update(
     for _ in range(SAVE_ATTEMPTS):
         updated, old_guard, new_guard = _apply(agent, changes, clock)
         try:
-            await repository.save(repos.table, updated, old_guard=old_guard, new_guard=new_guard)
+            await repos.agents.save(updated, old_guard=old_guard, new_guard=new_guard)
         except TransactionCancelled as e:
             if e.failed(repository.NAME_GUARD):
                 raise AgentNameTaken(
@@ -355,7 +353,7 @@ async def delete(repos: Repositories, search: SearchEngine, agent: Agent) -> Non
             agent_id=agent.agent_id,
         )
         try:
-            await repository.delete(repos.table, agent, guard)
+            await repos.agents.delete(agent, guard)
         except TransactionCancelled:
             agent = await get(repos, agent.created_by, agent.agent_id)  # 404 once it is gone
             continue

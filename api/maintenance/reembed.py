@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from api.agents import repository as agents
 from api.conversations import repository as conversations
 from api.conversations.messages import repository as messages
 from api.conversations.messages import service as message_service
@@ -66,7 +65,7 @@ async def _agents(
     repos: Repositories, engine: SearchEngine, only: str | None
 ) -> AsyncIterator[tuple[str, str]]:
     """(owner email, agent id) of every agent, or of the one named."""
-    async for agent in agents.every_agent(repos.table):
+    async for agent in repos.agents.every_agent():
         if only is None or agent.agent_id == only:
             yield agent.created_by, agent.agent_id
 

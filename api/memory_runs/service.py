@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from api.agents import repository as agents
 from api.agents.models import Agent
 from api.config import Settings
 from api.conversations.messages import repository as messages
@@ -112,7 +111,7 @@ async def owned(repos: Repositories, email: str, run_id: str) -> MemoryRun:
     if agent_id is None:
         raise MemoryRunNotFound("No memory run with this id.")
     agent, run = await asyncio.gather(
-        agents.get(repos.table, email, agent_id), repository.get(repos.table, agent_id, run_id)
+        repos.agents.get(email, agent_id), repository.get(repos.table, agent_id, run_id)
     )
     if agent is None or run is None or run.user_email != email:
         raise MemoryRunNotFound("No memory run with this id.")
@@ -303,7 +302,7 @@ class MemoryRunner:
     async def process(self, run: MemoryRun) -> tuple[str, int]:
         """The run's agent loop: what the model said it did, and how many edits it made."""
         repos = self.repos
-        agent = await agents.get(repos.table, run.user_email, run.agent_id)
+        agent = await repos.agents.get(run.user_email, run.agent_id)
         if agent is None:
             raise SubjectGone("The subject was deleted.")
         views, said = await asyncio.gather(

@@ -1,7 +1,6 @@
 """Subjects: found through the caller's lookup item, made with their agent in one
 transaction, deleted with everything of theirs."""
 
-from api.agents import repository as agents_repository
 from api.agents import service as agents
 from api.agents.models import DEFAULT_ARCHITECTURE, Agent
 from api.agents.schemas import AgentCreate
@@ -42,7 +41,7 @@ async def find(repos: Repositories, email: str, user_id: str) -> tuple[Subject, 
     subject = await repository.get(repos.table, email, user_id)
     if subject is None:
         return None
-    agent = await agents_repository.get(repos.table, email, subject.agent_id)
+    agent = await repos.agents.get(email, subject.agent_id)
     return (subject, agent) if agent is not None else None
 
 
@@ -60,7 +59,7 @@ async def open_subject(
     it is new). Concurrent calls make one."""
     stale = await repository.get(repos.table, email, user_id)
     if stale is not None:
-        agent = await agents_repository.get(repos.table, email, stale.agent_id)
+        agent = await repos.agents.get(email, stale.agent_id)
         if agent is not None:
             return stale, agent, False
         await repository.delete(repos.table, stale)  # its agent was deleted through /agents
@@ -103,7 +102,7 @@ async def delete(repos: Repositories, search: SearchEngine, subject: Subject) ->
     """The subject and everything of theirs: the lookup first (from then on no message can
     be added to it), the markers of its runs not ended, then the agent with its blocks,
     memories, runs, conversations and messages."""
-    agent = await agents_repository.get(repos.table, subject.created_by, subject.agent_id)
+    agent = await repos.agents.get(subject.created_by, subject.agent_id)
     if not await repository.delete(repos.table, subject):
         raise SubjectNotFound(subject.user_id)  # deleted or reset meanwhile
     unfinished = await memory_runs.all_unfinished(repos.table, subject.agent_id)

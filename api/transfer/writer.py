@@ -176,7 +176,7 @@ class Writer:
         record = self._agent
         assert record is not None, "the checker puts the agent first"
         self._agent_written = True
-        existing = await agents_repository.get(self.repos.table, self.email, self.agent_id)
+        existing = await self.repos.agents.get(self.email, self.agent_id)
         if existing is not None:
             self.report.agent_name = existing.agent_name
             self.report.skip("agent", "imported before: this file's agent is already yours")
@@ -192,9 +192,7 @@ class Writer:
             guard = AgentNameGuard(
                 created_by=self.email, normalized_name=normalize_name(name), agent_id=self.agent_id
             )
-            if await agents_repository.guard_of(
-                self.repos.table, self.email, guard.normalized_name
-            ):
+            if await self.repos.agents.guard_of(self.email, guard.normalized_name):
                 continue
             metadata = dict(record.metadata)
             if subject is None:
@@ -220,7 +218,7 @@ class Writer:
                 else []
             )
             try:
-                await agents_repository.create(self.repos.table, agent, guard, also)
+                await self.repos.agents.create(agent, guard, also)
             except TransactionCancelled as e:
                 # The agent was imported meanwhile by a concurrent import of this file.
                 if e.refused(agents_repository.AGENT):

@@ -57,7 +57,7 @@ def test_export_to_stdout_then_import_for_another_user(
         engine = SearchEngine(table, static, clock)
         from api.agents import repository as agents
 
-        (agent,) = await agents.list_for(table, BOB)
+        (agent,) = await agents.AgentRepository(table).list_for(BOB)
         found = await archival.search(engine, agent.agent_id, "cat")
         await table.close()
         return [m.content for m in found.memories]

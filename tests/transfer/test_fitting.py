@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from api.agents import repository as agents
 from api.agents import service as agents_service
 from api.agents.schemas import AgentCreate
 from api.agents.service import AgentNameTaken
@@ -55,14 +54,14 @@ async def test_what_cannot_come_along_is_skipped_with_its_reason(
     await subjects.open_subject(
         repos_sqlite, BOB, SUBJECT, clock, provider="offline", model="offline-demo"
     )
-    bobs = await agents.list_for(repos_sqlite.table, BOB)
+    bobs = await repos_sqlite.agents.list_for(BOB)
     bobs_name = bobs[0].agent_name
     assert bobs_name == agent["name"]
 
     (report,) = await transfer.import_file(
         repos_sqlite, search_sqlite, BOB, write(tmp_path, reframed(lines))
     )
-    copy = await agents.get(repos_sqlite.table, BOB, report.agent_id)
+    copy = await repos_sqlite.agents.get(BOB, report.agent_id)
     assert copy is not None
     assert copy.agent_name == f"{bobs_name} (imported)"
     assert copy.agent_architecture == "krishna-memgpt"
@@ -179,4 +178,4 @@ async def test_every_name_taken_is_a_409(
         await transfer.import_file(repos_sqlite, search_sqlite, BOB, path)
     assert refusal.value.status_code == 409
     assert "rename one" in refusal.value.message
-    assert len(await agents.list_for(repos_sqlite.table, BOB)) == len(taken)
+    assert len(await repos_sqlite.agents.list_for(BOB)) == len(taken)

@@ -4,7 +4,6 @@ written by us in Letta's documented shape (letta/schemas/agent_file.py)."""
 import json
 from pathlib import Path
 
-from api.agents import repository as agents
 from api.conversations import repository as conversations
 from api.conversations.messages import repository as messages
 from api.conversations.messages import service as messages_service
@@ -25,7 +24,7 @@ async def test_a_letta_agent_file_becomes_an_agent_with_core_memory_and_a_conver
     (report,) = await transfer.import_file(repos_sqlite, search_sqlite, BOB, FIXTURE)
     assert report.created
     assert report.agent_name == "Support Bot"
-    agent = await agents.get(repos_sqlite.table, BOB, report.agent_id)
+    agent = await repos_sqlite.agents.get(BOB, report.agent_id)
     assert agent is not None
     assert agent.agent_persona == "I am a patient support agent for Acme."
     assert (agent.agent_provider, agent.agent_model) == ("offline", "offline-demo")
