@@ -4,6 +4,7 @@ lifespan, the CLI's commands) and handed to the services that need them."""
 from dataclasses import dataclass
 
 from api.agents.repository import AgentRepository
+from api.auth.repository import AuthRepository
 from api.settings.repository import ProviderSettingsRepository
 from api.store.table import Table
 from api.users.repository import UserRepository
@@ -17,6 +18,7 @@ class Repositories:
 
     table: Table
     agents: AgentRepository
+    auth: AuthRepository
     provider_settings: ProviderSettingsRepository
     users: UserRepository
 
@@ -25,6 +27,7 @@ class Repositories:
         return cls(
             table=table,
             agents=AgentRepository(table),
+            auth=AuthRepository(table),
             provider_settings=ProviderSettingsRepository(table),
             users=UserRepository(table),
         )

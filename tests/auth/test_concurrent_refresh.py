@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import pytest
 
-from api.auth import repository, service
+from api.auth import service
 from api.auth.tokens import issuer_for
 from api.kit.clock import FrozenClock
 from api.kit.secrets import digest
@@ -59,7 +59,7 @@ async def test_the_loser_of_a_concurrent_rotation_gets_the_same_successor(
     [lost] = table.cancelled  # both rotated the unrotated token; one transaction lost
     assert lost.reasons[0] is not None
     assert first.refresh_token == second.refresh_token != started.refresh_token
-    successor = await repository.get_refresh_token(table, digest(first.refresh_token))
+    successor = await repos.auth.get_refresh_token(digest(first.refresh_token))
     assert successor is not None
     assert not successor.rotated
     # The one successor goes on rotating; the session is alive.
@@ -72,11 +72,11 @@ async def test_a_session_revoked_during_the_rotation_refuses_the_refresh(
 ) -> None:
     repos = Repositories.over(table)
     started = await service.start_session(repos, "a@example.com", ISSUER, 30, clock)
-    token = await repository.get_refresh_token(table, digest(started.refresh_token))
+    token = await repos.auth.get_refresh_token(digest(started.refresh_token))
     assert token is not None
     refreshed, revoked = await asyncio.gather(
         service.refresh(repos, started.refresh_token, ISSUER, clock),
-        repository.revoke_session(table, token.family_id),
+        repos.auth.revoke_session(token.family_id),
         return_exceptions=True,
     )
     assert revoked is None
@@ -84,6 +84,6 @@ async def test_a_session_revoked_during_the_rotation_refuses_the_refresh(
     assert refreshed.message == "This session has ended; sign in again."
     [lost] = table.cancelled
     assert lost.reasons[0] is None  # the token was still unrotated: the session check failed
-    kept = await repository.get_refresh_token(table, token.token_hash)
+    kept = await repos.auth.get_refresh_token(token.token_hash)
     assert kept is not None
     assert not kept.rotated
