@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from api.agents.repository import AgentRepository
 from api.auth.repository import AuthRepository
+from api.idempotency.repository import IdempotencyRepository
 from api.settings.repository import ProviderSettingsRepository
 from api.store.table import Table
 from api.users.repository import UserRepository
@@ -19,6 +20,7 @@ class Repositories:
     table: Table
     agents: AgentRepository
     auth: AuthRepository
+    idempotency: IdempotencyRepository
     provider_settings: ProviderSettingsRepository
     users: UserRepository
 
@@ -28,6 +30,7 @@ class Repositories:
             table=table,
             agents=AgentRepository(table),
             auth=AuthRepository(table),
+            idempotency=IdempotencyRepository(table),
             provider_settings=ProviderSettingsRepository(table),
             users=UserRepository(table),
         )

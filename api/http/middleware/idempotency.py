@@ -28,7 +28,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.errors import AppError
 from api.http import errors as error_handlers
 from api.http.deps.auth import current_user
-from api.idempotency import repository
 from api.idempotency.errors import (
     MAX_KEY_LENGTH,
     IdempotencyKeyReused,
@@ -192,16 +191,16 @@ async def _claim(
     """None when the key is now this request's; otherwise the finished first request
     (`done` or `stream`) to answer from. Raises when the key belongs to another request,
     or to one still running."""
-    if await repository.claim(repos.table, record):
+    if await repos.idempotency.claim(record):
         return None
-    first = await repository.get(repos.table, record.email, record.key_hash)
+    first = await repos.idempotency.get(record.email, record.key_hash)
     if first is None:  # freed a moment ago (the first failed): the retry may run shortly
         raise RequestInProgress()
     if first.fingerprint != record.fingerprint:
         raise IdempotencyKeyReused()
     if first.state != "running":
         return first
-    if first.lapsed(now) and await repository.take_over(repos.table, record, first):
+    if first.lapsed(now) and await repos.idempotency.take_over(record, first):
         log.warning("took over an Idempotency-Key whose request stopped renewing its claim")
         return None
     raise RequestInProgress()
@@ -297,7 +296,7 @@ class Attempt:
         ttl = math.ceil(self.clock.now() + KEEP_SECONDS)
         settled = self.record.model_copy(update={**outcome, "until": None, "ttl": ttl})
         try:
-            if not await repository.settle(self.repos.table, settled):
+            if not await self.repos.idempotency.settle(settled):
                 log.warning("an Idempotency-Key was taken over before its answer was stored")
         except StoreError as e:
             log.warning("storing the answer to an Idempotency-Key failed: %s", e)
@@ -308,7 +307,7 @@ class Attempt:
         self._stop_renewing()
         self.settled = True
         try:
-            await repository.release(self.repos.table, self.record)
+            await self.repos.idempotency.release(self.record)
         except StoreError as e:  # it frees itself CLAIM_SECONDS after its last renewal
             log.warning("freeing an Idempotency-Key failed: %s", e)
 
@@ -321,7 +320,7 @@ class Attempt:
             await asyncio.sleep(self.owner.renew_seconds)
             until = math.ceil(self.clock.now() + self.owner.claim_seconds)
             try:
-                if not await repository.renew(self.repos.table, self.record, until):
+                if not await self.repos.idempotency.renew(self.record, until):
                     log.warning("lost the claim on an Idempotency-Key: its request ran unrenewed")
                     return
             except StoreError as e:  # the claim holds until its `until`: try again next time
