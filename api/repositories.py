@@ -8,6 +8,7 @@ from api.auth.repository import AuthRepository
 from api.idempotency.repository import IdempotencyRepository
 from api.settings.repository import ProviderSettingsRepository
 from api.store.table import Table
+from api.subjects.repository import SubjectRepository
 from api.users.repository import UserRepository
 
 
@@ -22,6 +23,7 @@ class Repositories:
     auth: AuthRepository
     idempotency: IdempotencyRepository
     provider_settings: ProviderSettingsRepository
+    subjects: SubjectRepository
     users: UserRepository
 
     @classmethod
@@ -32,5 +34,6 @@ class Repositories:
             auth=AuthRepository(table),
             idempotency=IdempotencyRepository(table),
             provider_settings=ProviderSettingsRepository(table),
+            subjects=SubjectRepository(table),
             users=UserRepository(table),
         )

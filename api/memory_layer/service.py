@@ -90,7 +90,7 @@ async def initialize(
     if provider is not None and model is None:
         raise ModelRequired("Give the `model` of the memory runs' provider too.")
     if reset:
-        found = await subjects_repository.get(repos.table, email, user_id)
+        found = await repos.subjects.get(email, user_id)
         if found is not None:
             await subjects.delete(repos, search, found)
     _, agent, created = await subjects.open_subject(

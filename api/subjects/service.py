@@ -31,14 +31,14 @@ class SubjectNotFound(NotFound):
 
 async def get(repos: Repositories, email: str, user_id: str) -> Subject:
     """The caller's subject, by its lookup item alone (one read)."""
-    subject = await repository.get(repos.table, email, user_id)
+    subject = await repos.subjects.get(email, user_id)
     if subject is None:
         raise SubjectNotFound(user_id)
     return subject
 
 
 async def find(repos: Repositories, email: str, user_id: str) -> tuple[Subject, Agent] | None:
-    subject = await repository.get(repos.table, email, user_id)
+    subject = await repos.subjects.get(email, user_id)
     if subject is None:
         return None
     agent = await repos.agents.get(email, subject.agent_id)
@@ -57,12 +57,12 @@ async def open_subject(
 ) -> tuple[Subject, Agent, bool]:
     """The caller's subject: the one that exists, or a new one with its agent (and whether
     it is new). Concurrent calls make one."""
-    stale = await repository.get(repos.table, email, user_id)
+    stale = await repos.subjects.get(email, user_id)
     if stale is not None:
         agent = await repos.agents.get(email, stale.agent_id)
         if agent is not None:
             return stale, agent, False
-        await repository.delete(repos.table, stale)  # its agent was deleted through /agents
+        await repos.subjects.delete(stale)  # its agent was deleted through /agents
     for attempt in range(NAME_ATTEMPTS):
         name = AGENT_NAME.format(user_id) + (f" ({attempt + 1})" if attempt else "")
         body = AgentCreate(
@@ -103,7 +103,7 @@ async def delete(repos: Repositories, search: SearchEngine, subject: Subject) ->
     be added to it), the markers of its runs not ended, then the agent with its blocks,
     memories, runs, conversations and messages."""
     agent = await repos.agents.get(subject.created_by, subject.agent_id)
-    if not await repository.delete(repos.table, subject):
+    if not await repos.subjects.delete(subject):
         raise SubjectNotFound(subject.user_id)  # deleted or reset meanwhile
     unfinished = await memory_runs.all_unfinished(repos.table, subject.agent_id)
     await memory_runs.forget_all(repos.table, [q.run_id for q in unfinished])

@@ -21,7 +21,6 @@ from api.memory_runs.models import MemoryRun
 from api.repositories import Repositories
 from api.search import vectors
 from api.store.table import Item
-from api.subjects import repository as subjects
 from api.transfer.format import (
     VERSION,
     AgentRecord,
@@ -169,7 +168,7 @@ async def export_agent(
     head: list[Record] = [agent_record(agent)]
     subject_id = agent.metadata.get(SUBJECT_KEY) if isinstance(agent.metadata, dict) else None
     if isinstance(subject_id, str) and subject_id:
-        subject = await subjects.get(repos.table, agent.created_by, subject_id)
+        subject = await repos.subjects.get(agent.created_by, subject_id)
         if subject is not None and subject.agent_id == agent_id:
             head.append(SubjectRecord(user_id=subject.user_id, created_at=subject.created_at))
     blocks, warnings = await memory.blocks_and_warnings(repos.table, agent_id)

@@ -181,7 +181,7 @@ class Writer:
             self.report.agent_name = existing.agent_name
             self.report.skip("agent", "imported before: this file's agent is already yours")
             if self._subject is not None:
-                subject = await subjects.get(self.repos.table, self.email, self._subject.user_id)
+                subject = await self.repos.subjects.get(self.email, self._subject.user_id)
                 if subject is not None and subject.agent_id == self.agent_id:
                     self._subject_id = subject.user_id
             return
@@ -246,7 +246,7 @@ class Writer:
     async def _free_subject(self) -> Subject | None:
         if self._subject is None:
             return None
-        taken = await subjects.get(self.repos.table, self.email, self._subject.user_id)
+        taken = await self.repos.subjects.get(self.email, self._subject.user_id)
         if taken is not None and taken.agent_id == self.agent_id:
             # Written with this very agent by a concurrent import of the same file: the
             # agent's create below is refused, and the agent found with its subject.

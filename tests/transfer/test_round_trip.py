@@ -12,7 +12,6 @@ from api.memory import service as memory
 from api.memory_runs import repository as memory_runs
 from api.repositories import Repositories
 from api.search.engine import SearchEngine
-from api.subjects import repository as subjects
 from api.transfer import ids, reader
 from api.transfer import service as transfer
 from api.transfer.writer import Writer
@@ -97,7 +96,7 @@ async def test_an_agent_moves_to_another_user_with_all_its_memory(
     ]
 
     # Seed 004: Bob's subject names the copy; the run's history came along, under the copy.
-    subject = await subjects.get(repos.table, BOB, SUBJECT)
+    subject = await repos.subjects.get(BOB, SUBJECT)
     assert subject is not None
     assert subject.agent_id == copy
     run = await memory_runs.get(repos.table, copy, ids.run_id(copy, made.run_id))
@@ -106,7 +105,7 @@ async def test_an_agent_moves_to_another_user_with_all_its_memory(
     assert run.user_email == BOB
 
     # And Ada's agent is untouched, still hers alone.
-    assert await subjects.get(repos.table, ADA, SUBJECT) is not None
+    assert await repos.subjects.get(ADA, SUBJECT) is not None
 
 
 async def test_importing_the_same_file_twice_changes_nothing(
