@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from api.agents.repository import AgentRepository
 from api.auth.repository import AuthRepository
+from api.conversations.repository import ConversationRepository
 from api.idempotency.repository import IdempotencyRepository
 from api.settings.repository import ProviderSettingsRepository
 from api.store.table import Table
@@ -21,6 +22,7 @@ class Repositories:
     table: Table
     agents: AgentRepository
     auth: AuthRepository
+    conversations: ConversationRepository
     idempotency: IdempotencyRepository
     provider_settings: ProviderSettingsRepository
     subjects: SubjectRepository
@@ -32,6 +34,7 @@ class Repositories:
             table=table,
             agents=AgentRepository(table),
             auth=AuthRepository(table),
+            conversations=ConversationRepository(table),
             idempotency=IdempotencyRepository(table),
             provider_settings=ProviderSettingsRepository(table),
             subjects=SubjectRepository(table),

@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 from api.agents import repository
 from api.agents.models import Agent, AgentNameGuard
 from api.agents.schemas import AgentCreate, AgentForm, AgentUpdate
-from api.conversations import repository as conversations
 from api.errors import AppError, BadRequest, NotFound
 from api.kit import aio
 from api.kit.clock import Clock
@@ -344,7 +343,7 @@ async def delete(repos: Repositories, search: SearchEngine, agent: Agent) -> Non
     first, so that a delete cut short can simply be repeated; the agent goes last."""
     await asyncio.gather(
         memory.delete_all(search, agent.agent_id),
-        conversations.delete_for_agent(repos.table, agent.created_by, agent.agent_id),
+        repos.conversations.delete_for_agent(agent.created_by, agent.agent_id),
     )
     for _ in range(SAVE_ATTEMPTS):
         guard = AgentNameGuard(

@@ -3,7 +3,6 @@
 from datetime import UTC, datetime
 
 from api.agents.models import Agent
-from api.conversations import repository
 from api.conversations.messages import repository as message_items
 from api.conversations.models import Conversation, SessionLookup
 from api.errors import NotFound
@@ -51,8 +50,8 @@ def _lookup(conversation: Conversation, session_id: str) -> SessionLookup:
 async def create(repos: Repositories, agent: Agent, title: str, clock: Clock) -> Conversation:
     """A new conversation; its id is also its session id, so /chat can continue it."""
     conversation = _new(agent, title, clock)
-    await repository.create_for_session(
-        repos.table, conversation, _lookup(conversation, conversation.conversation_id)
+    await repos.conversations.create_for_session(
+        conversation, _lookup(conversation, conversation.conversation_id)
     )
     return conversation
 
@@ -65,7 +64,7 @@ def default_session_id(email: str, agent_id: str) -> str:
 async def find_session(
     repos: Repositories, email: str, agent_id: str, session_id: str
 ) -> SessionLookup | None:
-    return await repository.session(repos.table, email, agent_id, session_id)
+    return await repos.conversations.session(email, agent_id, session_id)
 
 
 async def open_session(
@@ -77,14 +76,12 @@ async def open_session(
         return found.conversation_id
     conversation = _new(agent, session_id, clock, session_id)
     try:
-        await repository.create_for_session(
-            repos.table, conversation, _lookup(conversation, session_id)
+        await repos.conversations.create_for_session(
+            conversation, _lookup(conversation, session_id)
         )
     except TransactionCancelled:
         # Opened by a concurrent first turn: that conversation is the session's.
-        existing = await repository.session(
-            repos.table, agent.created_by, agent.agent_id, session_id
-        )
+        existing = await repos.conversations.session(agent.created_by, agent.agent_id, session_id)
         if existing is None:
             raise
         return existing.conversation_id
@@ -92,7 +89,7 @@ async def open_session(
 
 
 async def get(repos: Repositories, email: str, conversation_id: str) -> Conversation:
-    conversation = await repository.get(repos.table, email, conversation_id)
+    conversation = await repos.conversations.get(email, conversation_id)
     if conversation is None:
         raise ConversationNotFound("No conversation with that id.")
     return conversation
@@ -103,7 +100,7 @@ async def rename(
 ) -> Conversation:
     renamed = conversation.model_copy(update={"title": title, "updated_at": _now(clock)})
     try:
-        await repository.rename(repos.table, renamed)
+        await repos.conversations.rename(renamed)
     except ConditionFailed as e:
         raise ConversationNotFound("No conversation with that id.") from e
     return renamed
@@ -114,7 +111,7 @@ async def delete(repos: Repositories, search: SearchEngine, conversation: Conver
     first, so that no searchable copy is written from then on; the copies go next, so that
     no search finds a message of a deleted conversation (an interrupted delete leaves
     messages nobody finds, and can be repeated)."""
-    await repository.mark_deleting(repos.table, conversation)
-    messages = await repository.message_keys(repos.table, conversation.conversation_id)
+    await repos.conversations.mark_deleting(conversation)
+    messages = await repos.conversations.message_keys(conversation.conversation_id)
     await message_items.delete_copies(search, conversation.agent_id, messages)
-    await repository.delete(repos.table, conversation, messages)
+    await repos.conversations.delete(conversation, messages)

@@ -7,7 +7,7 @@ from fastapi.responses import Response
 
 from api.agents import service as agents
 from api.agents.service import AgentNotFound
-from api.conversations import repository, service
+from api.conversations import service
 from api.conversations.messages import repository as messages
 from api.conversations.schemas import (
     ConversationCreate,
@@ -57,8 +57,8 @@ async def list_conversations(
 ) -> ConversationPage:
     """An agent's conversations, newest first."""
     agent = await agents.get(repos, user.email, agent_id)
-    found, next_cursor = await repository.list_for_agent(
-        repos.table, agent.agent_id, limit=limit, cursor=cursor
+    found, next_cursor = await repos.conversations.list_for_agent(
+        agent.agent_id, limit=limit, cursor=cursor
     )
     return ConversationPage(
         conversations=[ConversationOut.of(c) for c in found], cursor=next_cursor

@@ -68,7 +68,7 @@ async def follow(
             await repository.watched(repos.table, run_id, clock.now() + watch_seconds)
         if now - alive_at >= ALIVE_CHECK_SECONDS:
             alive_at = now
-            if await conversations.lease_holder(repos.table, current.conversation_id) != run_id:
+            if await repos.conversations.lease_holder(current.conversation_id) != run_id:
                 await end_dead(repos, clock, current)
         await bus.wait(run_id, POLL_SECONDS)
         batches, current = await repository.read_from(repos.table, run_id, next_first)
@@ -114,7 +114,7 @@ async def sweep_dead(repos: Repositories, clock: Clock) -> int:
 async def _sweep_one(repos: Repositories, clock: Clock, marker: LiveRun) -> bool:
     run, holder = await asyncio.gather(
         repository.get(repos.table, marker.run_id),
-        conversations.lease_holder(repos.table, marker.conversation_id),
+        repos.conversations.lease_holder(marker.conversation_id),
     )
     if run is None or run.ended:
         await repository.forget_live(repos.table, marker.run_id)

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from api.conversations import repository as conversations
 from api.conversations.messages import repository as messages
 from api.conversations.messages import service as message_service
 from api.conversations.messages.models import Message
@@ -78,9 +77,7 @@ async def _unsearchable_messages(
     found: list[Message] = []
     cursor: str | None = None
     while True:
-        page, cursor = await conversations.list_for_agent(
-            repos.table, agent_id, limit=100, cursor=cursor
-        )
+        page, cursor = await repos.conversations.list_for_agent(agent_id, limit=100, cursor=cursor)
         for conversation in page:
             if conversation.created_by != owner:
                 continue

@@ -163,7 +163,7 @@ class Runtime:
         # the same round as the reads; a turn that waits its turn takes it first, so that
         # it reads what the turn before it left.
         lease = Lease(
-            self.repos,
+            self.repos.conversations,
             self.clock,
             request.conversation_id,
             state.run_id,

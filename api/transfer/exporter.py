@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 
 from api.agents.models import Agent
-from api.conversations import repository as conversations
 from api.conversations.messages import repository as messages
 from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
@@ -213,8 +212,8 @@ async def export_agent(
     owner = agent.created_by
     cursor = None
     while True:
-        listed, cursor = await conversations.list_for_agent(
-            repos.table, agent_id, limit=100, cursor=cursor
+        listed, cursor = await repos.conversations.list_for_agent(
+            agent_id, limit=100, cursor=cursor
         )
         for conversation in listed:
             # The index groups conversations by agent id alone: keep the owner's only.

@@ -15,7 +15,6 @@ from typing import Any
 from api.agents import repository as agents_repository
 from api.agents.models import DEFAULT_ARCHITECTURE, Agent, AgentNameGuard
 from api.agents.service import AgentNameTaken, normalize_name
-from api.conversations import repository as conversations
 from api.conversations import service as conversations_service
 from api.conversations.messages import repository as messages
 from api.conversations.messages import service as messages_service
@@ -529,7 +528,7 @@ class Writer:
             updated_at=record.updated_at,
         )
         if conversation.session_id is None:
-            created = await conversations.create(self.repos.table, conversation)
+            created = await self.repos.conversations.create(conversation)
         else:
             lookup = SessionLookup(
                 created_by=self.email,
@@ -539,7 +538,7 @@ class Writer:
             )
             created = True
             try:
-                await conversations.create_for_session(self.repos.table, conversation, lookup)
+                await self.repos.conversations.create_for_session(conversation, lookup)
             except TransactionCancelled:
                 created = False
         if created:

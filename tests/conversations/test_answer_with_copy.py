@@ -165,7 +165,9 @@ async def test_a_slow_vector_makes_it_two_writes(setting: Setting, embedder: Gat
 async def test_in_a_conversation_being_deleted_the_answer_is_kept_without_a_copy(
     setting: Setting,
 ) -> None:
-    await conversations_repository.mark_deleting(setting.counter, setting.conversation)
+    await conversations_repository.ConversationRepository(setting.counter).mark_deleting(
+        setting.conversation
+    )
     await setting.store(setting.answer())
     assert await setting.stored() == [("The answer is 42.", False)]
     assert await setting.copies() == []

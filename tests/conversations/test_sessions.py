@@ -4,7 +4,7 @@ import asyncio
 from datetime import UTC, datetime
 
 from api.agents.models import Agent
-from api.conversations import repository, service
+from api.conversations import service
 from api.kit.clock import FrozenClock
 from api.repositories import Repositories
 from api.store.table import Table
@@ -30,10 +30,10 @@ async def test_concurrent_first_turns_open_one_conversation(
     )
 
     assert len(set(opened)) == 1
-    listed, _ = await repository.list_for_agent(table, agent.agent_id, limit=10, cursor=None)
+    listed, _ = await repos.conversations.list_for_agent(agent.agent_id, limit=10, cursor=None)
     assert [c.conversation_id for c in listed] == opened[:1]
     assert listed[0].session_id == "s-1"
-    found = await repository.session(table, "ann@example.com", agent.agent_id, "s-1")
+    found = await repos.conversations.session("ann@example.com", agent.agent_id, "s-1")
     assert found is not None
     assert await service.open_session(repos, agent, "s-1", clock, found=found) == opened[0]
 
@@ -48,5 +48,5 @@ async def test_a_session_id_is_scoped_to_its_tenant_and_agent(
         repos, agent_of("ann@example.com", "a-2"), "s", clock, found=None
     )
     assert len({ann, bob, other}) == 3
-    assert await repository.session(table, "bob@example.com", "a-1", "s") is not None
-    assert await repository.session(table, "eve@example.com", "a-1", "s") is None
+    assert await repos.conversations.session("bob@example.com", "a-1", "s") is not None
+    assert await repos.conversations.session("eve@example.com", "a-1", "s") is None

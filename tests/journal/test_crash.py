@@ -15,7 +15,6 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from api.conversations import repository as conversations
 from api.journal import reader as service
 from api.journal import repository as runs
 from api.journal.models import Run, RunEvents
@@ -207,7 +206,7 @@ async def test_the_sweep_ends_only_runs_whose_process_is_gone(
         )
         started = RunEvents(run_id=name, first=1, events=[["run.started", "{}"]])
         await runs.open_run(table, run, started, process)
-        assert await conversations.take_lease(table, run.conversation_id, name, clock.now() + 30)
+        assert await repos.conversations.take_lease(run.conversation_id, name, clock.now() + 30)
 
     assert await service.sweep_dead(repos, clock) == 2
     states = {name: (await runs.get(table, name)).state for name in cases}  # type: ignore[union-attr]
@@ -223,7 +222,7 @@ async def test_the_sweep_ends_only_runs_whose_process_is_gone(
     assert ended == [(1, "run.started"), (1002, "error"), (1003, "run.failed")]
 
     clock.advance(20)  # this process renews its lease; the other host's stopped renewing
-    assert await conversations.renew_lease(table, "c-alive", "alive", clock.now() + 30)
+    assert await repos.conversations.renew_lease("c-alive", "alive", clock.now() + 30)
     clock.advance(11)
     assert await service.sweep_dead(repos, clock) == 1
     assert (await runs.get(table, "elsewhere")).state == "interrupted"  # type: ignore[union-attr]

@@ -10,7 +10,6 @@ import pytest
 from api.agents import service as agents
 from api.agents.schemas import AgentCreate
 from api.config import Settings
-from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
 from api.kit.clock import FrozenClock
 from api.repositories import Repositories
@@ -108,7 +107,7 @@ async def test_a_failed_renewal_is_tried_again_not_given_up(
     table = ThrottledOnce(tmp_path / "lease.db", "leases", load_definition(), clock=clock)
     repos = Repositories.over(table)
     await table.create()
-    held = lease.Lease(repos, clock, "c1", "run-1", renewals=lease.Renewals())
+    held = lease.Lease(repos.conversations, clock, "c1", "run-1", renewals=lease.Renewals())
     await held.take()
     held.keep()
     await asyncio.sleep(0.05)  # the first renewal failed, later ones went through
@@ -116,6 +115,6 @@ async def test_a_failed_renewal_is_tried_again_not_given_up(
     for _ in range(2):  # 40 s on: held only if renewals went on after the failure
         clock.advance(20)
         await asyncio.sleep(0.05)
-    assert await conversations_repository.lease_holder(table, "c1") == "run-1"
+    assert await repos.conversations.lease_holder("c1") == "run-1"
     await held.free()
     await table.close()

@@ -271,8 +271,8 @@ async def test_two_replicas_never_run_two_turns_in_one_conversation(
     clock.advance(lease.LEASE_SECONDS + 1)
     third = await stuck.runtime.prepare(request)
     assert (
-        await conversations_repository.renew_lease(
-            table, stuck.conversation.conversation_id, second.turn.state.run_id, clock.now() + 30
+        await conversations_repository.ConversationRepository(table).renew_lease(
+            stuck.conversation.conversation_id, second.turn.state.run_id, clock.now() + 30
         )
         is False
     )  # the lapsed holder cannot take it back

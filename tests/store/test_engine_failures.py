@@ -190,7 +190,7 @@ async def test_a_write_that_meets_a_transaction_is_a_conflict_and_a_lease_is_bus
             await table.put({"pk": "a", "sk": "b"}, condition=ItemAbsent())
         # A turn starting as the one before it ends hears "busy", as it would a moment
         # before, not a store failure.
-        lease = Lease(repos, SystemClock(), "c1", "r2", renewals=Renewals())
+        lease = Lease(repos.conversations, SystemClock(), "c1", "r2", renewals=Renewals())
         with pytest.raises(ConversationBusy):
             await lease.take()
     finally:

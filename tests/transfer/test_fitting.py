@@ -11,7 +11,6 @@ import pytest
 from api.agents import service as agents_service
 from api.agents.schemas import AgentCreate
 from api.agents.service import AgentNameTaken
-from api.conversations import repository as conversations
 from api.kit.clock import FrozenClock
 from api.memory import repository as memory_repository
 from api.memory_runs import repository as memory_runs
@@ -149,13 +148,12 @@ async def test_messages_of_a_conversation_deleted_meanwhile_are_skipped(
     for record in batch:
         if record.type == "message":
             # The user deletes the conversation while its messages are being imported.
-            conversation = await conversations.get(
-                repos_sqlite.table,
+            conversation = await repos_sqlite.conversations.get(
                 BOB,
                 ids.conversation_id(BOB, plan.header.source_agent_id, made.conversation_id),
             )
             assert conversation is not None
-            await conversations.mark_deleting(repos_sqlite.table, conversation)
+            await repos_sqlite.conversations.mark_deleting(conversation)
         await writer.add(record)
     report = await writer.finish()
     reason = ("message", "their conversation was deleted or changed during the import")

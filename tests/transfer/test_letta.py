@@ -4,7 +4,6 @@ written by us in Letta's documented shape (letta/schemas/agent_file.py)."""
 import json
 from pathlib import Path
 
-from api.conversations import repository as conversations
 from api.conversations.messages import repository as messages
 from api.conversations.messages import service as messages_service
 from api.kit.clock import FrozenClock
@@ -42,8 +41,8 @@ async def test_a_letta_agent_file_becomes_an_agent_with_core_memory_and_a_conver
     assert limits == {"human": 834, "persona": 334, "policies": 3334}
     assert blocks["policies"].description == "Store policies."
 
-    listed, _ = await conversations.list_for_agent(
-        repos_sqlite.table, report.agent_id, limit=10, cursor=None
+    listed, _ = await repos_sqlite.conversations.list_for_agent(
+        report.agent_id, limit=10, cursor=None
     )
     (conversation,) = listed
     assert conversation.title == "Imported from Letta: Support Bot"

@@ -264,7 +264,7 @@ async def search(
     if after is not None and before is not None and after >= before:
         raise InvalidTimeRange("`after` must be earlier than `before`.")
     if session_id is not None:
-        found = await conversations.session(repos.table, owner, agent_id, session_id)
+        found = await repos.conversations.session(owner, agent_id, session_id)
         if found is None or conversation_id not in (None, found.conversation_id):
             return MessageSearch(0, chosen, [])
         conversation_id = found.conversation_id
