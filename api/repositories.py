@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from api.agents.repository import AgentRepository
 from api.auth.repository import AuthRepository
+from api.conversations.messages.repository import MessageRepository
 from api.conversations.repository import ConversationRepository
 from api.idempotency.repository import IdempotencyRepository
 from api.settings.repository import ProviderSettingsRepository
@@ -24,6 +25,7 @@ class Repositories:
     auth: AuthRepository
     conversations: ConversationRepository
     idempotency: IdempotencyRepository
+    messages: MessageRepository
     provider_settings: ProviderSettingsRepository
     subjects: SubjectRepository
     users: UserRepository
@@ -36,6 +38,7 @@ class Repositories:
             auth=AuthRepository(table),
             conversations=ConversationRepository(table),
             idempotency=IdempotencyRepository(table),
+            messages=MessageRepository(table),
             provider_settings=ProviderSettingsRepository(table),
             subjects=SubjectRepository(table),
             users=UserRepository(table),

@@ -8,7 +8,6 @@ from fastapi.responses import Response
 from api.agents import service as agents
 from api.agents.service import AgentNotFound
 from api.conversations import service
-from api.conversations.messages import repository as messages
 from api.conversations.schemas import (
     ConversationCreate,
     ConversationOut,
@@ -116,10 +115,8 @@ async def list_messages(
 ) -> MessagePage:
     """Messages in order, oldest first (or newest first); the cursor continues in the same
     order (a cursor of the other order is 400 invalid_cursor)."""
-    read = messages.newest_first if order == "newest" else messages.oldest_first
-    found, next_cursor = await read(
-        repos.table, conversation.conversation_id, limit=limit, cursor=cursor
-    )
+    read = repos.messages.newest_first if order == "newest" else repos.messages.oldest_first
+    found, next_cursor = await read(conversation.conversation_id, limit=limit, cursor=cursor)
     return MessagePage(messages=[MessageOut.of(m) for m in found], cursor=next_cursor)
 
 

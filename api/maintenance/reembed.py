@@ -83,8 +83,8 @@ async def _unsearchable_messages(
                 continue
             after: str | None = None
             while True:
-                batch, after = await messages.oldest_first(
-                    repos.table, conversation.conversation_id, limit=500, cursor=after
+                batch, after = await repos.messages.oldest_first(
+                    conversation.conversation_id, limit=500, cursor=after
                 )
                 found += [
                     m for m in batch if message_service.searchable(m) and m.message_id not in copied

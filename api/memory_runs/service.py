@@ -17,7 +17,6 @@ from typing import Literal
 
 from api.agents.models import Agent
 from api.config import Settings
-from api.conversations.messages import repository as messages
 from api.conversations.messages.models import SAID_ROLES, Message
 from api.errors import AppError, NotFound, public_body
 from api.journal import events
@@ -307,7 +306,7 @@ class MemoryRunner:
             raise SubjectGone("The subject was deleted.")
         views, said = await asyncio.gather(
             memory.list_blocks(repos, run.agent_id),
-            messages.of_conversation(repos.table, run.conversation_id, run.message_keys),
+            repos.messages.of_conversation(run.conversation_id, run.message_keys),
         )
         provider = await self.providers.for_user(repos, run.user_email, agent.agent_provider)
         state = TurnState(

@@ -78,8 +78,7 @@ class ContinuityHook(HookProvider):
         # The first page is read alongside the agent, sized for the default K: most
         # agents keep it, so the turn waits for one round of reads, not two.
         first_page = asyncio.ensure_future(
-            messages.newest_said(
-                self.repos.table,
+            self.repos.messages.newest_said(
                 state.conversation_id,
                 limit=MESSAGES_PER_TURN * DEFAULT_RECENT_TURNS,
                 cursor=None,
@@ -99,8 +98,7 @@ class ContinuityHook(HookProvider):
         page, cursor = await first_page
         collector = TurnCollector(state.actor_id, k)
         while not collector.feed(page) and cursor is not None:
-            page, cursor = await messages.newest_said(
-                self.repos.table,
+            page, cursor = await self.repos.messages.newest_said(
                 state.conversation_id,
                 limit=MESSAGES_PER_TURN * (k - collector.turns),
                 cursor=cursor,
@@ -117,7 +115,7 @@ class ContinuityHook(HookProvider):
             return
         if event.closing is not None and event.written_with:
             # The question, with the run's opening; its copy goes with the run's end.
-            await messages.add(self.repos.table, event.message, written_with=event.written_with)
+            await self.repos.messages.add(event.message, written_with=event.written_with)
             if message_service.searchable(event.message):
                 event.closing.add(_Said(self.repos, self.search, state, event.message, stored=True))
             return

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 
 from api.agents.models import Agent
-from api.conversations.messages import repository as messages
 from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
 from api.kit.clock import Clock
@@ -222,8 +221,8 @@ async def export_agent(
             yield await _encoded([conversation_record(conversation)], digest)
             message_cursor: str | None = None
             while True:
-                page, message_cursor = await messages.oldest_first(
-                    repos.table, conversation.conversation_id, limit=PAGE, cursor=message_cursor
+                page, message_cursor = await repos.messages.oldest_first(
+                    conversation.conversation_id, limit=PAGE, cursor=message_cursor
                 )
                 if page:
                     yield await _encoded([message_record(m) for m in page], digest)

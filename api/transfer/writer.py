@@ -16,7 +16,6 @@ from api.agents import repository as agents_repository
 from api.agents.models import DEFAULT_ARCHITECTURE, Agent, AgentNameGuard
 from api.agents.service import AgentNameTaken, normalize_name
 from api.conversations import service as conversations_service
-from api.conversations.messages import repository as messages
 from api.conversations.messages import service as messages_service
 from api.conversations.messages.models import Message
 from api.conversations.models import Conversation, SessionLookup
@@ -592,7 +591,7 @@ class Writer:
 
     async def _not_stored(self, wanted: list[Message]) -> list[Message]:
         """Those not in the store yet; the others are reported as imported before."""
-        stored = await messages.stored(self.repos.table, [m.key() for m in wanted])
+        stored = await self.repos.messages.stored([m.key() for m in wanted])
         for m in wanted:
             if m.key() in stored:
                 self.report.skip("message", "imported before", m.message_id)

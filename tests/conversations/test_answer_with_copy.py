@@ -59,8 +59,8 @@ class Setting:
             await copying
 
     async def stored(self) -> list[tuple[str, bool]]:
-        found, _ = await repository.oldest_first(
-            self.counter, self.conversation.conversation_id, limit=10, cursor=None
+        found, _ = await self.repos.messages.oldest_first(
+            self.conversation.conversation_id, limit=10, cursor=None
         )
         return [(m.content, m.interrupted) for m in found]
 

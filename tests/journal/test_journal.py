@@ -137,7 +137,7 @@ async def test_events_and_the_draft_go_in_one_call_and_a_refused_draft_keeps_the
 
     # The answer itself is stored; a draft taken before that arrives late: it is refused,
     # and the events of the same flush are written all the same, in the same call.
-    await messages.add(table, answer(clock, "Hello"))
+    await messages.MessageRepository(table).add(answer(clock, "Hello"))
     drafts.append(answer(clock, "Hell"))
     mark = counter.mark()
     journal.add("text.delta", "{}")

@@ -16,7 +16,6 @@ from api.agents.schemas import AgentCreate
 from api.config import Settings
 from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
-from api.conversations.messages import repository as messages_repository
 from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
 from api.http.sse import event_stream, relay
@@ -84,8 +83,8 @@ class Stopped:
     conversation: Conversation
 
     async def stored(self) -> list[Message]:
-        found, _ = await messages_repository.oldest_first(
-            self.table, self.conversation.conversation_id, limit=10, cursor=None
+        found, _ = await self.repos.messages.oldest_first(
+            self.conversation.conversation_id, limit=10, cursor=None
         )
         return found
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from api.agents import service as agents
 from api.agents.schemas import AgentCreate
 from api.conversations import service as conversations
-from api.conversations.messages import repository as message_items
 from api.conversations.messages import service as messages
 from api.conversations.messages.models import Message
 from api.embeddings.base import Embedder
@@ -52,8 +51,7 @@ async def legacy_agent(store: Table, clock: FrozenClock) -> tuple[str, str]:
     for i, (role, text) in enumerate(
         [("user", "We adopted a puppy called Biscuit"), ("assistant", "Lovely name!")]
     ):
-        await message_items.add(
-            store,
+        await repos.messages.add(
             Message(
                 conversation_id=conversation.conversation_id,
                 message_id=f"m{i}",

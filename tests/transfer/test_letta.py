@@ -4,7 +4,6 @@ written by us in Letta's documented shape (letta/schemas/agent_file.py)."""
 import json
 from pathlib import Path
 
-from api.conversations.messages import repository as messages
 from api.conversations.messages import service as messages_service
 from api.kit.clock import FrozenClock
 from api.memory import service as memory
@@ -46,8 +45,8 @@ async def test_a_letta_agent_file_becomes_an_agent_with_core_memory_and_a_conver
     )
     (conversation,) = listed
     assert conversation.title == "Imported from Letta: Support Bot"
-    said, _ = await messages.oldest_first(
-        repos_sqlite.table, conversation.conversation_id, limit=50, cursor=None
+    said, _ = await repos_sqlite.messages.oldest_first(
+        conversation.conversation_id, limit=50, cursor=None
     )
     assert [(m.role, m.content) for m in said] == [
         ("user", "Hi, my order 4417 arrived broken."),

@@ -3,7 +3,6 @@ SQLite file and on DynamoDB Local; a second import changes nothing."""
 
 from pathlib import Path
 
-from api.conversations.messages import repository as messages_repository
 from api.conversations.messages import service as messages
 from api.kit.clock import FrozenClock
 from api.memory import archival
@@ -81,12 +80,8 @@ async def test_an_agent_moves_to_another_user_with_all_its_memory(
 
     # Conversations: the messages, their actors, tool calls and expiry; searchable.
     conversation_id = ids.conversation_id(BOB, source, made.conversation_id)
-    old, _ = await messages_repository.oldest_first(
-        repos.table, made.conversation_id, limit=50, cursor=None
-    )
-    new, _ = await messages_repository.oldest_first(
-        repos.table, conversation_id, limit=50, cursor=None
-    )
+    old, _ = await repos.messages.oldest_first(made.conversation_id, limit=50, cursor=None)
+    new, _ = await repos.messages.oldest_first(conversation_id, limit=50, cursor=None)
     assert [m.model_dump(exclude={"conversation_id"}) for m in new] == [
         m.model_dump(exclude={"conversation_id"}) for m in old
     ]

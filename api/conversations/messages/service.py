@@ -58,7 +58,7 @@ async def newest(repos: Repositories, agent_id: str, *, limit: int) -> list[Mess
     finds (user, assistant and system text), as their searchable copies hold them."""
     return [
         MessageRecall.from_dynamo_item(item)
-        for item in await repository.newest_copies(repos.table, agent_id, limit=limit)
+        for item in await repos.messages.newest_copies(agent_id, limit=limit)
     ]
 
 
@@ -68,7 +68,7 @@ async def record(
     """The message and its searchable copy in one transaction, in an open conversation of
     `owner`'s: searchable on every replica once this returns."""
     if not searchable(message):
-        await repository.add(repos.table, message)
+        await repos.messages.add(message)
         return
     recall = copy_item(agent_id, message, await vector_of(search, message))
     await repository.add_searchable(search, owner, agent_id, message, recall)
@@ -88,7 +88,7 @@ async def store(
     written right after, in the background (the task returned), so that a turn waits for
     one write before its first words. A message whose copy never got written (the process
     died in between) is made searchable by `agent-memory reembed`."""
-    await repository.add(repos.table, message, written_with=written_with)
+    await repos.messages.add(message, written_with=written_with)
     if not searchable(message):
         return None
     return search.in_background(write_copy(search, owner, agent_id, message))
@@ -114,7 +114,7 @@ async def store_answer(
     try:
         await asyncio.wait({vector}, timeout=ANSWER_WAITS_FOR_VECTOR_SECONDS)
         if not vector.done() or vector.exception() is not None:
-            await repository.add(repos.table, message)
+            await repos.messages.add(message)
             return search.in_background(write_copy(search, owner, agent_id, message, vector))
     except BaseException:
         _drop(vector)  # nothing will ever await it
@@ -129,7 +129,7 @@ async def store_answer(
             raise
         # Its conversation is closing: the answer is kept as `store` keeps it, without a
         # copy.
-        await repository.add(repos.table, message)
+        await repos.messages.add(message)
     return None
 
 
