@@ -8,6 +8,7 @@ from api.auth.repository import AuthRepository
 from api.conversations.messages.repository import MessageRepository
 from api.conversations.repository import ConversationRepository
 from api.idempotency.repository import IdempotencyRepository
+from api.journal.repository import JournalRepository
 from api.settings.repository import ProviderSettingsRepository
 from api.store.table import Table
 from api.subjects.repository import SubjectRepository
@@ -25,6 +26,7 @@ class Repositories:
     auth: AuthRepository
     conversations: ConversationRepository
     idempotency: IdempotencyRepository
+    journal: JournalRepository
     messages: MessageRepository
     provider_settings: ProviderSettingsRepository
     subjects: SubjectRepository
@@ -38,6 +40,7 @@ class Repositories:
             auth=AuthRepository(table),
             conversations=ConversationRepository(table),
             idempotency=IdempotencyRepository(table),
+            journal=JournalRepository(table),
             messages=MessageRepository(table),
             provider_settings=ProviderSettingsRepository(table),
             subjects=SubjectRepository(table),

@@ -23,7 +23,6 @@ from api.conversations.messages.schemas import MAX_WAIT_SECONDS
 from api.conversations.models import Conversation
 from api.errors import AppError, public_body
 from api.journal import events
-from api.journal import repository as runs
 from api.journal.bus import RunBus
 from api.journal.closing import Closing, Commit
 from api.journal.journal import RunJournal
@@ -234,7 +233,7 @@ class Runtime:
             expiry_days=agent.event_expiry_days,
             coalesce_seconds=self.settings.sse_coalesce_ms / 1000,
         )
-        journal = RunJournal(self.repos, self.clock, run, self.runs, turn.draft.take)
+        journal = RunJournal(self.repos.journal, self.clock, run, self.runs, turn.draft.take)
         return PreparedTurn(self, architecture(), turn, turn.tools.context, lease, journal)
 
     def _committer(self, agent_id: str) -> Commit:
@@ -288,7 +287,7 @@ class Runtime:
             await asyncio.wait({task}, timeout=max(0.0, deadline - self.clock.now()))
             if task.done():
                 return
-            run = await runs.get(self.repos.table, run_id)
+            run = await self.repos.journal.get(run_id)
             watched = run.watched_until if run and run.watched_until else 0.0
             if watched <= self.clock.now():
                 task.cancel()

@@ -16,7 +16,6 @@ import httpx2
 import pytest
 
 from api.journal import reader as service
-from api.journal import repository as runs
 from api.journal.models import Run, RunEvents
 from api.journal.process import ProcessId, this_process
 from api.kit.clock import FrozenClock
@@ -205,18 +204,18 @@ async def test_the_sweep_ends_only_runs_whose_process_is_gone(
             created_at=datetime.fromtimestamp(clock.now(), UTC),
         )
         started = RunEvents(run_id=name, first=1, events=[["run.started", "{}"]])
-        await runs.open_run(table, run, started, process)
+        await repos.journal.open_run(run, started, process)
         assert await repos.conversations.take_lease(run.conversation_id, name, clock.now() + 30)
 
     assert await service.sweep_dead(repos, clock) == 2
-    states = {name: (await runs.get(table, name)).state for name in cases}  # type: ignore[union-attr]
+    states = {name: (await repos.journal.get(name)).state for name in cases}  # type: ignore[union-attr]
     assert states == {
         "elsewhere": "running",  # its lease is held: it may well be alive
         "dead-here": "interrupted",
         "restarted": "interrupted",
         "alive": "running",
     }
-    batches, _ = await runs.read_from(table, "dead-here", 1)
+    batches, _ = await repos.journal.read_from("dead-here", 1)
     ended = [(e.number, e.event) for b in batches for e in b.numbered()]
     # Numbered well past what the dead process may have sent without writing it down.
     assert ended == [(1, "run.started"), (1002, "error"), (1003, "run.failed")]
@@ -225,9 +224,9 @@ async def test_the_sweep_ends_only_runs_whose_process_is_gone(
     assert await repos.conversations.renew_lease("c-alive", "alive", clock.now() + 30)
     clock.advance(11)
     assert await service.sweep_dead(repos, clock) == 1
-    assert (await runs.get(table, "elsewhere")).state == "interrupted"  # type: ignore[union-attr]
-    assert await runs.end(table, "alive", "completed", clock.now())
-    assert {m.run_id for m in await runs.live_runs(table)} == set()
+    assert (await repos.journal.get("elsewhere")).state == "interrupted"  # type: ignore[union-attr]
+    assert await repos.journal.end("alive", "completed", clock.now())
+    assert {m.run_id for m in await repos.journal.live_runs()} == set()
     await table.close()
 
 
@@ -246,10 +245,10 @@ async def test_two_processes_finding_one_dead_run_end_it_once(
         created_at=datetime.fromtimestamp(clock.now(), UTC),
     )
     started = RunEvents(run_id="r-dead", first=1, events=[["run.started", "{}"]])
-    await runs.open_run(table, run, started, ProcessId(this_process().host, dead_pid(), "t"))
+    await repos.journal.open_run(run, started, ProcessId(this_process().host, dead_pid(), "t"))
     ended = await asyncio.gather(*(service.sweep_dead(repos, clock) for _ in range(4)))
     assert sum(ended) == 1
-    batches, final = await runs.read_from(table, "r-dead", 1)
+    batches, final = await repos.journal.read_from("r-dead", 1)
     assert [e.event for b in batches for e in b.numbered()] == [
         "run.started",
         "error",

@@ -14,10 +14,10 @@ from api.conversations.messages import repository as messages
 from api.conversations.messages.models import Message
 from api.journal import journal as journal_module
 from api.journal import reader as service
-from api.journal import repository
 from api.journal.bus import RunBus
 from api.journal.journal import FLUSH_EVENTS, RunJournal
 from api.journal.models import Run
+from api.journal.repository import JournalRepository
 from api.kit.clock import FrozenClock
 from api.repositories import Repositories
 from api.store.definition import load_definition
@@ -38,7 +38,7 @@ def new_run(clock: FrozenClock, run_id: str = "r1") -> Run:
 
 
 async def stored_numbers(table: SqliteTable, run_id: str = "r1") -> list[int]:
-    batches, _ = await repository.read_from(table, run_id, 1)
+    batches, _ = await JournalRepository(table).read_from(run_id, 1)
     return [e.number for b in batches for e in b.numbered()]
 
 
@@ -62,7 +62,7 @@ async def test_events_are_written_by_the_batch_or_by_the_clock(
     repos = Repositories.over(table)
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.3)
     monkeypatch.setattr(journal_module, "FLUSH_EVENTS", 20)
-    journal = RunJournal(repos, clock, new_run(clock), RunBus())
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     for i in range(19):
         journal.add("text.delta", f'{{"i": {i}}}')
@@ -75,7 +75,7 @@ async def test_events_are_written_by_the_batch_or_by_the_clock(
     await asyncio.sleep(0.1)
     assert await stored_numbers(table) == list(range(1, 41))  # 20 are written at once
     await journal.close("completed")
-    _, run = await repository.read_from(table, "r1", 1)
+    _, run = await repos.journal.read_from("r1", 1)
     assert run is not None
     assert run.state == "completed"
 
@@ -89,7 +89,7 @@ async def test_what_a_failed_write_did_not_store_goes_with_the_next(
 ) -> None:
     repos = Repositories.over(table)
     monkeypatch.setattr(journal_module, "FLUSH_EVENTS", 20)
-    journal = RunJournal(repos, clock, new_run(clock), RunBus())
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # another process holds the database
@@ -123,7 +123,7 @@ async def test_events_and_the_draft_go_in_one_call_and_a_refused_draft_keeps_the
     repos = Repositories.over(counter)
     drafts: list[Message] = [answer(clock, "Hel")]
     journal = RunJournal(
-        repos, clock, new_run(clock), RunBus(), lambda: drafts.pop() if drafts else None
+        repos.journal, clock, new_run(clock), RunBus(), lambda: drafts.pop() if drafts else None
     )
     await journal.open("run.started", "{}")
     mark = counter.mark()
@@ -167,7 +167,7 @@ async def test_a_draft_too_large_to_store_never_holds_the_events_back(
         taken.append(1)
         return answer(clock, "x" * 500_000)
 
-    journal = RunJournal(repos, clock, new_run(clock), RunBus(), huge_draft)
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus(), huge_draft)
     await journal.open("run.started", "{}")
     for _ in range(3):
         journal.add("text.delta", "{}")
@@ -208,7 +208,7 @@ async def test_an_event_too_large_to_store_is_dropped_and_holds_nothing_back(
         taken.append(1)
         return answer(clock, f"Hel{'l' * len(taken)}")
 
-    journal = RunJournal(repos, clock, new_run(clock), RunBus(), small_draft)
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus(), small_draft)
     await journal.open("run.started", "{}")
     for data in ('"a"', HUGE_EVENT, '"b"'):  # one batch
         journal.add("text.delta", data)
@@ -245,21 +245,23 @@ async def test_the_last_events_that_can_be_stored_are_when_one_cannot(
     """The events left for the run's end hold one too large: the others are written
     apart, and the run ends after them."""
     repos = Repositories.over(table)
-    journal = RunJournal(repos, clock, new_run(clock), RunBus())
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     for data in ('"a"', HUGE_EVENT, '"b"'):
         journal.add("text.delta", data)
     await journal.close("completed")
     assert await stored_numbers(table) == [1, 2, 4]
     assert "event 3 (text.delta) of run r1 cannot be stored: dropped" in caplog.text
-    assert (await repository.get(table, "r1")).state == "completed"  # type: ignore[union-attr]
+    assert (await repos.journal.get("r1")).state == "completed"  # type: ignore[union-attr]
 
 
 async def test_a_failed_write_of_events_and_draft_says_both_failed(
     table: SqliteTable, clock: FrozenClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     repos = Repositories.over(table)
-    journal = RunJournal(repos, clock, new_run(clock), RunBus(), lambda: answer(clock, "Hel"))
+    journal = RunJournal(
+        repos.journal, clock, new_run(clock), RunBus(), lambda: answer(clock, "Hel")
+    )
     await journal.open("run.started", "{}")
     blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # another process holds the database
@@ -284,20 +286,20 @@ async def test_a_reader_ends_a_run_whose_process_is_gone(
     repos = Repositories.over(table)
     monkeypatch.setattr(service, "ALIVE_CHECK_SECONDS", 0.0)
     run = new_run(clock)
-    journal = RunJournal(repos, clock, run, RunBus())
+    journal = RunJournal(repos.journal, clock, run, RunBus())
     await journal.open("run.started", "{}")  # and then its process died: no lease is held
     followed = [
         (e.number, e.event) async for e in service.follow(repos, clock, RunBus(), run, after=0)
     ]
     assert followed == [(1, "run.started"), (1002, "error"), (1003, "run.failed")]
-    assert (await repository.get(table, "r1")).state == "interrupted"  # type: ignore[union-attr]
+    assert (await repos.journal.get("r1")).state == "interrupted"  # type: ignore[union-attr]
 
 
 async def test_a_run_that_could_not_be_opened_leaves_nothing_behind(
     table: SqliteTable, clock: FrozenClock, tmp_path: Path
 ) -> None:
     repos = Repositories.over(table)
-    journal = RunJournal(repos, clock, new_run(clock), RunBus())
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus())
     blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # the store refuses the run's first write
     with pytest.raises(StoreError):
@@ -313,7 +315,7 @@ async def test_a_run_that_could_not_be_opened_leaves_nothing_behind(
 async def test_the_last_events_go_with_the_runs_end(table: SqliteTable, clock: FrozenClock) -> None:
     counter = RoundCounter(table)
     repos = Repositories.over(counter)
-    journal = RunJournal(repos, clock, new_run(clock), RunBus())
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     mark = counter.mark()
     for i in range(3):
@@ -321,7 +323,7 @@ async def test_the_last_events_go_with_the_runs_end(table: SqliteTable, clock: F
     await journal.close("completed")
     assert [c.operation for c in counter.since(mark)] == ["transact_write"]  # one call
     assert await stored_numbers(table) == [1, 2, 3, 4]
-    assert (await repository.get(table, "r1")).state == "completed"  # type: ignore[union-attr]
+    assert (await JournalRepository(table).get("r1")).state == "completed"  # type: ignore[union-attr]
 
 
 class RefusingLastEvents(RoundCounter):
@@ -342,7 +344,7 @@ async def test_a_run_whose_last_events_cannot_be_written_still_ends(
 ) -> None:
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
     journal = RunJournal(
-        Repositories.over(RefusingLastEvents(table)), clock, new_run(clock), RunBus()
+        JournalRepository(RefusingLastEvents(table)), clock, new_run(clock), RunBus()
     )
     await journal.open("run.started", "{}")
     journal.add("text.delta", "{}")
@@ -350,4 +352,4 @@ async def test_a_run_whose_last_events_cannot_be_written_still_ends(
     assert "ending run r1 with its last events failed" in caplog.text
     assert await stored_numbers(table) == [1]  # the last event is lost, but the run is
     # ended: a reader is not left following it
-    assert (await repository.get(table, "r1")).state == "completed"  # type: ignore[union-attr]
+    assert (await JournalRepository(table).get("r1")).state == "completed"  # type: ignore[union-attr]

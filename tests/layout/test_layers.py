@@ -48,6 +48,7 @@ UPWARD: set[tuple[str, str]] = {
     # start-up. A repository module imports only its models, keys and the store, so
     # nothing of the floors above comes with it.
     ("api.repositories", "api.subjects.repository"),
+    ("api.repositories", "api.journal.repository"),
 }
 # Libraries of HTTP, known only to the wing (and the assembly that mounts it).
 HTTP_LIBRARIES = ("fastapi", "starlette", "sse_starlette", "uvicorn")
