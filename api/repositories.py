@@ -9,6 +9,7 @@ from api.conversations.messages.repository import MessageRepository
 from api.conversations.repository import ConversationRepository
 from api.idempotency.repository import IdempotencyRepository
 from api.journal.repository import JournalRepository
+from api.memory.repository import MemoryRepository
 from api.settings.repository import ProviderSettingsRepository
 from api.store.table import Table
 from api.subjects.repository import SubjectRepository
@@ -27,6 +28,7 @@ class Repositories:
     conversations: ConversationRepository
     idempotency: IdempotencyRepository
     journal: JournalRepository
+    memory: MemoryRepository
     messages: MessageRepository
     provider_settings: ProviderSettingsRepository
     subjects: SubjectRepository
@@ -41,6 +43,7 @@ class Repositories:
             conversations=ConversationRepository(table),
             idempotency=IdempotencyRepository(table),
             journal=JournalRepository(table),
+            memory=MemoryRepository(table),
             messages=MessageRepository(table),
             provider_settings=ProviderSettingsRepository(table),
             subjects=SubjectRepository(table),

@@ -342,7 +342,7 @@ async def delete(repos: Repositories, search: SearchEngine, agent: Agent) -> Non
     """The agent, its name, its memory and its conversations. What the agent owns goes
     first, so that a delete cut short can simply be repeated; the agent goes last."""
     await asyncio.gather(
-        memory.delete_all(search, agent.agent_id),
+        memory.delete_all(repos, search, agent.agent_id),
         repos.conversations.delete_for_agent(agent.created_by, agent.agent_id),
     )
     for _ in range(SAVE_ATTEMPTS):

@@ -236,11 +236,11 @@ async def insert(
                 replaced=[ArchivalMemory.from_dynamo_item(i) for i in upserts[1:]],
                 not_replaced=kept,
             )
-        guard = await repository.archival_guard(repos.table, agent_id, digest)
+        guard = await repos.memory.archival_guard(agent_id, digest)
         if guard is None:  # deleted since our insert was refused: try again
             guard_of = None
             continue
-        existing = await repository.get_archival(repos.table, agent_id, guard.memory_id)
+        existing = await repos.memory.get_archival(agent_id, guard.memory_id)
         if existing is not None and existing.current:
             return ArchivalInsert(existing, created=False)
         if existing is not None:
@@ -249,8 +249,8 @@ async def insert(
         # A guard whose memory is gone would block this text forever: remove it, if it is
         # still that guard, and insert afresh.
         with contextlib.suppress(ConditionFailed):
-            await repository.delete_guard(
-                repos.table, agent_id, digest, condition=AttrEquals("memory_id", guard.memory_id)
+            await repos.memory.delete_guard(
+                agent_id, digest, condition=AttrEquals("memory_id", guard.memory_id)
             )
     raise MemoryBusy("Archival memory is being written by too many callers at once; try again.")
 
@@ -266,7 +266,7 @@ async def _targets(repos: Repositories, agent_id: str, ids: Sequence[str]) -> di
     the agent's memories is refused, before anything is written."""
     if not ids:
         return {}
-    found = await repository.archival_items(repos.table, agent_id, ids)
+    found = await repos.memory.archival_items(agent_id, ids)
     for memory_id in ids:
         if memory_id not in found:
             raise ArchivalMemoryNotFound(memory_id)
@@ -296,7 +296,7 @@ async def _same_attribute(
         and (said := facts.statement_of(doc.text, doc.category)) is not None
         and said.value != statement.value
     ]
-    return await repository.archival_items(repos.table, agent_id, other) if other else {}
+    return await repos.memory.archival_items(agent_id, other) if other else {}
 
 
 def _plan_replacements(
@@ -369,13 +369,12 @@ async def _stored_before_normalization(
     hashes = legacy_hashes(text)
     if not hashes:
         return None
-    for guard in (await repository.archival_guards(repos.table, agent_id, hashes)).values():
-        existing = await repository.get_archival(repos.table, agent_id, guard.memory_id)
+    for guard in (await repos.memory.archival_guards(agent_id, hashes)).values():
+        existing = await repos.memory.get_archival(agent_id, guard.memory_id)
         if existing is not None:
             return existing
         with contextlib.suppress(ConditionFailed):
-            await repository.delete_guard(
-                repos.table,
+            await repos.memory.delete_guard(
                 agent_id,
                 guard.content_hash,
                 condition=AttrEquals("memory_id", guard.memory_id),
@@ -462,7 +461,7 @@ async def list_memories(
     repos: Repositories, agent_id: str, *, limit: int = 50, cursor: str | None = None
 ) -> tuple[list[ArchivalMemory], str | None]:
     """Newest first; the cursor continues the listing."""
-    return await repository.archival_page(repos.table, agent_id, limit=limit, cursor=cursor)
+    return await repos.memory.archival_page(agent_id, limit=limit, cursor=cursor)
 
 
 async def newest(
@@ -494,7 +493,7 @@ async def newest(
 
 
 async def get_memory(repos: Repositories, agent_id: str, memory_id: str) -> ArchivalMemory:
-    memory = await repository.get_archival(repos.table, agent_id, memory_id)
+    memory = await repos.memory.get_archival(agent_id, memory_id)
     if memory is None:
         raise ArchivalMemoryNotFound(memory_id)
     return memory
@@ -564,7 +563,7 @@ async def plan_inserts(
             since.setdefault(digest, valid_from[content])
     legacy = {digest: legacy_hashes(text) for digest, (_, text, _) in wanted.items()}
     looked_up = [*wanted, *(h for hashes in legacy.values() for h in hashes)]
-    stored = await repository.archival_guards(repos.table, agent_id, looked_up)
+    stored = await repos.memory.archival_guards(agent_id, looked_up)
     asked = await _targets(repos, agent_id, [i for ids in asked_by.values() for i in ids])
     created_at = datetime.fromtimestamp(engine.clock.now(), UTC)
     ops: list[Put] = []

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from api.kit.retry import MAX_ATTEMPTS, backoff
 from api.llm.errors import ProviderError
-from api.memory import archival, blocks, repository, service
+from api.memory import archival, blocks, service
 from api.memory.errors import MemoryBusy
 from api.memory.models import CoreMemory
 from api.memory.summarizer import Summarizer, TruncatingSummarizer
@@ -79,8 +79,8 @@ async def note_turn(
     relieved = [b.name for b in views if not b.needs_warning and b.name in counted]
     full = [b for b in views if b.needs_warning]
     _, turns_of = await asyncio.gather(
-        asyncio.gather(*(repository.reset_warning(repos.table, agent_id, b) for b in relieved)),
-        asyncio.gather(*(repository.add_warning_turn(repos.table, agent_id, b.name) for b in full)),
+        asyncio.gather(*(repos.memory.reset_warning(agent_id, b) for b in relieved)),
+        asyncio.gather(*(repos.memory.add_warning_turn(agent_id, b.name) for b in full)),
     )
     warnings: dict[str, int] = {}
     warned: dict[str, service.BlockView] = {}
@@ -117,13 +117,13 @@ async def compact_block(
     repos: Repositories, search: SearchEngine, agent_id: str, block: str, summarizer: Summarizer
 ) -> Compaction:
     for attempt in range(MAX_ATTEMPTS):
-        definition, core = await repository.get_block(repos.table, agent_id, block)
+        definition, core = await repos.memory.get_block(agent_id, block)
         if definition is None or core is None:  # deleted meanwhile: nothing left to do
             return Compaction(block, (), 0, 0)
         lines = list(core.lines)
         if not blocks.needs_warning(blocks.count_words(lines), definition.word_limit):
             # Relieved meanwhile (by the model, or a concurrent compaction): nothing to do.
-            await repository.reset_warning(repos.table, agent_id, block)
+            await repos.memory.reset_warning(agent_id, block)
             return Compaction(block, (), blocks.count_words(lines), blocks.count_words(lines))
         shorter = await _shorter(summarizer, block, lines, definition.word_limit)
         kept = set(shorter)
@@ -148,15 +148,13 @@ async def compact_block(
         )
         change = service.rewrite_change(definition, updated, lines, at=now, source="compaction")
         try:
-            await repository.save_core(
-                repos.table, updated, previous_version=core.version, change=change
-            )
+            await repos.memory.save_core(updated, previous_version=core.version, change=change)
         except ConditionFailed:
             # Someone edited the block meanwhile: summarize what is there now. What was
             # archived stays archived; inserting it again is a no-op.
             await backoff(attempt)
             continue
-        await repository.reset_warning(repos.table, agent_id, block)
+        await repos.memory.reset_warning(agent_id, block)
         log.info("Compacted [%s] of agent %s: %d lines archived.", block, agent_id, len(removed))
         return Compaction(block, removed, blocks.count_words(lines), updated.word_count)
     raise MemoryBusy(f"[{block}] is being edited by too many writers to compact; try again.")

@@ -141,7 +141,7 @@ def _ordered(views: list[BlockView]) -> list[BlockView]:
 async def _load(
     repos: Repositories, agent_id: str, block: str
 ) -> tuple[MemoryBlockDef, CoreMemory | None]:
-    definition, core = await repository.get_block(repos.table, agent_id, block)
+    definition, core = await repos.memory.get_block(agent_id, block)
     if definition is None:
         names = [v.name for v in await list_blocks(repos, agent_id)]
         raise BlockNotFound(block, names)
@@ -152,14 +152,14 @@ async def _load(
 
 
 async def list_blocks(repos: Repositories, agent_id: str) -> list[BlockView]:
-    return _ordered([view(d, c) for d, c in await repository.list_blocks(repos.table, agent_id)])
+    return _ordered([view(d, c) for d, c in await repos.memory.list_blocks(agent_id)])
 
 
 async def blocks_and_warnings(
     repos: Repositories, agent_id: str
 ) -> tuple[list[BlockView], dict[str, int]]:
     """The blocks, and warned turns per block (blocks without a warning left out): one read."""
-    found, warnings = await repository.blocks_and_warnings(repos.table, agent_id)
+    found, warnings = await repos.memory.blocks_and_warnings(agent_id)
     return _ordered([view(d, c) for d, c in found]), warnings
 
 
@@ -174,8 +174,8 @@ async def block_history(
     (None: no more). BlockNotFound for a block that does not exist (any more)."""
     name = block_name(block)
     definition, _ = await _load(repos, agent_id, name)
-    return await repository.changes_page(
-        repos.table, agent_id, name, definition.created_at, limit=limit, cursor=cursor
+    return await repos.memory.changes_page(
+        agent_id, name, definition.created_at, limit=limit, cursor=cursor
     )
 
 
@@ -222,8 +222,7 @@ async def ensure_default_blocks(
     for default in blocks.DEFAULT_BLOCKS:
         text = persona if default.name == "persona" else ""
         lines = _initial_lines(default.name, text, DEFAULT_WORD_LIMIT)
-        await repository.create_block(
-            repos.table,
+        await repos.memory.create_block(
             MemoryBlockDef(
                 agent_id=agent_id,
                 block_name=default.name,
@@ -276,7 +275,7 @@ async def create_block(
         version=1,
         updated_at=now,
     )
-    if not await repository.create_block(repos.table, definition, core):
+    if not await repos.memory.create_block(definition, core):
         raise BlockExists(block)
     return view(definition, core)
 
@@ -339,8 +338,7 @@ async def delete_block(
     if expected is not None and version != expected:
         raise VersionMismatch(name, version)
     try:
-        await repository.delete_block(
-            repos.table,
+        await repos.memory.delete_block(
             agent_id,
             name,
             version=None if expected is None else version,
@@ -353,10 +351,10 @@ async def delete_block(
         raise VersionMismatch(name, current.version) from None
 
 
-async def delete_all(search: SearchEngine, agent_id: str) -> int:
+async def delete_all(repos: Repositories, search: SearchEngine, agent_id: str) -> int:
     """Every block, line, warning, archival memory and searchable message of a deleted
     agent; how many items."""
-    return await repository.delete_all(search, agent_id)
+    return await repos.memory.delete_all(search, agent_id)
 
 
 # --- lines -----------------------------------------------------------------------------
@@ -507,12 +505,10 @@ async def _edit(
         )
         try:
             if updated == definition and change is not None:
-                await repository.save_core(
-                    repos.table, new_core, previous_version=previous, change=change
-                )
+                await repos.memory.save_core(new_core, previous_version=previous, change=change)
             else:
-                await repository.save_block(
-                    repos.table, updated, new_core, previous_version=previous, change=change
+                await repos.memory.save_block(
+                    updated, new_core, previous_version=previous, change=change
                 )
         except ConditionFailed:
             await backoff(attempt)

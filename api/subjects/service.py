@@ -110,4 +110,4 @@ async def delete(repos: Repositories, search: SearchEngine, subject: Subject) ->
     if agent is not None:
         await agents.delete(repos, search, agent)
     else:
-        await memory.delete_all(search, subject.agent_id)
+        await memory.delete_all(repos, search, subject.agent_id)

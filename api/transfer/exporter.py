@@ -12,7 +12,6 @@ from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
 from api.kit.clock import Clock
 from api.kit.json_data import plain
-from api.memory import repository as memory
 from api.memory.models import ArchivalMemory
 from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
@@ -169,7 +168,7 @@ async def export_agent(
         subject = await repos.subjects.get(agent.created_by, subject_id)
         if subject is not None and subject.agent_id == agent_id:
             head.append(SubjectRecord(user_id=subject.user_id, created_at=subject.created_at))
-    blocks, warnings = await memory.blocks_and_warnings(repos.table, agent_id)
+    blocks, warnings = await repos.memory.blocks_and_warnings(agent_id)
     for definition, core in blocks:
         head.append(
             BlockRecord(
@@ -188,7 +187,7 @@ async def export_agent(
 
     # The biggest kind: the next page is read while this one is encoded and sent.
     reading = asyncio.ensure_future(
-        memory.archival_items_page(repos.table, agent_id, limit=PAGE, cursor=None)
+        repos.memory.archival_items_page(agent_id, limit=PAGE, cursor=None)
     )
     cursor: str | None
     try:
@@ -196,7 +195,7 @@ async def export_agent(
             found, cursor = await reading
             if cursor is not None:
                 reading = asyncio.ensure_future(
-                    memory.archival_items_page(repos.table, agent_id, limit=PAGE, cursor=cursor)
+                    repos.memory.archival_items_page(agent_id, limit=PAGE, cursor=cursor)
                 )
             records: list[Record] = [
                 archival_record(m, item, with_vector=with_vectors) for m, item in found

@@ -306,7 +306,7 @@ class Writer:
             version=1,
             updated_at=record.updated_at,
         )
-        if await memory.create_block(self.repos.table, definition, core):
+        if await self.repos.memory.create_block(definition, core):
             self.report.written["block"] += 1
         else:
             self.report.skip("block", "the agent has a block of that name already", record.name)
@@ -315,7 +315,7 @@ class Writer:
         warning = CapacityWarning(
             agent_id=self.agent_id, block_name=record.block, warning_turns=record.warning_turns
         )
-        if await memory.restore_warning(self.repos.table, warning):
+        if await self.repos.memory.restore_warning(warning):
             self.report.written["capacity_warning"] += 1
         else:
             self.report.skip("capacity_warning", "the block has warned turns already")
@@ -393,9 +393,7 @@ class Writer:
             if self.report.created
             else [*digests, *(h for hs in legacy for h in hs)]
         )
-        stored = (
-            await memory.archival_guards(self.repos.table, self.agent_id, wanted) if wanted else {}
-        )
+        stored = await self.repos.memory.archival_guards(self.agent_id, wanted) if wanted else {}
         holders = {
             digest: guard.memory_id
             for digest, older in zip(digests, legacy, strict=True)
@@ -409,7 +407,7 @@ class Writer:
             if holders.get(digest, record.memory_id) != record.memory_id
             for i in (holders[digest], record.memory_id)
         ]
-        items = await memory.archival_items(self.repos.table, self.agent_id, ask) if ask else {}
+        items = await self.repos.memory.archival_items(self.agent_id, ask) if ask else {}
 
         planned: list[_Planned] = []
         latest: dict[str, _Planned] = {}  # the batch's latest memory of each text

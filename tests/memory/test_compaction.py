@@ -6,16 +6,16 @@ from api.kit.clock import FrozenClock
 from api.llm.errors import ProviderUnavailable
 from api.llm.offline import OfflineProvider
 from api.llm.types import ChatRequest, Finish, LLMEvent, TextDelta
-from api.memory import archival, blocks, compaction, repository
+from api.memory import archival, blocks, compaction
 from api.memory import service as memory_service
 from api.memory.compaction import archived_line, note_turn
+from api.memory.repository import MemoryRepository
 from api.memory.summarizer import (
     LLMSummarizer,
     TruncatingSummarizer,
     summarizer_for,
     summary_line,
 )
-from api.store.table import Table
 from api.tools.native import ToolContext
 from tests.stored import all_archival
 
@@ -35,8 +35,8 @@ async def full_block(ctx: ToolContext, facts: int = 17) -> list[str]:
     return lines
 
 
-async def archived_texts(table: Table, agent_id: str) -> set[str]:
-    return {m.content for m in await all_archival(table, agent_id)}
+async def archived_texts(memory: MemoryRepository, agent_id: str) -> set[str]:
+    return {m.content for m in await all_archival(memory, agent_id)}
 
 
 async def test_compaction_after_three_warned_turns(ctx: ToolContext, clock: FrozenClock) -> None:
@@ -58,7 +58,7 @@ async def test_compaction_after_three_warned_turns(ctx: ToolContext, clock: Froz
     removed = [line for line in lines if line not in block.lines]
     assert removed
     assert list(done.archived) == removed
-    stored = await archived_texts(ctx.repos.table, ctx.agent_id)
+    stored = await archived_texts(ctx.repos.memory, ctx.agent_id)
     assert {archived_line("notes", line) for line in removed} <= stored
     found = await archival.search(ctx.search, ctx.agent_id, "Fact number 1", page_size=50)
     assert archived_line("notes", fact(1)) in [m.content for m in found.memories]
@@ -81,7 +81,7 @@ async def test_a_block_brought_under_80_percent_starts_counting_again(
     for _ in range(2):  # the model heeded the warning: 75 words
         await memory_service.delete_line(ctx.repos, ctx.agent_id, "notes", 1)
     assert (await note_turn(ctx.repos, ctx.search, ctx.agent_id, ctx.summarizer)).warnings == {}
-    assert (await repository.blocks_and_warnings(ctx.repos.table, ctx.agent_id))[1] == {}
+    assert (await ctx.repos.memory.blocks_and_warnings(ctx.agent_id))[1] == {}
     await memory_service.append_line(ctx.repos, ctx.agent_id, "notes", fact(99))
     report = await note_turn(ctx.repos, ctx.search, ctx.agent_id, ctx.summarizer)
     assert (report.warnings, report.compactions) == ({"notes": 1}, [])
@@ -112,7 +112,7 @@ async def test_a_rewrite_archives_every_original_line(ctx: ToolContext, clock: F
     block = await memory_service.read_block(ctx.repos, ctx.agent_id, "notes")
     assert block.lines == ("Many facts about things, numbered 1 to 17",)
     assert list(done.archived) == lines
-    stored = await archived_texts(ctx.repos.table, ctx.agent_id)
+    stored = await archived_texts(ctx.repos.memory, ctx.agent_id)
     assert {archived_line("notes", line) for line in lines} <= stored
 
 
@@ -135,7 +135,7 @@ async def test_compacting_twice_archives_each_line_once(
     await compaction.compact_block(ctx.repos, ctx.search, ctx.agent_id, "notes", ctx.summarizer)
     await memory_service.write_lines(ctx.repos, ctx.agent_id, "notes", lines)
     await compaction.compact_block(ctx.repos, ctx.search, ctx.agent_id, "notes", ctx.summarizer)
-    contents = [m.content for m in await all_archival(ctx.repos.table, ctx.agent_id)]
+    contents = [m.content for m in await all_archival(ctx.repos.memory, ctx.agent_id)]
     assert len(contents) == len(set(contents))
 
 

@@ -3,7 +3,7 @@
 import asyncio
 
 from api.kit.clock import FrozenClock
-from api.memory import archival, repository
+from api.memory import archival
 from api.memory import service as memory_service
 from api.repositories import Repositories
 from api.search.engine import SearchEngine
@@ -56,7 +56,7 @@ async def test_ten_parallel_inserts_of_the_same_text_make_one_memory(
     )
     assert sum(r.created for r in results) == 1
     assert len({r.memory.memory_id for r in results}) == 1
-    stored = await all_archival(table, AGENT)
+    stored = await all_archival(repos.memory, AGENT)
     assert [m.content for m in stored] == [text]
 
 
@@ -76,11 +76,11 @@ async def test_deleting_an_agents_memory_removes_every_item(
     await memory_service.ensure_default_blocks(repos, "other-agent")
     await memory_service.create_block(repos, AGENT, "notes", word_limit=5)
     await memory_service.append_line(repos, AGENT, "notes", "one two three four")
-    await repository.add_warning_turn(table, AGENT, "notes")
+    await repos.memory.add_warning_turn(AGENT, "notes")
     search = SearchEngine(table, None, clock)
     for i in range(120):  # more than a page
         await archival.insert(repos, search, AGENT, f"memory {i}")
-    deleted = await memory_service.delete_all(search, AGENT)
+    deleted = await memory_service.delete_all(repos, search, AGENT)
     # blocks (definition, lines), the append's line history, a warning, memories with their
     # guards, and search's version with one change per insert and per chunk of 90 deleted
     assert deleted == 3 * 2 + 1 + 1 + 2 * 120 + 1 + 120 + 2

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from api.config import Settings
 from api.kit.clock import FrozenClock
-from api.memory import compaction, repository
+from api.memory import compaction
 from api.memory import service as memory_service
 from api.memory.errors import BlockNotFound, VersionMismatch
 from api.memory.summarizer import TruncatingSummarizer
@@ -202,7 +202,7 @@ async def test_a_block_from_before_blocks_kept_times_keeps_a_history_too(store: 
     await memory_service.append_line(repos, AGENT, "notes", "Kept")
     [change] = await history(store, "notes")
     assert change["new_line"] == "Kept"
-    [stored], _ = await repository.changes_page(store, AGENT, "notes", None, limit=5)
+    [stored], _ = await repos.memory.changes_page(AGENT, "notes", None, limit=5)
     assert stored.block_created_at is None
 
 

@@ -276,7 +276,7 @@ def test_a_guard_left_by_a_memory_gone_does_not_block_its_text(
         table = build_table(settings, clock)
         try:
             hashes = [hashlib.sha256(SHOPS.encode()).hexdigest(), archival.content_hash(SHOPS)]
-            found = await memory_repository.archival_guards(table, agent, hashes)
+            found = await memory_repository.MemoryRepository(table).archival_guards(agent, hashes)
             return [found[h].memory_id if h in found else "" for h in hashes]
         finally:
             await table.close()

@@ -18,7 +18,6 @@ from api.conversations.models import Conversation
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.memory import archival
-from api.memory import repository as memory_items
 from api.repositories import Repositories
 from api.search import engine as engine_module
 from api.search import repository, vectors
@@ -182,7 +181,7 @@ async def test_deleting_a_memory_whose_guard_names_another_leaves_the_guard(
     guard_key = keys.archival_hash_guard(AGENT, made.memory.content_hash)
     await store.update(guard_key, set={"memory_id": "someone-else"})
     await archival.delete_memory(repos, engine, AGENT, made.memory.memory_id)
-    assert await memory_items.get_archival(store, AGENT, made.memory.memory_id) is None
+    assert await repos.memory.get_archival(AGENT, made.memory.memory_id) is None
     assert await store.get(guard_key) is not None
     assert (await archival.search(engine, AGENT, "shed key", mode="lexical")).total == 0
 

@@ -21,7 +21,6 @@ from api.embeddings.base import Embedder
 from api.embeddings.factory import get_embedding_backend
 from api.kit.clock import FrozenClock
 from api.memory import archival
-from api.memory import repository as memory_repository
 from api.memory import service as memory
 from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
@@ -126,7 +125,7 @@ async def make_agent(
         content="Analytical engine notes\nA compiler for Acme",
         clock=clock,
     )
-    await memory_repository.add_warning_turn(repos.table, agent.agent_id, "projects")
+    await repos.memory.add_warning_turn(agent.agent_id, "projects")
     for content, category, context, confidence, tags in FACTS:
         await archival.insert(
             repos,

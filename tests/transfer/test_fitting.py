@@ -128,7 +128,7 @@ async def test_one_text_twice_in_a_file_is_stored_once(
         repos_sqlite, search_sqlite, BOB, write(tmp_path, reframed(lines))
     )
     assert _skipped(report)[("archival", "the same text is stored already")] == 1
-    stored = await all_archival(repos_sqlite.table, report.agent_id)
+    stored = await all_archival(repos_sqlite.memory, report.agent_id)
     contents = [m.content for m in stored]
     assert contents.count("note 0") == 1
     assert "last note" in contents

@@ -132,7 +132,7 @@ async def test_a_file_changed_between_the_passes_is_imported_as_it_was_checked(
     assert report.written["archival"] == 5
     assert report.written["message"] == 4
     exported = [r["content"] for r in records(data) if r["type"] == "archival"]
-    stored = await all_archival(repos_sqlite.table, report.agent_id)
+    stored = await all_archival(repos_sqlite.memory, report.agent_id)
     assert sorted(m.content for m in stored) == sorted(exported)
     assert progress.written == sum(1 for r in records(data) if r["type"] not in ("header", "end"))
     assert list(spool.iterdir()) == []  # the import's private copy is gone

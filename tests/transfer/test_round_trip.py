@@ -6,7 +6,6 @@ from pathlib import Path
 from api.conversations.messages import service as messages
 from api.kit.clock import FrozenClock
 from api.memory import archival
-from api.memory import repository as memory_repository
 from api.memory import service as memory
 from api.memory_runs import repository as memory_runs
 from api.repositories import Repositories
@@ -58,7 +57,7 @@ async def test_an_agent_moves_to_another_user_with_all_its_memory(
         (v.name, v.lines, v.word_limit, v.char_limit) for v in await memory.list_blocks(repos, copy)
     ]
     assert theirs == mine
-    assert (await memory_repository.blocks_and_warnings(repos.table, copy))[1] == {"projects": 1}
+    assert (await repos.memory.blocks_and_warnings(copy))[1] == {"projects": 1}
 
     # Archival memory: the same memories answer the same questions, in the same order.
     # The source's index grew by inserts (scored with its first load's word statistics
@@ -138,7 +137,7 @@ async def test_an_import_cut_short_is_completed_by_importing_again(
     (report,) = await transfer.import_file(repos, search, BOB, path)
     assert not report.created  # the agent was written by the first, cut-short attempt
     copy = report.agent_id
-    assert len(await all_archival(repos.table, copy)) == 5
+    assert len(await all_archival(repos.memory, copy)) == 5
     found = await archival.search(search, copy, "cat")
     assert "Ada's cat is called Turing." in [m.content for m in found.memories]
 

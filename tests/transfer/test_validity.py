@@ -317,9 +317,9 @@ async def test_a_text_true_again_imports_beside_its_history_in_any_batches(
     assert whole.created
     assert whole.written["archival"] == len(FACTS) + 5
 
-    mine = await all_archival(repos.table, source)
+    mine = await all_archival(repos.memory, source)
     for agent_id in (copy, whole.agent_id):
-        theirs = await all_archival(repos.table, agent_id)
+        theirs = await all_archival(repos.memory, agent_id)
         assert len(theirs) == len(FACTS) + 5
         assert validity(theirs) == validity(mine)
         acme = await archival.insert(repos, search, agent_id, "works at:  acme")
