@@ -10,6 +10,7 @@ from api.conversations.repository import ConversationRepository
 from api.idempotency.repository import IdempotencyRepository
 from api.journal.repository import JournalRepository
 from api.memory.repository import MemoryRepository
+from api.memory_runs.repository import MemoryRunRepository
 from api.settings.repository import ProviderSettingsRepository
 from api.store.table import Table
 from api.subjects.repository import SubjectRepository
@@ -29,6 +30,7 @@ class Repositories:
     idempotency: IdempotencyRepository
     journal: JournalRepository
     memory: MemoryRepository
+    memory_runs: MemoryRunRepository
     messages: MessageRepository
     provider_settings: ProviderSettingsRepository
     subjects: SubjectRepository
@@ -44,6 +46,7 @@ class Repositories:
             idempotency=IdempotencyRepository(table),
             journal=JournalRepository(table),
             memory=MemoryRepository(table),
+            memory_runs=MemoryRunRepository(table),
             messages=MessageRepository(table),
             provider_settings=ProviderSettingsRepository(table),
             subjects=SubjectRepository(table),

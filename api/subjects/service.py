@@ -8,7 +8,6 @@ from api.agents.service import AgentNameTaken
 from api.errors import NotFound
 from api.kit.clock import Clock
 from api.memory import service as memory
-from api.memory_runs import repository as memory_runs
 from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.store.table import ItemAbsent, Put, TransactionCancelled, TxOp
@@ -105,8 +104,8 @@ async def delete(repos: Repositories, search: SearchEngine, subject: Subject) ->
     agent = await repos.agents.get(subject.created_by, subject.agent_id)
     if not await repos.subjects.delete(subject):
         raise SubjectNotFound(subject.user_id)  # deleted or reset meanwhile
-    unfinished = await memory_runs.all_unfinished(repos.table, subject.agent_id)
-    await memory_runs.forget_all(repos.table, [q.run_id for q in unfinished])
+    unfinished = await repos.memory_runs.all_unfinished(subject.agent_id)
+    await repos.memory_runs.forget_all([q.run_id for q in unfinished])
     if agent is not None:
         await agents.delete(repos, search, agent)
     else:

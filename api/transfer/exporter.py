@@ -13,7 +13,6 @@ from api.conversations.models import Conversation
 from api.kit.clock import Clock
 from api.kit.json_data import plain
 from api.memory.models import ArchivalMemory
-from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
 from api.repositories import Repositories
 from api.search import vectors
@@ -232,7 +231,7 @@ async def export_agent(
 
     cursor = None
     while True:
-        runs, cursor = await memory_runs.runs_page(repos.table, agent_id, limit=PAGE, cursor=cursor)
+        runs, cursor = await repos.memory_runs.runs_page(agent_id, limit=PAGE, cursor=cursor)
         if runs:
             yield await _encoded([run_record(r) for r in runs], digest)
         if cursor is None:

@@ -23,7 +23,6 @@ from api.memory import archival, blocks
 from api.memory import repository as memory
 from api.memory import service as memory_service
 from api.memory.models import ArchivalMemory, CapacityWarning, CoreMemory, MemoryBlockDef
-from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
 from api.repositories import Repositories
 from api.runtime.architectures.registry import ARCHITECTURES
@@ -639,7 +638,7 @@ class Writer:
             started_at=record.started_at,
             ended_at=record.ended_at,
         )
-        if await memory_runs.restore(self.repos.table, run):
+        if await self.repos.memory_runs.restore(run):
             self.report.written["memory_run"] += 1
         else:
             self.report.skip("memory_run", "imported before", record.run_id)

@@ -49,6 +49,7 @@ UPWARD: set[tuple[str, str]] = {
     # nothing of the floors above comes with it.
     ("api.repositories", "api.subjects.repository"),
     ("api.repositories", "api.journal.repository"),
+    ("api.repositories", "api.memory_runs.repository"),
 }
 # Libraries of HTTP, known only to the wing (and the assembly that mounts it).
 HTTP_LIBRARIES = ("fastapi", "starlette", "sse_starlette", "uvicorn")

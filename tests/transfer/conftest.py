@@ -22,7 +22,6 @@ from api.embeddings.factory import get_embedding_backend
 from api.kit.clock import FrozenClock
 from api.memory import archival
 from api.memory import service as memory
-from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
 from api.repositories import Repositories
 from api.search.engine import SearchEngine
@@ -184,7 +183,7 @@ async def make_agent(
         created_at=now,
         ended_at=now,
     )
-    assert await memory_runs.restore(repos.table, run)
+    assert await repos.memory_runs.restore(run)
     return Made(agent, conversation.conversation_id, run.run_id)
 
 

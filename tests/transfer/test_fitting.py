@@ -13,7 +13,6 @@ from api.agents.schemas import AgentCreate
 from api.agents.service import AgentNameTaken
 from api.kit.clock import FrozenClock
 from api.memory import repository as memory_repository
-from api.memory_runs import repository as memory_runs
 from api.repositories import Repositories
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.search.engine import SearchEngine
@@ -77,9 +76,7 @@ async def test_what_cannot_come_along_is_skipped_with_its_reason(
     assert skipped[("subject", reason)] == 1
     assert skipped[("memory_run", "the agent's subject was not imported")] == 2
     assert (
-        await memory_runs.get(
-            repos_sqlite.table, copy.agent_id, ids.run_id(copy.agent_id, run["run_id"])
-        )
+        await repos_sqlite.memory_runs.get(copy.agent_id, ids.run_id(copy.agent_id, run["run_id"]))
         is None
     )
 
@@ -96,7 +93,7 @@ async def test_an_unfinished_run_is_not_run_again(
     )
     skipped = _skipped(report)
     assert skipped[("memory_run", "it had not ended when exported: it is not run again")] == 1
-    assert await memory_runs.all_unfinished(repos_sqlite.table, report.agent_id) == []
+    assert await repos_sqlite.memory_runs.all_unfinished(report.agent_id) == []
 
 
 async def test_one_text_twice_in_a_file_is_stored_once(

@@ -7,7 +7,6 @@ from api.conversations.messages import service as messages
 from api.kit.clock import FrozenClock
 from api.memory import archival
 from api.memory import service as memory
-from api.memory_runs import repository as memory_runs
 from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.transfer import ids, reader
@@ -93,7 +92,7 @@ async def test_an_agent_moves_to_another_user_with_all_its_memory(
     subject = await repos.subjects.get(BOB, SUBJECT)
     assert subject is not None
     assert subject.agent_id == copy
-    run = await memory_runs.get(repos.table, copy, ids.run_id(copy, made.run_id))
+    run = await repos.memory_runs.get(copy, ids.run_id(copy, made.run_id))
     assert run is not None
     assert run.result == "Updated summary."
     assert run.user_email == BOB
