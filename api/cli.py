@@ -209,7 +209,7 @@ def reembed(args: argparse.Namespace) -> int:
             return None
         table = build_table(settings)
         repos = Repositories.over(table)
-        engine = SearchEngine(table, embedder, SystemClock())
+        engine = SearchEngine(repos.search, embedder, SystemClock())
         bar = Bar()
         try:
             return await reembedding.reembed(
@@ -334,7 +334,7 @@ def import_(args: argparse.Namespace) -> int:
         embedder = await start_embedder(settings)
         table = build_table(settings)
         repos = Repositories.over(table)
-        engine = SearchEngine(table, embedder, SystemClock())
+        engine = SearchEngine(repos.search, embedder, SystemClock())
         bar = Bar()
         try:
             email = await _acting_user(repos, settings, args.user)

@@ -182,7 +182,10 @@ def create_app(
         try:
             embedder = await start_embedder(settings)
             search = SearchEngine(
-                store, embedder, clock, memory_budget=settings.search_index_memory_mb * 2**20
+                repos.search,
+                embedder,
+                clock,
+                memory_budget=settings.search_index_memory_mb * 2**20,
             )
             if settings.create_table:
                 await store.create()

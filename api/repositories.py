@@ -11,6 +11,7 @@ from api.idempotency.repository import IdempotencyRepository
 from api.journal.repository import JournalRepository
 from api.memory.repository import MemoryRepository
 from api.memory_runs.repository import MemoryRunRepository
+from api.search.repository import SearchRepository
 from api.settings.repository import ProviderSettingsRepository
 from api.store.table import Table
 from api.subjects.repository import SubjectRepository
@@ -33,6 +34,7 @@ class Repositories:
     memory_runs: MemoryRunRepository
     messages: MessageRepository
     provider_settings: ProviderSettingsRepository
+    search: SearchRepository
     subjects: SubjectRepository
     users: UserRepository
 
@@ -49,6 +51,7 @@ class Repositories:
             memory_runs=MemoryRunRepository(table),
             messages=MessageRepository(table),
             provider_settings=ProviderSettingsRepository(table),
+            search=SearchRepository(table),
             subjects=SubjectRepository(table),
             users=UserRepository(table),
         )

@@ -615,7 +615,7 @@ async def load(
     from api.search.engine import SearchEngine
 
     repos = Repositories.over(table)
-    engine = SearchEngine(table, get_embedding_backend(backend), clock)
+    engine = SearchEngine(repos.search, get_embedding_backend(backend), clock)
     try:
         agents: dict[str, str] = {}
         for user in users:
@@ -699,7 +699,7 @@ async def load_notes_into(
     from api.memory import archival
     from api.search.engine import SearchEngine
 
-    engine = SearchEngine(table, await started(backend), clock)
+    engine = SearchEngine(repos.search, await started(backend), clock)
     try:
         name = f"recall-notes-{uuid.uuid4().hex[:8]}"
         agent, _ = await agent_service.create(

@@ -93,7 +93,7 @@ async def step(kind: str, path: Path, file: Path, agent_id: str, traced: bool) -
     embedder = get_embedding_backend("static")
     table = SqliteTable(path, TABLE, load_definition(), clock=SystemClock())
     repos = Repositories.over(table)
-    engine = SearchEngine(table, embedder, SystemClock())
+    engine = SearchEngine(repos.search, embedder, SystemClock())
     base = rss_mib()
     sampler = PeakRss()
     if traced:

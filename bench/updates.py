@@ -594,7 +594,7 @@ async def run_writer(
     rows: list[Row] = []
     async with sqlite_table(clock) as table:
         repos = Repositories.over(table)
-        engine = SearchEngine(table, await started(backend), clock)
+        engine = SearchEngine(repos.search, await started(backend), clock)
         try:
             loaded = await load(repos, engine, clock, data, writer)
             texts = len(loaded.written)

@@ -15,7 +15,7 @@ from api.conversations.messages import repository as messages
 from api.conversations.messages import service as message_service
 from api.conversations.messages.models import Message
 from api.repositories import Repositories
-from api.search import repository, vectors
+from api.search import vectors
 from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.table import (
@@ -98,7 +98,7 @@ async def _unsearchable_messages(
 async def _work_of(
     repos: Repositories, engine: SearchEngine, owner: str, agent_id: str
 ) -> list[_Work]:
-    items = [item async for page in repository.searchable(repos.table, agent_id) for item in page]
+    items = [item async for page in repos.search.searchable(agent_id) for item in page]
     stale = [
         _Work(text=item["content"], item=item)
         for item in items

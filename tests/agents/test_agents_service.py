@@ -81,6 +81,6 @@ async def test_a_stale_edit_never_undoes_a_rename(table: Table, clock: FrozenClo
     assert not created
     assert again.agent_id == stale.agent_id
     await service.delete(
-        repos, SearchEngine(table, None, clock), stale
+        repos, SearchEngine(repos.search, None, clock), stale
     )  # from the old copy, still deletes the agent
     assert await service.list_for(repos, "a@x.io") == []

@@ -114,9 +114,8 @@ async def setting(
         repos, EMAIL, AgentCreate(name="Kit"), clock, architectures=ARCHITECTURES
     )
     conversation = await conversations.create(repos, agent, "", clock)
-    yield Setting(
-        counter, Repositories.over(counter), SearchEngine(counter, embedder, clock), conversation
-    )
+    counted = Repositories.over(counter)
+    yield Setting(counter, counted, SearchEngine(counted.search, embedder, clock), conversation)
     await table.close()
 
 
@@ -201,11 +200,11 @@ async def test_an_answer_that_cannot_be_written_leaves_no_vector_unawaited(
     loop.set_exception_handler(lambda _, context: unseen.append(context))
     try:
         embedder.gate.clear()
-        throttled = ThrottledPuts(setting.counter.table)
-        search = SearchEngine(throttled, embedder, clock)
+        throttled = Repositories.over(ThrottledPuts(setting.counter.table))
+        search = SearchEngine(throttled.search, embedder, clock)
         with pytest.raises(Throttled):
             await message_service.store_answer(
-                Repositories.over(throttled),
+                throttled,
                 search,
                 EMAIL,
                 setting.conversation.agent_id,

@@ -35,8 +35,8 @@ def repos(store: Table) -> Repositories:
 
 
 @pytest.fixture
-def search(store: Table, clock: FrozenClock) -> SearchEngine:
-    return SearchEngine(store, None, clock)
+def search(repos: Repositories, clock: FrozenClock) -> SearchEngine:
+    return SearchEngine(repos.search, None, clock)
 
 
 @pytest.fixture

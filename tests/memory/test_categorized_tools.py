@@ -470,7 +470,7 @@ async def test_list_at_its_largest_limit_points_to_search(
 async def test_list_sees_what_another_server_wrote_and_deleted(
     ctx: ToolContext, clock: FrozenClock
 ) -> None:
-    other = SearchEngine(ctx.repos.table, None, clock)  # another replica on the same table
+    other = SearchEngine(ctx.repos.search, None, clock)  # another replica on the same table
     await store(ctx, clock, category="fact", content="First fact")
     assert await call(ctx, "list_memories", category="fact") == (
         "My fact memories (1 total):\n- First fact"

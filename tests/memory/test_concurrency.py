@@ -52,7 +52,10 @@ async def test_ten_parallel_inserts_of_the_same_text_make_one_memory(
     repos = Repositories.over(table)
     text = "John drinks 3 cups of coffee daily, prefers dark roast."
     results = await asyncio.gather(
-        *(archival.insert(repos, SearchEngine(table, None, clock), AGENT, text) for _ in range(10))
+        *(
+            archival.insert(repos, SearchEngine(repos.search, None, clock), AGENT, text)
+            for _ in range(10)
+        )
     )
     assert sum(r.created for r in results) == 1
     assert len({r.memory.memory_id for r in results}) == 1
@@ -77,7 +80,7 @@ async def test_deleting_an_agents_memory_removes_every_item(
     await memory_service.create_block(repos, AGENT, "notes", word_limit=5)
     await memory_service.append_line(repos, AGENT, "notes", "one two three four")
     await repos.memory.add_warning_turn(AGENT, "notes")
-    search = SearchEngine(table, None, clock)
+    search = SearchEngine(repos.search, None, clock)
     for i in range(120):  # more than a page
         await archival.insert(repos, search, AGENT, f"memory {i}")
     deleted = await memory_service.delete_all(repos, search, AGENT)

@@ -59,7 +59,7 @@ async def test_every_kind_of_edit_records_what_it_changed_and_through_what(
     table: Table, clock: FrozenClock
 ) -> None:
     repos = Repositories.over(table)
-    search = SearchEngine(table, None, clock)
+    search = SearchEngine(repos.search, None, clock)
     await memory_service.ensure_default_blocks(repos, AGENT)
     chat = ToolContext(repos, search, AGENT, TruncatingSummarizer())
     run = ToolContext(repos, search, AGENT, TruncatingSummarizer(), source="memory_run")

@@ -20,6 +20,7 @@ from api.memory import archival
 from api.memory import repository as memory_repository
 from api.memory.models import ArchivalMemory
 from api.search.engine import SearchEngine
+from api.search.repository import SearchRepository
 from api.store import build_table
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
 from tests.runtime.conftest import (
@@ -209,7 +210,7 @@ def store_as_before(settings: Settings, clock: FrozenClock, agent: str, text: st
                 content_hash=hashlib.sha256(text.encode()).hexdigest(),
                 created_at=created_at,
             )
-            engine = SearchEngine(table, None, clock)
+            engine = SearchEngine(SearchRepository(table), None, clock)
             assert await memory_repository.insert_archival(engine, memory, {})
             return memory.memory_id
         finally:

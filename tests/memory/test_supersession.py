@@ -12,6 +12,7 @@ from api.memory import archival
 from api.memory.errors import AlreadySuperseded, ArchivalMemoryNotFound, InvalidSupersession
 from api.repositories import Repositories
 from api.search.engine import SearchEngine
+from api.search.repository import SearchRepository
 from api.store.table import Table
 from tests.memory.conftest import AGENT
 
@@ -20,7 +21,7 @@ DAY = 86_400.0
 
 @pytest.fixture
 def engine(store: Table, clock: FrozenClock) -> SearchEngine:
-    return SearchEngine(store, get_embedding_backend("static"), clock)
+    return SearchEngine(SearchRepository(store), get_embedding_backend("static"), clock)
 
 
 async def _say(

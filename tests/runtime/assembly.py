@@ -25,7 +25,7 @@ def runtime_on(
     hook_providers: Sequence[HookProvider] = (),
 ) -> Runtime:
     repos = Repositories.over(table)
-    search = search or SearchEngine(table, None, clock)
+    search = search or SearchEngine(repos.search, None, clock)
     return Runtime(
         repos,
         clock,

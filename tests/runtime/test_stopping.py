@@ -96,7 +96,7 @@ async def stuck(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Stopped]:
     await table.create()
     settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
     outcomes = Outcomes()
-    search = SearchEngine(table, None, clock)
+    search = SearchEngine(repos.search, None, clock)
     runtime = runtime_on(table, clock, settings, search=search, hook_providers=[outcomes])
     with registered(Stuck):
         create = AgentCreate(name="Stuck", architecture="test-stuck")

@@ -39,5 +39,5 @@ def repos(store: Table) -> Repositories:
 
 
 @pytest.fixture
-def engine(store: Table, static: Embedder, clock: FrozenClock) -> SearchEngine:
-    return SearchEngine(store, static, clock)
+def engine(repos: Repositories, static: Embedder, clock: FrozenClock) -> SearchEngine:
+    return SearchEngine(repos.search, static, clock)

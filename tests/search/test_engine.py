@@ -88,7 +88,7 @@ async def test_a_deleted_memory_is_never_found(
 async def test_another_engine_on_the_same_table_catches_up(
     repos: Repositories, engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
-    other = SearchEngine(store, static, clock)
+    other = SearchEngine(repos.search, static, clock)
     await remember(repos, engine, FACTS[:2], clock)
     assert await texts(other, "pizza") == [FACTS[0]]  # loaded whole
     await remember(repos, engine, FACTS[2:], clock)
@@ -97,7 +97,7 @@ async def test_another_engine_on_the_same_table_catches_up(
     # Caught up from the change log: three inserts and a delete.
     assert await texts(other, "cat on the radiator") == [FACTS[4]]
     assert await texts(other, "pizza", mode="lexical") == []
-    assert await repository.version(store, AGENT) == 6
+    assert await repos.search.version(AGENT) == 6
 
 
 async def background_done(engine: SearchEngine) -> None:
@@ -117,7 +117,7 @@ async def test_own_writes_reach_a_loaded_index_before_the_next_search(
     await background_done(engine)
     loaded = engine._indexes[AGENT]
     # Applied when written, so the next search has nothing left to do first.
-    assert loaded.version == await repository.version(store, AGENT) == 4
+    assert loaded.version == await repos.search.version(AGENT) == 4
     assert AGENT not in engine._pending
     assert sorted(d.text for d in loaded.docs()) == sorted(FACTS[1:3])
     assert await texts(engine, "Maya in Porto", mode="lexical") == [FACTS[1]]
@@ -163,7 +163,7 @@ async def test_an_agent_forgotten_during_a_rebuild_is_not_kept(
 async def test_own_writes_after_another_engines_wait_for_the_change_log(
     repos: Repositories, engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
-    other = SearchEngine(store, static, clock)
+    other = SearchEngine(repos.search, static, clock)
     await remember(repos, engine, FACTS[:1], clock)
     assert await texts(engine, "pizza") == [FACTS[0]]  # loaded at version 1
     await remember(repos, other, FACTS[1:2], clock)  # version 2, unknown to `engine`
@@ -180,7 +180,7 @@ async def test_own_writes_after_another_engines_wait_for_the_change_log(
 async def test_a_change_log_that_expired_means_a_full_reload(
     repos: Repositories, engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
-    other = SearchEngine(store, static, clock)
+    other = SearchEngine(repos.search, static, clock)
     await remember(repos, engine, FACTS[:1], clock)
     assert await texts(other, "pizza") == [FACTS[0]]
     await remember(repos, engine, FACTS[1:], clock)
@@ -193,12 +193,12 @@ async def test_writes_from_two_engines_at_once_all_land(
 ) -> None:
     import asyncio
 
-    other = SearchEngine(store, static, clock)
+    other = SearchEngine(repos.search, static, clock)
     await asyncio.gather(
         *(archival.insert(repos, engine, AGENT, f"alpha note {i}") for i in range(10)),
         *(archival.insert(repos, other, AGENT, f"alpha memo {i}") for i in range(10)),
     )
-    assert await repository.version(store, AGENT) == 20
+    assert await repos.search.version(AGENT) == 20
     for e in (engine, other):
         found = await archival.search(e, AGENT, "alpha", mode="lexical")
         assert found.total == 20
@@ -226,7 +226,7 @@ async def test_an_engine_without_a_model_searches_by_words(
     repos: Repositories, engine: SearchEngine, store: Table, clock: FrozenClock
 ) -> None:
     await remember(repos, engine, FACTS, clock)
-    lexical_only = SearchEngine(store, None, clock)
+    lexical_only = SearchEngine(repos.search, None, clock)
     with pytest.raises(SemanticSearchUnavailable):
         await lexical_only.search(AGENT, "food", mode="semantic")
     # Hybrid without a model is lexical: found by the word, with no similarity.
@@ -331,16 +331,16 @@ async def test_expired_messages_are_not_found(
 async def test_indexes_past_the_budget_are_evicted_least_recently_used_first(
     repos: Repositories, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
-    writer = SearchEngine(store, static, clock)
+    writer = SearchEngine(repos.search, static, clock)
     for agent in ("a1", "a2", "a3"):
         await archival.insert(repos, writer, agent, f"The {agent} keeps bees")
     one_index = 1  # any index is over this budget: only the last one searched is kept
-    tight = SearchEngine(store, static, clock, memory_budget=one_index)
+    tight = SearchEngine(repos.search, static, clock, memory_budget=one_index)
     for agent in ("a1", "a2", "a3"):
         found = await archival.search(tight, agent, "bees", mode="lexical")
         assert [m.content for m in found.memories] == [f"The {agent} keeps bees"]
     assert list(tight._indexes) == ["a3"]
-    roomy = SearchEngine(store, static, clock)
+    roomy = SearchEngine(repos.search, static, clock)
     for agent in ("a1", "a2", "a1", "a3"):
         await archival.search(roomy, agent, "bees")
     assert list(roomy._indexes) == ["a2", "a1", "a3"]  # least recently used first

@@ -39,7 +39,7 @@ async def test_losing_every_version_race_is_a_clear_503(
     async def always_moved(*args: Any, **kwargs: Any) -> int:
         raise repository.VersionMoved
 
-    monkeypatch.setattr(repository, "commit", always_moved)
+    monkeypatch.setattr(repository.SearchRepository, "commit", always_moved)
     monkeypatch.setattr(engine_module, "MAX_ATTEMPTS", 3)
     with pytest.raises(SearchBusy) as refused:
         await archival.insert(repos, engine, AGENT, "a memory that never lands")
@@ -54,7 +54,7 @@ async def test_too_many_changes_to_replay_means_a_reload(
     clock: FrozenClock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    reader = SearchEngine(store, static, clock)
+    reader = SearchEngine(repos.search, static, clock)
     await archival.insert(repos, engine, AGENT, "first note about kites")
     await archival.search(reader, AGENT, "kites")
     loaded = reader._indexes[AGENT]
@@ -85,7 +85,7 @@ async def test_a_large_catch_up_is_applied_off_the_loop_with_the_same_results(
     clock: FrozenClock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    reader = SearchEngine(store, static, clock)
+    reader = SearchEngine(repos.search, static, clock)
     await archival.insert(repos, engine, AGENT, "First note about the garden")
     await archival.search(reader, AGENT, "garden")  # loaded
     for i in range(5):

@@ -13,6 +13,7 @@ from api.memory import archival
 from api.memory.models import CATEGORIES, Category
 from api.repositories import Repositories
 from api.search.engine import SearchEngine
+from api.search.repository import SearchRepository
 from api.store.definition import load_definition
 from api.store.rounds import RoundCounter
 from api.store.sqlite import SqliteTable
@@ -125,7 +126,7 @@ async def test_a_listing_reads_the_version_not_the_partition(
     )
     table: Table = counter
     await table.create()
-    engine = SearchEngine(table, static, clock)
+    engine = SearchEngine(SearchRepository(table), static, clock)
     await fill(Repositories.over(table), engine, clock, 40)
     await archival.newest(engine, AGENT)  # the first listing loads the index
     mark = counter.mark()

@@ -44,7 +44,7 @@ async def legacy_agent(store: Table, clock: FrozenClock) -> tuple[str, str]:
     agent, _ = await agents.create(
         repos, EMAIL, AgentCreate(name="Legacy"), clock, architectures=ARCHITECTURES
     )
-    lexical = SearchEngine(store, None, clock)
+    lexical = SearchEngine(repos.search, None, clock)
     for text in ["I love pizza", "My bike is red", "The dentist is on Thursday"]:
         await archival.insert(repos, lexical, agent.agent_id, text)
     conversation = await conversations.create(repos, agent, "old chat", clock)
@@ -67,13 +67,13 @@ async def test_reembed_gives_every_item_the_model_and_serving_engines_see_it(
     repos: Repositories, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
     agent_id, _ = await legacy_agent(store, clock)
-    serving = SearchEngine(store, static, clock)
+    serving = SearchEngine(repos.search, static, clock)
     before = await archival.search(serving, agent_id, "what food do I like?", mode="semantic")
     assert before.total == 0  # no vector of its model yet
     assert (await messages.search(repos, serving, EMAIL, agent_id, "Biscuit")).total == 0
 
     progress = Counted()
-    tally = await reembed.reembed(repos, SearchEngine(store, static, clock), progress)
+    tally = await reembed.reembed(repos, SearchEngine(repos.search, static, clock), progress)
     assert (tally.agents, tally.embedded, tally.copied, tally.skipped) == (1, 3, 2, 0)
     assert progress.found_total == progress.done_total == 5
 
@@ -88,7 +88,7 @@ async def test_reembed_gives_every_item_the_model_and_serving_engines_see_it(
     stored = await store.query(pk, sk=sk)
     assert {i[vectors.EMBEDDING_MODEL] for i in stored.items} == {static.model_id}
 
-    again = await reembed.reembed(repos, SearchEngine(store, static, clock), Counted())
+    again = await reembed.reembed(repos, SearchEngine(repos.search, static, clock), Counted())
     assert (again.embedded, again.copied) == (0, 0)
 
 
@@ -96,7 +96,7 @@ async def test_what_was_deleted_meanwhile_is_skipped_not_revived(
     repos: Repositories, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
     agent_id, _ = await legacy_agent(store, clock)
-    engine = SearchEngine(store, static, clock)
+    engine = SearchEngine(repos.search, static, clock)
     work = await reembed._work_of(repos, engine, EMAIL, agent_id)
     doomed = next(w for w in work if w.item is not None and w.text == "My bike is red")
     memory = await archival.search(engine, agent_id, "bike", mode="lexical")

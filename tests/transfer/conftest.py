@@ -88,13 +88,13 @@ def repos_sqlite(sqlite: Table) -> Repositories:
 
 
 @pytest.fixture
-def search(table: Table, static: Embedder, clock: FrozenClock) -> SearchEngine:
-    return SearchEngine(table, static, clock)
+def search(repos: Repositories, static: Embedder, clock: FrozenClock) -> SearchEngine:
+    return SearchEngine(repos.search, static, clock)
 
 
 @pytest.fixture
-def search_sqlite(sqlite: Table, static: Embedder, clock: FrozenClock) -> SearchEngine:
-    return SearchEngine(sqlite, static, clock)
+def search_sqlite(repos_sqlite: Repositories, static: Embedder, clock: FrozenClock) -> SearchEngine:
+    return SearchEngine(repos_sqlite.search, static, clock)
 
 
 @dataclass

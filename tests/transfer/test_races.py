@@ -12,6 +12,7 @@ from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.repositories import Repositories
 from api.search.engine import SearchEngine
+from api.search.repository import SearchRepository
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Item, Table
@@ -35,7 +36,7 @@ async def imported_alone(
     """The same file imported once, into a store of its own: what the race must end as."""
     table = SqliteTable(tmp_path / "alone.db", "transfer-test", load_definition(), clock=clock)
     await table.create()
-    search = SearchEngine(table, static, clock)
+    search = SearchEngine(SearchRepository(table), static, clock)
     await transfer.import_file(
         Repositories.over(table), search, BOB, write(tmp_path, data, "alone.jsonl")
     )
@@ -58,7 +59,7 @@ async def test_two_imports_of_one_file_at_once_make_one_agent(
     before = await memory_of(repos_sqlite.table)
     # A second connection to the same file, with its own search engine: another worker.
     other = SqliteTable(tmp_path / "transfer.db", "transfer-test", load_definition(), clock=clock)
-    other_search = SearchEngine(other, static, clock)
+    other_search = SearchEngine(SearchRepository(other), static, clock)
     try:
         first, second = await asyncio.gather(
             transfer.import_file(repos_sqlite, search_sqlite, BOB, path),
