@@ -406,7 +406,9 @@ class MemoryRepository:
         What search finds goes first, through the change log, so that no replica finds any of
         it while the rest goes (the version and the log go last)."""
         deleted = 0
-        async for found in search_repository.SearchRepository(self.table).searchable(agent_id):
+        # Read as the engine reads an agent's searchable items when it loads its index.
+        searchable = search_repository.SearchRepository(self.table).searchable(agent_id)
+        async for found in searchable:
             await search.remove(agent_id, [Key(item[PK], item[SK]) for item in found])
             deleted += len(found)
         pk = keys.agent_partition(agent_id)
