@@ -11,10 +11,13 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from api.config import ConfigError, Settings, check_settings, load_settings
 from api.kit.cores import usable_cores
+
+if TYPE_CHECKING:  # each command imports what it uses when it runs (a fast --help)
+    from api.repositories import Repositories
 
 
 def _settings(**overrides: Any) -> Settings:
@@ -156,6 +159,7 @@ def create_table(args: argparse.Namespace) -> int:
 
 def reencrypt(args: argparse.Namespace) -> int:
     from api.kit.clock import SystemClock
+    from api.repositories import Repositories
     from api.settings import keys
     from api.settings import service as provider_settings
     from api.store import build_table
@@ -164,8 +168,9 @@ def reencrypt(args: argparse.Namespace) -> int:
 
     async def run() -> int:
         table = build_table(settings)
+        repos = Repositories.over(table)
         try:
-            return await provider_settings.reencrypt(table, keys.keyring(settings), SystemClock())
+            return await provider_settings.reencrypt(repos, keys.keyring(settings), SystemClock())
         finally:
             await table.close()
 
@@ -181,6 +186,7 @@ def reembed(args: argparse.Namespace) -> int:
     from api.embeddings.factory import start_embedder
     from api.kit.clock import SystemClock
     from api.maintenance import reembed as reembedding
+    from api.repositories import Repositories
     from api.search.engine import SearchEngine
     from api.store import build_table
 
@@ -202,10 +208,13 @@ def reembed(args: argparse.Namespace) -> int:
         if embedder is None:
             return None
         table = build_table(settings)
-        engine = SearchEngine(table, embedder, SystemClock())
+        repos = Repositories.over(table)
+        engine = SearchEngine(repos.search, embedder, SystemClock())
         bar = Bar()
         try:
-            return await reembedding.reembed(engine, bar, agent_id=args.agent, batch=args.batch)
+            return await reembedding.reembed(
+                repos, engine, bar, agent_id=args.agent, batch=args.batch
+            )
         finally:
             bar.bar.close()
             await engine.aclose()
@@ -230,24 +239,23 @@ def reembed(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _acting_user(table: Any, settings: Settings, user: str | None) -> str:
+async def _acting_user(repos: "Repositories", settings: Settings, user: str | None) -> str:
     """Whom export and import act as: `--user`, or in local mode the local user (made if
     this is the store's first use). In google mode `--user` must name a user who signed in
     (the command acts with the store's own access, as create-table does)."""
     from api.kit.clock import SystemClock
-    from api.users import repository as users
     from api.users.service import ensure_local_user
 
     if settings.create_table:  # as the server does at start
-        await table.create()
+        await repos.table.create()
     if settings.auth_mode == "local":
         # The machine's operator is the local user, or names another of this store's.
         email = user or settings.local_user_email
-        await ensure_local_user(table, email, SystemClock())
+        await ensure_local_user(repos, email, SystemClock())
         return email
     if user is None:
         raise _Refused("in AUTH_MODE=google, say whose agent it is: --user EMAIL")
-    if await users.get(table, user) is None:
+    if await repos.users.get(user) is None:
         raise _Refused(f"there is no user {user!r} in {_describe(settings)}")
     return user
 
@@ -260,6 +268,7 @@ def export(args: argparse.Namespace) -> int:
     from api.agents import service as agents
     from api.errors import AppError
     from api.kit.clock import SystemClock
+    from api.repositories import Repositories
     from api.store import build_table
     from api.transfer import service as transfer
 
@@ -268,11 +277,12 @@ def export(args: argparse.Namespace) -> int:
 
     async def run() -> None:
         table = build_table(settings)
+        repos = Repositories.over(table)
         try:
-            email = await _acting_user(table, settings, args.user)
-            agent = await agents.get_by_id_or_name(table, email, args.agent)
+            email = await _acting_user(repos, settings, args.user)
+            agent = await agents.get_by_id_or_name(repos, email, args.agent)
             lines = transfer.export_agent(
-                table, agent, SystemClock(), with_vectors=not args.no_vectors
+                repos, agent, SystemClock(), with_vectors=not args.no_vectors
             )
             async for chunk in lines:
                 await asyncio.to_thread(out.write, chunk)
@@ -298,6 +308,7 @@ def import_(args: argparse.Namespace) -> int:
     from api.embeddings.factory import start_embedder
     from api.errors import AppError
     from api.kit.clock import SystemClock
+    from api.repositories import Repositories
     from api.search.engine import SearchEngine
     from api.store import build_table
     from api.transfer import service as transfer
@@ -322,11 +333,12 @@ def import_(args: argparse.Namespace) -> int:
     async def run() -> list[ImportReport]:
         embedder = await start_embedder(settings)
         table = build_table(settings)
-        engine = SearchEngine(table, embedder, SystemClock())
+        repos = Repositories.over(table)
+        engine = SearchEngine(repos.search, embedder, SystemClock())
         bar = Bar()
         try:
-            email = await _acting_user(table, settings, args.user)
-            return await transfer.import_file(engine, email, args.file, bar)
+            email = await _acting_user(repos, settings, args.user)
+            return await transfer.import_file(repos, engine, email, args.file, bar)
         finally:
             if bar.bar is not None:
                 bar.bar.close()

@@ -55,6 +55,7 @@ from api.memory_runs.service import MemoryRunner
 from api.observability import logs, metrics, tracing
 from api.observability.store import measured
 from api.queue import get_queue
+from api.repositories import Repositories
 from api.runtime.architectures import registry as architectures
 from api.runtime.builder import TurnBuilder
 from api.runtime.hooks import HookProvider
@@ -80,6 +81,7 @@ class State(TypedDict):
 
     settings: Settings
     table: Table
+    repos: Repositories
     clock: Clock
     local: LocalIdentity | None  # AUTH_MODE=local
     token_issuer: TokenIssuer | None  # AUTH_MODE=google
@@ -92,11 +94,11 @@ class State(TypedDict):
     message_clock: MessageClock
 
 
-async def sweep_dead_runs(table: Table, clock: Clock) -> None:
+async def sweep_dead_runs(repos: Repositories, clock: Clock) -> None:
     """End as interrupted the turns whose process died: at start, then as leases lapse."""
 
     async def sweep() -> None:
-        ended = await runs.sweep_dead(table, clock)
+        ended = await runs.sweep_dead(repos, clock)
         if ended:
             log.warning("%d turns left running by a stopped process were interrupted", ended)
             metrics.BACKGROUND_RUNS_SWEPT.labels("turn").inc(ended)
@@ -170,6 +172,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[State]:
         store = measured(table or build_table(settings, clock), settings)
+        repos = Repositories.over(store)
         tracer_provider = tracing.start(settings)
         sweepers: list[asyncio.Task[None]] = []
         runtime: Runtime | None = None
@@ -179,7 +182,10 @@ def create_app(
         try:
             embedder = await start_embedder(settings)
             search = SearchEngine(
-                store, embedder, clock, memory_budget=settings.search_index_memory_mb * 2**20
+                repos.search,
+                embedder,
+                clock,
+                memory_budget=settings.search_index_memory_mb * 2**20,
             )
             if settings.create_table:
                 await store.create()
@@ -189,7 +195,7 @@ def create_app(
             log.info("store ready: %s table %s", store.engine, store.name)
             sweepers = [
                 asyncio.create_task(sweep_expired(store)),
-                asyncio.create_task(sweep_dead_runs(store, clock)),
+                asyncio.create_task(sweep_dead_runs(repos, clock)),
             ]
             if not checked:
                 sweepers.append(asyncio.create_task(check_schema_later(store)))
@@ -200,9 +206,9 @@ def create_app(
             # one cache of provider clients, one clock that orders every message stored.
             providers = ProviderFactory(keyring, settings)
             message_clock = MessageClock(clock)
-            turns = TurnBuilder(search, message_clock, settings.max_turn_steps)
+            turns = TurnBuilder(repos, search, message_clock, settings.max_turn_steps)
             runtime = Runtime(
-                store,
+                repos,
                 clock,
                 settings,
                 hook_providers,
@@ -212,7 +218,7 @@ def create_app(
                 turns=turns,
             )
             memory_runner = MemoryRunner(
-                search, clock, settings, get_queue(settings), providers, turns
+                repos, search, clock, settings, get_queue(settings), providers, turns
             )
             memory_runner.start()
             # What start-up made lives as long as the process: kept out of every later
@@ -230,6 +236,7 @@ def create_app(
                 yield State(
                     settings=settings,
                     table=store,
+                    repos=repos,
                     clock=clock,
                     local=None if google_mode else LocalIdentity(settings.local_user_email),
                     token_issuer=issuer,

@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
@@ -587,6 +588,7 @@ def run_note_baseline(sets: NoteSets, chosen: Sequence[DataSet], limit: int) -> 
 class Indexed:
     """Every user's messages in a fresh agent of one engine."""
 
+    repos: Repositories
     engine: "SearchEngine"
     agents: dict[str, str]  # user id -> agent id
     clock: FrozenClock
@@ -612,19 +614,20 @@ async def load(
     from api.embeddings.factory import get_embedding_backend
     from api.search.engine import SearchEngine
 
-    engine = SearchEngine(table, get_embedding_backend(backend), clock)
+    repos = Repositories.over(table)
+    engine = SearchEngine(repos.search, get_embedding_backend(backend), clock)
     try:
         agents: dict[str, str] = {}
         for user in users:
             owner = owner_of(user.id)
             name = f"recall-{user.id}-{uuid.uuid4().hex[:8]}"
             agent, _ = await agent_service.create(
-                table, owner, AgentCreate(name=name), clock, architectures=ARCHITECTURES
+                repos, owner, AgentCreate(name=name), clock, architectures=ARCHITECTURES
             )
             agents[user.id] = agent.agent_id
             for session in user.sessions:
                 clock.set(session.messages[0].created_at.timestamp())
-                conversation = await conversations.create(table, agent, session.id, clock)
+                conversation = await conversations.create(repos, agent, session.id, clock)
                 for said in session.messages:
                     clock.set(said.created_at.timestamp())
                     message = Message(
@@ -635,8 +638,8 @@ async def load(
                         actor_id=user.id if said.role == "user" else None,
                         created_at=said.created_at,
                     )
-                    await messages.record(engine, owner, agent.agent_id, message)
-        yield Indexed(engine, agents, clock, semantic=engine.embedder is not None)
+                    await messages.record(repos, engine, owner, agent.agent_id, message)
+        yield Indexed(repos, engine, agents, clock, semantic=engine.embedder is not None)
     finally:
         await engine.aclose()
 
@@ -648,6 +651,7 @@ async def rank(indexed: Indexed, mode: SearchMode, question: Question, limit: in
 
     indexed.clock.set(question.asked_at.timestamp())
     found = await messages.search(
+        indexed.repos,
         indexed.engine,
         owner_of(question.user),
         indexed.agents[question.user],
@@ -689,20 +693,21 @@ async def load_notes_into(
 ) -> AsyncIterator[NotesIndexed]:
     """Insert every note into a fresh agent's archival memory through the product's service,
     in order, a minute apart; the engine (and its embedder) is closed on leaving."""
+    repos = Repositories.over(table)
     from api.agents import service as agent_service
     from api.agents.schemas import AgentCreate
     from api.memory import archival
     from api.search.engine import SearchEngine
 
-    engine = SearchEngine(table, await started(backend), clock)
+    engine = SearchEngine(repos.search, await started(backend), clock)
     try:
         name = f"recall-notes-{uuid.uuid4().hex[:8]}"
         agent, _ = await agent_service.create(
-            table, NOTE_OWNER, AgentCreate(name=name), clock, architectures=ARCHITECTURES
+            repos, NOTE_OWNER, AgentCreate(name=name), clock, architectures=ARCHITECTURES
         )
         note_of: dict[str, str] = {}
         for note in notes:
-            inserted = await archival.insert(engine, agent.agent_id, note.text)
+            inserted = await archival.insert(repos, engine, agent.agent_id, note.text)
             memory_id = inserted.memory.memory_id
             if not inserted.created:
                 raise ValueError(f"note {note.id} was stored already, as {note_of[memory_id]}")

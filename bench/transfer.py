@@ -35,6 +35,7 @@ from api.agents import service as agents
 from api.agents.schemas import AgentCreate
 from api.embeddings.factory import get_embedding_backend
 from api.kit.clock import SystemClock
+from api.repositories import Repositories
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
@@ -75,10 +76,11 @@ class PeakRss:
 
 async def make(path: Path, count: int) -> str:
     table = SqliteTable(path, TABLE, load_definition(), clock=SystemClock())
+    repos = Repositories.over(table)
     await table.create()
     try:
         agent, _ = await agents.create(
-            table, OWNER, AgentCreate(name="Bench"), SystemClock(), architectures=ARCHITECTURES
+            repos, OWNER, AgentCreate(name="Bench"), SystemClock(), architectures=ARCHITECTURES
         )
     finally:
         await table.close()
@@ -90,20 +92,21 @@ async def step(kind: str, path: Path, file: Path, agent_id: str, traced: bool) -
     """One measured step, in this process: its time and peak memory above the start."""
     embedder = get_embedding_backend("static")
     table = SqliteTable(path, TABLE, load_definition(), clock=SystemClock())
-    engine = SearchEngine(table, embedder, SystemClock())
+    repos = Repositories.over(table)
+    engine = SearchEngine(repos.search, embedder, SystemClock())
     base = rss_mib()
     sampler = PeakRss()
     if traced:
         tracemalloc.start()
     start = time.perf_counter()
     if kind == "export":
-        agent = await agents.get(table, OWNER, agent_id)
+        agent = await agents.get(repos, OWNER, agent_id)
         with file.open("wb") as out:
-            async for chunk in transfer.export_agent(table, agent, SystemClock()):
+            async for chunk in transfer.export_agent(repos, agent, SystemClock()):
                 await asyncio.to_thread(out.write, chunk)
         written = 0
     else:
-        (report,) = await transfer.import_file(engine, OTHER, file)
+        (report,) = await transfer.import_file(repos, engine, OTHER, file)
         written = report.written["archival"]
     took = time.perf_counter() - start
     traced_peak = tracemalloc.get_traced_memory()[1] / 2**20 if traced else None

@@ -69,6 +69,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from api.kit.clock import FrozenClock
 from api.memory.models import Category
+from api.repositories import Repositories
 from api.runtime.architectures.registry import ARCHITECTURES
 from bench.recall import (
     DATA,
@@ -439,7 +440,9 @@ class Loaded:
         return self.engine.embedder is not None
 
 
-async def load(engine: "SearchEngine", clock: FrozenClock, data: Data, writer: Writer) -> Loaded:
+async def load(
+    repos: Repositories, engine: "SearchEngine", clock: FrozenClock, data: Data, writer: Writer
+) -> Loaded:
     """Write each person's texts into a fresh agent, in time order with the clock at each
     text's time; `writer` decides what supersedes what. A text stored already (the same
     text once normalized) stops the run: every text must be its own memory."""
@@ -457,7 +460,7 @@ async def load(engine: "SearchEngine", clock: FrozenClock, data: Data, writer: W
         name = f"updates-{person.id}-{uuid.uuid4().hex[:8]}"
         owner = f"{person.id}@updates.example"
         agent, _ = await agent_service.create(
-            engine.table, owner, AgentCreate(name=name), clock, architectures=ARCHITECTURES
+            repos, owner, AgentCreate(name=name), clock, architectures=ARCHITECTURES
         )
         agents[person.id] = agent.agent_id
         memory_of: dict[Ref, str] = {}
@@ -466,6 +469,7 @@ async def load(engine: "SearchEngine", clock: FrozenClock, data: Data, writer: W
             kind, where, index = w.ref
             before = memory_of.get((kind, where, index - 1)) if kind == "step" else None
             inserted = await archival.insert(
+                repos,
                 engine,
                 agent.agent_id,
                 w.text,
@@ -589,9 +593,10 @@ async def run_writer(
     clock = FrozenClock()
     rows: list[Row] = []
     async with sqlite_table(clock) as table:
-        engine = SearchEngine(table, await started(backend), clock)
+        repos = Repositories.over(table)
+        engine = SearchEngine(repos.search, await started(backend), clock)
         try:
-            loaded = await load(engine, clock, data, writer)
+            loaded = await load(repos, engine, clock, data, writer)
             texts = len(loaded.written)
             print(
                 f"{backend}/{writer}: {texts} texts written in {loaded.seconds:.1f} s, "

@@ -1,20 +1,17 @@
 """What a test reads back of an agent's storage all at once (the product reads pages)."""
 
-from api.memory import repository
 from api.memory.models import ArchivalMemory
-from api.store.table import Table
+from api.memory.repository import MemoryRepository
 
 PAGE = 100
 
 
-async def all_archival(table: Table, agent_id: str) -> list[ArchivalMemory]:
+async def all_archival(memory: MemoryRepository, agent_id: str) -> list[ArchivalMemory]:
     """Every archival memory, newest first."""
     found: list[ArchivalMemory] = []
     cursor: str | None = None
     while True:
-        page, cursor = await repository.archival_items_page(
-            table, agent_id, limit=PAGE, cursor=cursor
-        )
-        found += [memory for memory, _ in page]
+        page, cursor = await memory.archival_items_page(agent_id, limit=PAGE, cursor=cursor)
+        found += [m for m, _ in page]
         if cursor is None:
             return found[::-1]

@@ -12,69 +12,75 @@ AGENT = "agent"
 NAME_GUARD = "name_guard"  # the guard of the name the agent takes
 
 
-async def get(table: Table, email: str, agent_id: str) -> Agent | None:
-    item = await table.get(keys.agent(email, agent_id))
-    return Agent.from_dynamo_item(item) if item else None
+class AgentRepository:
+    """Agents, each found by its owner and id or through the guard of its name."""
 
+    __slots__ = ("table",)
 
-async def list_for(table: Table, email: str) -> list[Agent]:
-    pk, sk = keys.agents_of(email)
-    return [Agent.from_dynamo_item(i) for i in await query_all(table, pk, sk=sk, limit=100)]
+    def __init__(self, table: Table) -> None:
+        self.table = table
 
+    async def get(self, email: str, agent_id: str) -> Agent | None:
+        item = await self.table.get(keys.agent(email, agent_id))
+        return Agent.from_dynamo_item(item) if item else None
 
-async def every_agent(table: Table) -> AsyncIterator[Agent]:
-    """Every agent of every user, for admin commands (a scan of the whole table)."""
-    async for page in scan_pages(table, entity=keys.AGENT, limit=500):
-        for item in page:
-            yield Agent.from_dynamo_item(item)
-
-
-async def guard_of(table: Table, email: str, normalized_name: str) -> AgentNameGuard | None:
-    item = await table.get(keys.agent_name_guard(email, normalized_name))
-    return AgentNameGuard.from_dynamo_item(item) if item else None
-
-
-async def create(
-    table: Table, agent: Agent, guard: AgentNameGuard, also: Sequence[TxOp] = ()
-) -> None:
-    """Both or neither, with `also` (a lookup item naming the agent, with its own label);
-    TransactionCancelled, NAME_GUARD refused, when the name is taken (AGENT: the agent
-    exists)."""
-    await table.transact_write(
-        [
-            Put(guard.to_dynamo_item(), condition=ItemAbsent(), label=NAME_GUARD),
-            Put(agent.to_dynamo_item(), condition=ItemAbsent(), label=AGENT),
-            *also,
+    async def list_for(self, email: str) -> list[Agent]:
+        pk, sk = keys.agents_of(email)
+        return [
+            Agent.from_dynamo_item(i) for i in await query_all(self.table, pk, sk=sk, limit=100)
         ]
-    )
 
+    async def every_agent(self) -> AsyncIterator[Agent]:
+        """Every agent of every user, for admin commands (a scan of the whole table)."""
+        async for page in scan_pages(self.table, entity=keys.AGENT, limit=500):
+            for item in page:
+                yield Agent.from_dynamo_item(item)
 
-async def save(
-    table: Table,
-    agent: Agent,
-    *,
-    old_guard: AgentNameGuard | None = None,
-    new_guard: AgentNameGuard | None = None,
-) -> None:
-    """The agent as the next version of the one read, moving its name guard when the name
-    changes. TransactionCancelled: AGENT refused, someone saved first; NAME_GUARD, the name
-    is taken."""
-    ops: list[Put | Delete] = [
-        Put(agent.to_dynamo_item(), condition=AttrEquals("version", agent.version - 1), label=AGENT)
-    ]
-    if old_guard is not None and new_guard is not None:
-        ops += [
-            Delete(old_guard.key(), condition=AttrEquals("agent_id", agent.agent_id)),
-            Put(new_guard.to_dynamo_item(), condition=ItemAbsent(), label=NAME_GUARD),
+    async def guard_of(self, email: str, normalized_name: str) -> AgentNameGuard | None:
+        item = await self.table.get(keys.agent_name_guard(email, normalized_name))
+        return AgentNameGuard.from_dynamo_item(item) if item else None
+
+    async def create(self, agent: Agent, guard: AgentNameGuard, also: Sequence[TxOp] = ()) -> None:
+        """Both or neither, with `also` (a lookup item naming the agent, with its own label);
+        TransactionCancelled, NAME_GUARD refused, when the name is taken (AGENT: the agent
+        exists)."""
+        await self.table.transact_write(
+            [
+                Put(guard.to_dynamo_item(), condition=ItemAbsent(), label=NAME_GUARD),
+                Put(agent.to_dynamo_item(), condition=ItemAbsent(), label=AGENT),
+                *also,
+            ]
+        )
+
+    async def save(
+        self,
+        agent: Agent,
+        *,
+        old_guard: AgentNameGuard | None = None,
+        new_guard: AgentNameGuard | None = None,
+    ) -> None:
+        """The agent as the next version of the one read, moving its name guard when the name
+        changes. TransactionCancelled: AGENT refused, someone saved first; NAME_GUARD, the name
+        is taken."""
+        ops: list[Put | Delete] = [
+            Put(
+                agent.to_dynamo_item(),
+                condition=AttrEquals("version", agent.version - 1),
+                label=AGENT,
+            )
         ]
-    await table.transact_write(ops)
+        if old_guard is not None and new_guard is not None:
+            ops += [
+                Delete(old_guard.key(), condition=AttrEquals("agent_id", agent.agent_id)),
+                Put(new_guard.to_dynamo_item(), condition=ItemAbsent(), label=NAME_GUARD),
+            ]
+        await self.table.transact_write(ops)
 
-
-async def delete(table: Table, agent: Agent, guard: AgentNameGuard) -> None:
-    """The agent and its name, as last read (TransactionCancelled if it changed or went)."""
-    await table.transact_write(
-        [
-            Delete(agent.key(), condition=AttrEquals("version", agent.version)),
-            Delete(guard.key(), condition=AttrEquals("agent_id", agent.agent_id)),
-        ]
-    )
+    async def delete(self, agent: Agent, guard: AgentNameGuard) -> None:
+        """The agent and its name, as last read (TransactionCancelled if it changed or went)."""
+        await self.table.transact_write(
+            [
+                Delete(agent.key(), condition=AttrEquals("version", agent.version)),
+                Delete(guard.key(), condition=AttrEquals("agent_id", agent.agent_id)),
+            ]
+        )

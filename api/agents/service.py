@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 from api.agents import repository
 from api.agents.models import Agent, AgentNameGuard
 from api.agents.schemas import AgentCreate, AgentForm, AgentUpdate, ProviderModels
-from api.conversations import repository as conversations
 from api.errors import AppError, BadRequest, NotFound
 from api.kit import aio
 from api.kit.clock import Clock
@@ -20,11 +19,11 @@ from api.kit.forms import Option, form_of
 from api.kit.secrets import new_id
 from api.llm.errors import ProviderError
 from api.memory import service as memory
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
-from api.settings import repository as provider_settings
 from api.settings import service as settings_service
 from api.settings.providers import PROVIDERS
-from api.store.table import Table, TransactionCancelled, TxOp
+from api.store.table import TransactionCancelled, TxOp
 
 T = TypeVar("T")
 MODEL_LISTING_SECONDS = 3.0
@@ -63,7 +62,11 @@ def _now(clock: Clock) -> datetime:
 
 
 async def _check_choices(
-    table: Table, email: str, architecture: str, provider: str, architectures: Collection[str]
+    repos: Repositories,
+    email: str,
+    architecture: str,
+    provider: str,
+    architectures: Collection[str],
 ) -> None:
     if architecture not in architectures:
         known = ", ".join(architectures)
@@ -71,7 +74,7 @@ async def _check_choices(
     if provider not in PROVIDERS:
         raise ProviderNotConfigured(f"There is no provider {provider!r}.")
     if PROVIDERS[provider].credentials is not None and (
-        await provider_settings.get(table, email, provider) is None
+        await repos.provider_settings.get(email, provider) is None
     ):
         raise ProviderNotConfigured(
             f"Configure {PROVIDERS[provider].label} in your settings before using it."
@@ -79,31 +82,36 @@ async def _check_choices(
 
 
 async def create(
-    table: Table, email: str, body: AgentCreate, clock: Clock, *, architectures: Collection[str]
+    repos: Repositories,
+    email: str,
+    body: AgentCreate,
+    clock: Clock,
+    *,
+    architectures: Collection[str],
 ) -> tuple[Agent, bool]:
     """The agent with this name: created, or the one that exists (and whether it is new).
     `architectures`: the names of those installed (the runtime's), one of which it must have."""
     normalized = normalize_name(body.name)
-    existing = await _existing(table, email, normalized)
+    existing = await _existing(repos, email, normalized)
     if existing is not None:
         return existing, False
-    await _check_choices(table, email, body.architecture, body.provider, architectures)
+    await _check_choices(repos, email, body.architecture, body.provider, architectures)
     agent = _new(email, body, clock)
     guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
     try:
-        await repository.create(table, agent, guard)
+        await repos.agents.create(agent, guard)
     except TransactionCancelled:
         # Someone created it first, between our read and our write: that one is the agent.
-        existing = await _existing(table, email, normalized)
+        existing = await _existing(repos, email, normalized)
         if existing is None:
             raise
         return existing, False
-    await memory.ensure_default_blocks(table, agent.agent_id, persona=body.persona, clock=clock)
+    await memory.ensure_default_blocks(repos, agent.agent_id, persona=body.persona, clock=clock)
     return agent, True
 
 
 async def create_linked(
-    table: Table,
+    repos: Repositories,
     email: str,
     body: AgentCreate,
     clock: Clock,
@@ -115,17 +123,17 @@ async def create_linked(
     and the `linked` writes (a lookup item that names it: seed 004's subject).
     AgentNameTaken when the name is taken; TransactionCancelled when a linked write's
     condition refused (read by the labels the linked writes carry)."""
-    await _check_choices(table, email, body.architecture, body.provider, architectures)
+    await _check_choices(repos, email, body.architecture, body.provider, architectures)
     agent = _new(email, body, clock)
     normalized = normalize_name(body.name)
     guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
     try:
-        await repository.create(table, agent, guard, linked(agent))
+        await repos.agents.create(agent, guard, linked(agent))
     except TransactionCancelled as e:
         if e.refused(repository.NAME_GUARD):
             raise AgentNameTaken(f"You already have an agent named {agent.agent_name!r}.") from e
         raise
-    await memory.ensure_default_blocks(table, agent.agent_id, persona=body.persona, clock=clock)
+    await memory.ensure_default_blocks(repos, agent.agent_id, persona=body.persona, clock=clock)
     return agent
 
 
@@ -148,44 +156,44 @@ def _new(email: str, body: AgentCreate, clock: Clock) -> Agent:
     )
 
 
-async def _existing(table: Table, email: str, normalized: str) -> Agent | None:
-    guard = await repository.guard_of(table, email, normalized)
-    return await repository.get(table, email, guard.agent_id) if guard else None
+async def _existing(repos: Repositories, email: str, normalized: str) -> Agent | None:
+    guard = await repos.agents.guard_of(email, normalized)
+    return await repos.agents.get(email, guard.agent_id) if guard else None
 
 
-async def list_for(table: Table, email: str) -> list[Agent]:
-    return await repository.list_for(table, email)
+async def list_for(repos: Repositories, email: str) -> list[Agent]:
+    return await repos.agents.list_for(email)
 
 
-async def get(table: Table, email: str, agent_id: str) -> Agent:
-    agent = await repository.get(table, email, agent_id)
+async def get(repos: Repositories, email: str, agent_id: str) -> Agent:
+    agent = await repos.agents.get(email, agent_id)
     if agent is None:
         raise AgentNotFound("No agent with that id.")
     return agent
 
 
-async def get_by_name(table: Table, email: str, name: str) -> Agent:
+async def get_by_name(repos: Repositories, email: str, name: str) -> Agent:
     """The caller's agent with this name (as names compare: case and spacing aside),
     found through the caller's own name guard: another tenant's agent is never reached."""
     normalized = normalize_name(name)
-    agent = await _existing(table, email, normalized) if normalized else None
+    agent = await _existing(repos, email, normalized) if normalized else None
     if agent is None:
         raise AgentNotFound(f"You have no agent named {name.strip()[:100]!r}.")
     return agent
 
 
-async def id_by_name(table: Table, email: str, name: str) -> str:
+async def id_by_name(repos: Repositories, email: str, name: str) -> str:
     """The id of the caller's agent with this name, from its name guard alone (one read),
     for a caller that reads the agent together with what it needs of it."""
     normalized = normalize_name(name)
-    guard = await repository.guard_of(table, email, normalized) if normalized else None
+    guard = await repos.agents.guard_of(email, normalized) if normalized else None
     if guard is None:
         raise AgentNotFound(f"You have no agent named {name.strip()[:100]!r}.")
     return guard.agent_id
 
 
 async def by_name_with(
-    table: Table, email: str, name: str, reads: Callable[[str], Awaitable[T]]
+    repos: Repositories, email: str, name: str, reads: Callable[[str], Awaitable[T]]
 ) -> tuple[Agent, T]:
     """The caller's agent with this name and `reads(agent_id)`, read together with it.
     The id last found for the name is tried first, and kept only if the agent read with
@@ -194,12 +202,12 @@ async def by_name_with(
     normalized = normalize_name(name)
     hint = _NAME_HINTS.get(email, normalized)
     if hint is not None:
-        agent, also = await asyncio.gather(repository.get(table, email, hint), reads(hint))
+        agent, also = await asyncio.gather(repos.agents.get(email, hint), reads(hint))
         if agent is not None and normalize_name(agent.agent_name) == normalized:
             return agent, also
         _NAME_HINTS.forget(email, normalized)
-    agent_id = await id_by_name(table, email, name)
-    found, also = await asyncio.gather(repository.get(table, email, agent_id), reads(agent_id))
+    agent_id = await id_by_name(repos, email, name)
+    found, also = await asyncio.gather(repos.agents.get(email, agent_id), reads(agent_id))
     if found is None:  # deleted since its guard was read
         raise AgentNotFound(f"You have no agent named {name.strip()[:100]!r}.")
     _NAME_HINTS.keep(email, normalized, agent_id)
@@ -235,24 +243,29 @@ MAX_NAME_HINTS = 10_000
 _NAME_HINTS = _NameHints()
 
 
-async def get_by_id_or_name(table: Table, email: str, id_or_name: str) -> Agent:
+async def get_by_id_or_name(repos: Repositories, email: str, id_or_name: str) -> Agent:
     """The caller's agent with this id or, failing that, this name (an id wins). Both are
     looked up at once, in the caller's partition."""
     normalized = normalize_name(id_or_name)
     by_id, guard = await asyncio.gather(
-        repository.get(table, email, id_or_name),
-        repository.guard_of(table, email, normalized) if normalized else aio.ready(None),
+        repos.agents.get(email, id_or_name),
+        repos.agents.guard_of(email, normalized) if normalized else aio.ready(None),
     )
     if by_id is not None:
         return by_id
-    agent = await repository.get(table, email, guard.agent_id) if guard else None
+    agent = await repos.agents.get(email, guard.agent_id) if guard else None
     if agent is None:
         raise AgentNotFound("No agent with that id or name.")
     return agent
 
 
 async def update(
-    table: Table, agent: Agent, body: AgentUpdate, clock: Clock, *, architectures: Collection[str]
+    repos: Repositories,
+    agent: Agent,
+    body: AgentUpdate,
+    clock: Clock,
+    *,
+    architectures: Collection[str],
 ) -> Agent:
     """The changes applied to the agent as stored; a concurrent edit is re-read and the
     changes applied again, so neither is lost."""
@@ -260,7 +273,7 @@ async def update(
     if any(v is None for v in changes.values()):
         raise BadRequest("A field can be changed, not emptied.")
     await _check_choices(
-        table,
+        repos,
         agent.created_by,
         changes.get("architecture", agent.agent_architecture),
         changes.get("provider", agent.agent_provider),
@@ -269,23 +282,23 @@ async def update(
     persona = changes["persona"].splitlines() if "persona" in changes else None
     if persona is not None:
         # A persona that does not fit the block is refused before anything is saved.
-        await memory.check_lines(table, agent.agent_id, "persona", persona)
+        await memory.check_lines(repos, agent.agent_id, "persona", persona)
     for _ in range(SAVE_ATTEMPTS):
         updated, old_guard, new_guard = _apply(agent, changes, clock)
         try:
-            await repository.save(table, updated, old_guard=old_guard, new_guard=new_guard)
+            await repos.agents.save(updated, old_guard=old_guard, new_guard=new_guard)
         except TransactionCancelled as e:
             if e.failed(repository.NAME_GUARD):
                 raise AgentNameTaken(
                     f"You already have an agent named {updated.agent_name!r}."
                 ) from e
-            agent = await get(table, agent.created_by, agent.agent_id)  # saved by someone else
+            agent = await get(repos, agent.created_by, agent.agent_id)  # saved by someone else
             continue
         if persona is not None:
             # The persona block is what the model sees: a new persona becomes its lines
             # (what the agent wrote there itself is replaced). After the agent is saved,
             # so a refused save (a taken name) leaves the block as it was.
-            await memory.write_lines(table, agent.agent_id, "persona", persona, clock=clock)
+            await memory.write_lines(repos, agent.agent_id, "persona", persona, clock=clock)
         return updated
     raise AgentBusy("The agent is being edited by others; try again.")
 
@@ -325,13 +338,12 @@ def _apply(
     return updated, old_guard, new_guard
 
 
-async def delete(search: SearchEngine, agent: Agent) -> None:
+async def delete(repos: Repositories, search: SearchEngine, agent: Agent) -> None:
     """The agent, its name, its memory and its conversations. What the agent owns goes
     first, so that a delete cut short can simply be repeated; the agent goes last."""
-    table = search.table
     await asyncio.gather(
-        memory.delete_all(search, agent.agent_id),
-        conversations.delete_for_agent(table, agent.created_by, agent.agent_id),
+        memory.delete_all(repos, search, agent.agent_id),
+        repos.conversations.delete_for_agent(agent.created_by, agent.agent_id),
     )
     for _ in range(SAVE_ATTEMPTS):
         guard = AgentNameGuard(
@@ -340,9 +352,9 @@ async def delete(search: SearchEngine, agent: Agent) -> None:
             agent_id=agent.agent_id,
         )
         try:
-            await repository.delete(table, agent, guard)
+            await repos.agents.delete(agent, guard)
         except TransactionCancelled:
-            agent = await get(table, agent.created_by, agent.agent_id)  # 404 once it is gone
+            agent = await get(repos, agent.created_by, agent.agent_id)  # 404 once it is gone
             continue
         search.forget(agent.agent_id)  # this process's index of it
         return
@@ -350,7 +362,7 @@ async def delete(search: SearchEngine, agent: Agent) -> None:
 
 
 async def form(
-    table: Table,
+    repos: Repositories,
     email: str,
     *,
     providers: settings_service.ProviderFactory,
@@ -360,7 +372,7 @@ async def form(
     """The agents form: architectures, the providers this user can use, and (unless
     `with_models` is false, for a page that lists each provider's on its own) their models."""
     configured = ["offline"] + [
-        s.provider_name for s in await provider_settings.list_for(table, email)
+        s.provider_name for s in await repos.provider_settings.list_for(email)
     ]
     fields = form_of(
         AgentCreate,
@@ -372,7 +384,7 @@ async def form(
     if not with_models:
         return AgentForm(fields=fields, models={}, notes={})
     listed = await asyncio.gather(
-        *(_models_or_note(table, email, p, providers) for p in configured)
+        *(_models_or_note(repos, email, p, providers) for p in configured)
     )
     models = {m.provider: m.models for m in listed if m.note is None}
     notes = {m.provider: m.note for m in listed if m.note is not None}
@@ -380,21 +392,21 @@ async def form(
 
 
 async def _models_or_note(
-    table: Table, email: str, provider: str, providers: settings_service.ProviderFactory
+    repos: Repositories, email: str, provider: str, providers: settings_service.ProviderFactory
 ) -> ProviderModels:
     try:
-        return await models_of(table, email, provider, providers)
+        return await models_of(repos, email, provider, providers)
     except AppError as e:  # its settings cannot be used (say, a private address refused)
         return ProviderModels(provider=provider, note=e.message)
 
 
 async def models_of(
-    table: Table, email: str, provider: str, providers: settings_service.ProviderFactory
+    repos: Repositories, email: str, provider: str, providers: settings_service.ProviderFactory
 ) -> ProviderModels:
     """The models a provider of this user lists, or a note of why it did not (within
     MODEL_LISTING_SECONDS: a form waits for no provider longer). The settings' errors when
     the provider is unknown, not configured, or its settings cannot be used."""
-    llm = await providers.for_user(table, email, provider)
+    llm = await providers.for_user(repos, email, provider)
     try:
         listed = await asyncio.wait_for(llm.list_models(), MODEL_LISTING_SECONDS)
     except TimeoutError:

@@ -13,7 +13,8 @@ from api.errors import AppError, NotFound
 from api.kit.clock import Clock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import digest, new_id, new_secret
-from api.store.table import ConditionFailed, Table, TransactionCancelled
+from api.repositories import Repositories
+from api.store.table import ConditionFailed, TransactionCancelled
 
 log = logging.getLogger(__name__)
 
@@ -87,39 +88,39 @@ def _tokens(
 
 
 async def start_session(
-    table: Table, email: str, issuer: TokenIssuer, refresh_days: int, clock: Clock
+    repos: Repositories, email: str, issuer: TokenIssuer, refresh_days: int, clock: Clock
 ) -> SessionTokens:
     ttl = int(clock.now()) + refresh_days * 86400
     session = AuthSession(family_id=new_id(), email=email, created_at=_at(clock), ttl=ttl)
     secret, token = _new_refresh(session.family_id, email, ttl)
-    await repository.start_session(table, session, token)
+    await repos.auth.start_session(session, token)
     return _tokens(issuer, email, session.family_id, secret, ttl, clock)
 
 
 async def refresh(
-    table: Table, presented: str | None, issuer: TokenIssuer, clock: Clock
+    repos: Repositories, presented: str | None, issuer: TokenIssuer, clock: Clock
 ) -> SessionTokens:
     """A new access token and the next refresh token; a reused one revokes its family,
     except within REUSE_GRACE_SECONDS of its rotation (two tabs refreshing at once), when
     it gets the same successor as the first use: never a second branch."""
     if not presented or not presented.startswith(REFRESH_PREFIX):
         raise InvalidRefreshToken("Sign in again.")
-    old = await repository.get_refresh_token(table, digest(presented))
+    old = await repos.auth.get_refresh_token(digest(presented))
     if old is None:
         raise InvalidRefreshToken("Sign in again.")
     now = clock.now()
     if old.rotated:
-        secret = await _successor(table, old, presented, now)
+        secret = await _successor(repos, old, presented, now)
     else:
         secret, new = _new_refresh(old.family_id, old.email, old.ttl)
         sealed = _seal(presented, old, secret)
         try:
-            await repository.rotate(table, old, new, now, sealed)
+            await repos.auth.rotate(old, new, now, sealed)
         except TransactionCancelled as e:
             if not e.failed(repository.ROTATION):  # the family was revoked
                 raise InvalidRefreshToken("This session has ended; sign in again.") from e
-            current = await repository.get_refresh_token(table, old.token_hash)
-            secret = await _successor(table, current or old, presented, now)
+            current = await repos.auth.get_refresh_token(old.token_hash)
+            secret = await _successor(repos, current or old, presented, now)
     return _tokens(issuer, old.email, old.family_id, secret, old.ttl, clock)
 
 
@@ -127,44 +128,44 @@ def _seal(presented: str, token: RefreshToken, successor: str) -> str:
     return KeyRing(presented).encrypt(successor.encode(), token.token_hash.encode())
 
 
-async def _successor(table: Table, used: RefreshToken, presented: str, now: float) -> str:
+async def _successor(repos: Repositories, used: RefreshToken, presented: str, now: float) -> str:
     """The secret `used` was rotated into, for a replay within the grace window; past it
     (or for a token rotated without one) the reuse ends the family."""
     late = used.rotated_at is None or now - used.rotated_at > REUSE_GRACE_SECONDS
     if late or used.successor is None:
-        await _revoke_for_reuse(table, used)
+        await _revoke_for_reuse(repos, used)
     secret = KeyRing(presented).decrypt(used.successor, used.token_hash.encode()).decode()
-    if not await session_is_live(table, used.family_id):
+    if not await session_is_live(repos, used.family_id):
         raise InvalidRefreshToken("This session has ended; sign in again.")
     return secret
 
 
-async def _revoke_for_reuse(table: Table, token: RefreshToken) -> NoReturn:
+async def _revoke_for_reuse(repos: Repositories, token: RefreshToken) -> NoReturn:
     # A used refresh token came back: it was copied. End every token of the family.
     log.warning("refresh token reused; session %s revoked", token.family_id)
-    await repository.revoke_session(table, token.family_id)
+    await repos.auth.revoke_session(token.family_id)
     raise RefreshTokenReused("This sign-in was used twice and has been ended; sign in again.")
 
 
-async def end_session(table: Table, presented: str | None) -> None:
+async def end_session(repos: Repositories, presented: str | None) -> None:
     """Logout: the session of the presented refresh token is revoked. Unknown: nothing."""
     if not presented or not presented.startswith(REFRESH_PREFIX):
         return
-    token = await repository.get_refresh_token(table, digest(presented))
+    token = await repos.auth.get_refresh_token(digest(presented))
     if token is not None:
         with contextlib.suppress(ConditionFailed):  # the session has expired already
-            await repository.revoke_session(table, token.family_id)
+            await repos.auth.revoke_session(token.family_id)
 
 
-async def session_is_live(table: Table, family_id: str) -> bool:
-    session = await repository.get_session(table, family_id)
+async def session_is_live(repos: Repositories, family_id: str) -> bool:
+    session = await repos.auth.get_session(family_id)
     return session is not None and not session.revoked
 
 
-async def remember_nonce(table: Table, nonce: str, clock: Clock) -> None:
+async def remember_nonce(repos: Repositories, nonce: str, clock: Clock) -> None:
     ttl = int(clock.now() + NONCE_MEMORY.total_seconds())
     try:
-        await repository.record_nonce(table, OAuthNonce(nonce_hash=digest(nonce), ttl=ttl))
+        await repos.auth.record_nonce(OAuthNonce(nonce_hash=digest(nonce), ttl=ttl))
     except ConditionFailed as e:
         raise NonceReplayed("This sign-in response was already used.") from e
 
@@ -173,7 +174,7 @@ async def remember_nonce(table: Table, nonce: str, clock: Clock) -> None:
 
 
 async def create_api_key(
-    table: Table, email: str, name: str, clock: Clock
+    repos: Repositories, email: str, name: str, clock: Clock
 ) -> tuple[ApiKeyRef, str]:
     """The key's listing entry and its secret, which is shown this once and never again."""
     secret = new_secret(API_KEY_PREFIX)
@@ -186,32 +187,30 @@ async def create_api_key(
         prefix=secret[:SHOWN_PREFIX],
         created_at=_at(clock),
     )
-    await repository.create_api_key(
-        table, ApiKey(key_hash=key_hash, key_id=ref.key_id, email=email), ref
-    )
+    await repos.auth.create_api_key(ApiKey(key_hash=key_hash, key_id=ref.key_id, email=email), ref)
     return ref, secret
 
 
-async def list_api_keys(table: Table, email: str) -> list[tuple[ApiKeyRef, datetime | None]]:
-    pairs = await repository.list_api_keys(table, email)
+async def list_api_keys(repos: Repositories, email: str) -> list[tuple[ApiKeyRef, datetime | None]]:
+    pairs = await repos.auth.list_api_keys(email)
     return [(ref, key.last_used_at if key else None) for ref, key in pairs]
 
 
-async def revoke_api_key(table: Table, email: str, key_id: str) -> None:
-    ref = await repository.get_api_key_ref(table, email, key_id)
+async def revoke_api_key(repos: Repositories, email: str, key_id: str) -> None:
+    ref = await repos.auth.get_api_key_ref(email, key_id)
     if ref is None:
         raise ApiKeyNotFound("No API key with that id.")
-    await repository.delete_api_key(table, ref)
+    await repos.auth.delete_api_key(ref)
 
 
-async def email_for_api_key(table: Table, secret: str, clock: Clock) -> str:
-    key = await repository.get_api_key(table, digest(secret))
+async def email_for_api_key(repos: Repositories, secret: str, clock: Clock) -> str:
+    key = await repos.auth.get_api_key(digest(secret))
     if key is None:
         raise InvalidApiKey("The API key is not valid; it may have been revoked.")
     now = _at(clock)
     if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
         try:
-            await repository.touch_api_key(table, key.model_copy(update={"last_used_at": now}))
+            await repos.auth.touch_api_key(key.model_copy(update={"last_used_at": now}))
         except ConditionFailed as e:  # revoked while this request was in flight
             raise InvalidApiKey("The API key is not valid; it may have been revoked.") from e
     return key.email

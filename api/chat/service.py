@@ -10,8 +10,8 @@ from api.conversations import service as conversations
 from api.errors import BadRequest
 from api.kit.aio import ready
 from api.kit.clock import Clock
+from api.repositories import Repositories
 from api.runtime.runner import PreparedTurn, Runtime, TurnRequest
-from api.store.table import Table
 
 
 class NotYourUserId(BadRequest):
@@ -19,7 +19,7 @@ class NotYourUserId(BadRequest):
 
 
 async def open_turn(
-    table: Table,
+    repos: Repositories,
     clock: Clock,
     runtime: Runtime,
     email: str,
@@ -35,10 +35,10 @@ async def open_turn(
     session_id = body.session_id or conversations.default_session_id(email, body.agent_id)
     # Both live in the caller's own partition: one round, whoever owns the agent.
     owned, found = await asyncio.gather(
-        agents.get(table, email, body.agent_id) if agent is None else ready(agent),
-        conversations.find_session(table, email, body.agent_id, session_id),
+        agents.get(repos, email, body.agent_id) if agent is None else ready(agent),
+        conversations.find_session(repos, email, body.agent_id, session_id),
     )
-    conversation_id = await conversations.open_session(table, owned, session_id, clock, found=found)
+    conversation_id = await conversations.open_session(repos, owned, session_id, clock, found=found)
     request = TurnRequest(
         user_email=email,
         agent_id=owned.agent_id,

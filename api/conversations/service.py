@@ -3,14 +3,14 @@
 from datetime import UTC, datetime
 
 from api.agents.models import Agent
-from api.conversations import repository
 from api.conversations.messages import repository as message_items
 from api.conversations.models import Conversation, SessionLookup
 from api.errors import NotFound
 from api.kit.clock import Clock
 from api.kit.secrets import new_id
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
-from api.store.table import ConditionFailed, Table, TransactionCancelled
+from api.store.table import ConditionFailed, TransactionCancelled
 
 
 class ConversationNotFound(NotFound):
@@ -47,11 +47,11 @@ def _lookup(conversation: Conversation, session_id: str) -> SessionLookup:
     )
 
 
-async def create(table: Table, agent: Agent, title: str, clock: Clock) -> Conversation:
+async def create(repos: Repositories, agent: Agent, title: str, clock: Clock) -> Conversation:
     """A new conversation; its id is also its session id, so /chat can continue it."""
     conversation = _new(agent, title, clock)
-    await repository.create_for_session(
-        table, conversation, _lookup(conversation, conversation.conversation_id)
+    await repos.conversations.create_for_session(
+        conversation, _lookup(conversation, conversation.conversation_id)
     )
     return conversation
 
@@ -62,13 +62,13 @@ def default_session_id(email: str, agent_id: str) -> str:
 
 
 async def find_session(
-    table: Table, email: str, agent_id: str, session_id: str
+    repos: Repositories, email: str, agent_id: str, session_id: str
 ) -> SessionLookup | None:
-    return await repository.session(table, email, agent_id, session_id)
+    return await repos.conversations.session(email, agent_id, session_id)
 
 
 async def open_session(
-    table: Table, agent: Agent, session_id: str, clock: Clock, *, found: SessionLookup | None
+    repos: Repositories, agent: Agent, session_id: str, clock: Clock, *, found: SessionLookup | None
 ) -> str:
     """The conversation a client's session id stands for, inside the agent owner's tenant:
     the one `found` names, or a new one on the session's first turn."""
@@ -76,40 +76,42 @@ async def open_session(
         return found.conversation_id
     conversation = _new(agent, session_id, clock, session_id)
     try:
-        await repository.create_for_session(table, conversation, _lookup(conversation, session_id))
+        await repos.conversations.create_for_session(
+            conversation, _lookup(conversation, session_id)
+        )
     except TransactionCancelled:
         # Opened by a concurrent first turn: that conversation is the session's.
-        existing = await repository.session(table, agent.created_by, agent.agent_id, session_id)
+        existing = await repos.conversations.session(agent.created_by, agent.agent_id, session_id)
         if existing is None:
             raise
         return existing.conversation_id
     return conversation.conversation_id
 
 
-async def get(table: Table, email: str, conversation_id: str) -> Conversation:
-    conversation = await repository.get(table, email, conversation_id)
+async def get(repos: Repositories, email: str, conversation_id: str) -> Conversation:
+    conversation = await repos.conversations.get(email, conversation_id)
     if conversation is None:
         raise ConversationNotFound("No conversation with that id.")
     return conversation
 
 
 async def rename(
-    table: Table, conversation: Conversation, title: str, clock: Clock
+    repos: Repositories, conversation: Conversation, title: str, clock: Clock
 ) -> Conversation:
     renamed = conversation.model_copy(update={"title": title, "updated_at": _now(clock)})
     try:
-        await repository.rename(table, renamed)
+        await repos.conversations.rename(renamed)
     except ConditionFailed as e:
         raise ConversationNotFound("No conversation with that id.") from e
     return renamed
 
 
-async def delete(search: SearchEngine, conversation: Conversation) -> None:
+async def delete(repos: Repositories, search: SearchEngine, conversation: Conversation) -> None:
     """The conversation, its messages, and the session ids that lead to it. It is marked
     first, so that no searchable copy is written from then on; the copies go next, so that
     no search finds a message of a deleted conversation (an interrupted delete leaves
     messages nobody finds, and can be repeated)."""
-    await repository.mark_deleting(search.table, conversation)
-    messages = await repository.message_keys(search.table, conversation.conversation_id)
+    await repos.conversations.mark_deleting(conversation)
+    messages = await repos.conversations.message_keys(conversation.conversation_id)
     await message_items.delete_copies(search, conversation.agent_id, messages)
-    await repository.delete(search.table, conversation, messages)
+    await repos.conversations.delete(conversation, messages)

@@ -14,7 +14,7 @@ from api.agents.service import (
 from api.errors import BadRequest
 from api.http.contract.errors import errors
 from api.http.deps.agents import AgentByIdOrName, OwnedAgent
-from api.http.deps.app import ClockDep, ProvidersDep, SearchDep, TableDep
+from api.http.deps.app import ClockDep, ProvidersDep, ReposDep, SearchDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.runtime import RuntimeDep
 from api.http.route_filter import Router
@@ -26,7 +26,7 @@ router = Router(prefix="/agents", tags=["agents"])
 @router.get("/schema", operation_id="agents_form")
 async def agent_form(
     user: CurrentUser,
-    table: TableDep,
+    repos: ReposDep,
     runtime: RuntimeDep,
     providers: ProvidersDep,
     models: bool = Query(
@@ -37,7 +37,7 @@ async def agent_form(
 ) -> AgentForm:
     """The form, driven by the backend: architectures, your providers and their models."""
     return await service.form(
-        table,
+        repos,
         user.email,
         providers=providers,
         architectures=runtime.architectures,
@@ -51,11 +51,11 @@ async def agent_form(
     responses=errors(*PROVIDER_SETUP),
 )
 async def provider_models(
-    provider: str, user: CurrentUser, table: TableDep, providers: ProvidersDep
+    provider: str, user: CurrentUser, repos: ReposDep, providers: ProvidersDep
 ) -> ProviderModels:
     """One provider's models for the form's model field, within a few seconds: a provider
     that fails or does not answer in time gives none, with a note of why."""
-    return await service.models_of(table, user.email, provider, providers)
+    return await service.models_of(repos, user.email, provider, providers)
 
 
 @router.post(
@@ -71,13 +71,13 @@ async def create_agent(
     body: AgentCreate,
     user: CurrentUser,
     response: Response,
-    table: TableDep,
+    repos: ReposDep,
     clock: ClockDep,
     runtime: RuntimeDep,
 ) -> AgentOut:
     """Idempotent by name: creating a name you already have returns that agent (200)."""
     agent, created = await service.create(
-        table, user.email, body, clock, architectures=runtime.architectures
+        repos, user.email, body, clock, architectures=runtime.architectures
     )
     if not created:
         response.status_code = status.HTTP_200_OK
@@ -85,8 +85,8 @@ async def create_agent(
 
 
 @router.get("", operation_id="agents_list")
-async def list_agents(user: CurrentUser, table: TableDep) -> list[AgentOut]:
-    return [AgentOut.of(a) for a in await service.list_for(table, user.email)]
+async def list_agents(user: CurrentUser, repos: ReposDep) -> list[AgentOut]:
+    return [AgentOut.of(a) for a in await service.list_for(repos, user.email)]
 
 
 @router.get("/{agent_id}", operation_id="agents_get", responses=errors(AgentNotFound))
@@ -101,10 +101,10 @@ async def get_agent(agent: AgentByIdOrName) -> AgentOut:
     responses=errors(BadRequest, ProviderNotConfigured, AgentNotFound, AgentNameTaken, AgentBusy),
 )
 async def update_agent(
-    agent: OwnedAgent, body: AgentUpdate, table: TableDep, clock: ClockDep, runtime: RuntimeDep
+    agent: OwnedAgent, body: AgentUpdate, repos: ReposDep, clock: ClockDep, runtime: RuntimeDep
 ) -> AgentOut:
     return AgentOut.of(
-        await service.update(table, agent, body, clock, architectures=runtime.architectures)
+        await service.update(repos, agent, body, clock, architectures=runtime.architectures)
     )
 
 
@@ -114,6 +114,6 @@ async def update_agent(
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(AgentNotFound, AgentBusy),
 )
-async def delete_agent(agent: OwnedAgent, search: SearchDep) -> None:
+async def delete_agent(agent: OwnedAgent, repos: ReposDep, search: SearchDep) -> None:
     """Deletes the agent with its memory and its conversations."""
-    await service.delete(search, agent)
+    await service.delete(repos, search, agent)

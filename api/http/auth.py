@@ -13,7 +13,7 @@ from api.auth.oauth import InvalidReturnPath, error_redirect, safe_return_path
 from api.auth.schemas import AccessTokenOut, ApiKeyCreate, ApiKeyCreated, ApiKeyOut
 from api.errors import AppError
 from api.http.contract.errors import errors
-from api.http.deps.app import ClockDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, ReposDep, SettingsDep
 from api.http.deps.auth import SessionRequired, SessionUser, TokenIssuerDep
 from api.http.route_filter import Router
 from api.users import service as users
@@ -87,7 +87,7 @@ async def google_login(
 )
 async def google_callback(
     request: Request,
-    table: TableDep,
+    repos: ReposDep,
     settings: SettingsDep,
     clock: ClockDep,
     issuer: TokenIssuerDep,
@@ -111,9 +111,9 @@ async def google_callback(
             },
         )
         claims = token.get("userinfo") or {}
-        await service.remember_nonce(table, str(claims.get("nonce", "")), clock)
+        await service.remember_nonce(repos, str(claims.get("nonce", "")), clock)
         user = await users.sign_in_with_google(
-            table,
+            repos,
             sub=str(claims["sub"]),
             email=str(claims.get("email", "")),
             email_verified=claims.get("email_verified") is True,
@@ -122,7 +122,7 @@ async def google_callback(
             clock=clock,
         )
         tokens = await service.start_session(
-            table, user.email, issuer, settings.refresh_token_days, clock
+            repos, user.email, issuer, settings.refresh_token_days, clock
         )
     except AppError as e:
         return _failed(request, frontend, e.code)
@@ -153,7 +153,7 @@ def _failed(request: Request, frontend: str, code: str) -> RedirectResponse:
 )
 async def refresh(
     response: Response,
-    table: TableDep,
+    repos: ReposDep,
     settings: SettingsDep,
     clock: ClockDep,
     issuer: TokenIssuerDep,
@@ -162,7 +162,7 @@ async def refresh(
     """A fresh access token for the SPA; the refresh cookie rotates with every call."""
     response.headers.update(NO_STORE)
     try:
-        tokens = await service.refresh(table, refresh_cookie, issuer, clock)
+        tokens = await service.refresh(repos, refresh_cookie, issuer, clock)
     except AppError as e:
         if e.status_code == 401:  # the session is over; a store outage is not a logout
             _clear_refresh_cookie(response, settings.cookie_secure)
@@ -180,12 +180,12 @@ async def refresh(
 )
 async def logout(
     response: Response,
-    table: TableDep,
+    repos: ReposDep,
     settings: SettingsDep,
     refresh_cookie: RefreshCookie = None,
 ) -> None:
     """Ends the session: its refresh tokens and access tokens stop working."""
-    await service.end_session(table, refresh_cookie)
+    await service.end_session(repos, refresh_cookie)
     _clear_refresh_cookie(response, settings.cookie_secure)
 
 
@@ -196,9 +196,9 @@ async def logout(
     responses=errors(SessionRequired),
 )
 async def create_api_key(
-    user: SessionUser, body: ApiKeyCreate, response: Response, table: TableDep, clock: ClockDep
+    user: SessionUser, body: ApiKeyCreate, response: Response, repos: ReposDep, clock: ClockDep
 ) -> ApiKeyCreated:
-    ref, secret = await service.create_api_key(table, user.email, body.name, clock)
+    ref, secret = await service.create_api_key(repos, user.email, body.name, clock)
     response.headers.update(NO_STORE)
     return ApiKeyCreated(
         id=ref.key_id, name=ref.name, prefix=ref.prefix, created_at=ref.created_at, key=secret
@@ -206,7 +206,7 @@ async def create_api_key(
 
 
 @router.get("/api-keys", operation_id="auth_list_api_keys", responses=errors(SessionRequired))
-async def list_api_keys(user: SessionUser, table: TableDep) -> list[ApiKeyOut]:
+async def list_api_keys(user: SessionUser, repos: ReposDep) -> list[ApiKeyOut]:
     return [
         ApiKeyOut(
             id=ref.key_id,
@@ -215,7 +215,7 @@ async def list_api_keys(user: SessionUser, table: TableDep) -> list[ApiKeyOut]:
             created_at=ref.created_at,
             last_used_at=last_used,
         )
-        for ref, last_used in await service.list_api_keys(table, user.email)
+        for ref, last_used in await service.list_api_keys(repos, user.email)
     ]
 
 
@@ -225,5 +225,5 @@ async def list_api_keys(user: SessionUser, table: TableDep) -> list[ApiKeyOut]:
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(SessionRequired, service.ApiKeyNotFound),
 )
-async def revoke_api_key(user: SessionUser, key_id: str, table: TableDep) -> None:
-    await service.revoke_api_key(table, user.email, key_id)
+async def revoke_api_key(user: SessionUser, key_id: str, repos: ReposDep) -> None:
+    await service.revoke_api_key(repos, user.email, key_id)

@@ -10,7 +10,7 @@ from api.chat.schemas import ChatIn
 from api.chat.service import NotYourUserId
 from api.http.contract import streams
 from api.http.contract.errors import errors
-from api.http.deps.app import ClockDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, ReposDep, SettingsDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.runtime import RuntimeDep
 from api.http.responses import IdempotencyKey, respond
@@ -29,7 +29,7 @@ router = Router(tags=["chat"])
 async def chat(
     body: ChatIn,
     user: CurrentUser,
-    table: TableDep,
+    repos: ReposDep,
     clock: ClockDep,
     runtime: RuntimeDep,
     settings: SettingsDep,
@@ -38,7 +38,7 @@ async def chat(
 ) -> Response:
     """Run one turn. Streams Server-Sent Events (see docs/sse.md) unless `stream` is false
     or the client accepts only JSON."""
-    prepared = await service.open_turn(table, clock, runtime, user.email, body)
+    prepared = await service.open_turn(repos, clock, runtime, user.email, body)
     return await respond(
         prepared,
         stream=body.stream,

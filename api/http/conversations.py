@@ -7,8 +7,7 @@ from fastapi.responses import Response
 
 from api.agents import service as agents
 from api.agents.service import AgentNotFound
-from api.conversations import repository, service
-from api.conversations.messages import repository as messages
+from api.conversations import service
 from api.conversations.schemas import (
     ConversationCreate,
     ConversationOut,
@@ -21,7 +20,7 @@ from api.conversations.schemas import (
 from api.conversations.service import ConversationNotFound
 from api.http.contract import streams
 from api.http.contract.errors import errors
-from api.http.deps.app import ClockDep, SearchDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, ReposDep, SearchDep, SettingsDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.conversations import OwnedConversation
 from api.http.deps.runtime import RuntimeDep
@@ -41,24 +40,24 @@ Limit = Annotated[int, Query(ge=1, le=100)]
     responses=errors(AgentNotFound),
 )
 async def create_conversation(
-    body: ConversationCreate, user: CurrentUser, table: TableDep, clock: ClockDep
+    body: ConversationCreate, user: CurrentUser, repos: ReposDep, clock: ClockDep
 ) -> ConversationOut:
-    agent = await agents.get(table, user.email, body.agent_id)
-    return ConversationOut.of(await service.create(table, agent, body.title, clock))
+    agent = await agents.get(repos, user.email, body.agent_id)
+    return ConversationOut.of(await service.create(repos, agent, body.title, clock))
 
 
 @router.get("", operation_id="conversations_list", responses=errors(AgentNotFound, InvalidCursor))
 async def list_conversations(
     user: CurrentUser,
-    table: TableDep,
+    repos: ReposDep,
     agent_id: Annotated[str, Query(min_length=1)],
     limit: Limit = 20,
     cursor: str | None = None,
 ) -> ConversationPage:
     """An agent's conversations, newest first."""
-    agent = await agents.get(table, user.email, agent_id)
-    found, next_cursor = await repository.list_for_agent(
-        table, agent.agent_id, limit=limit, cursor=cursor
+    agent = await agents.get(repos, user.email, agent_id)
+    found, next_cursor = await repos.conversations.list_for_agent(
+        agent.agent_id, limit=limit, cursor=cursor
     )
     return ConversationPage(
         conversations=[ConversationOut.of(c) for c in found], cursor=next_cursor
@@ -80,10 +79,10 @@ async def get_conversation(conversation: OwnedConversation) -> ConversationOut:
 async def rename_conversation(
     conversation: OwnedConversation,
     body: ConversationUpdate,
-    table: TableDep,
+    repos: ReposDep,
     clock: ClockDep,
 ) -> ConversationOut:
-    return ConversationOut.of(await service.rename(table, conversation, body.title, clock))
+    return ConversationOut.of(await service.rename(repos, conversation, body.title, clock))
 
 
 @router.delete(
@@ -92,9 +91,11 @@ async def rename_conversation(
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(ConversationNotFound),
 )
-async def delete_conversation(conversation: OwnedConversation, search: SearchDep) -> None:
+async def delete_conversation(
+    conversation: OwnedConversation, repos: ReposDep, search: SearchDep
+) -> None:
     """The conversation and its messages."""
-    await service.delete(search, conversation)
+    await service.delete(repos, search, conversation)
 
 
 @router.get(
@@ -104,7 +105,7 @@ async def delete_conversation(conversation: OwnedConversation, search: SearchDep
 )
 async def list_messages(
     conversation: OwnedConversation,
-    table: TableDep,
+    repos: ReposDep,
     limit: Limit = 50,
     cursor: str | None = None,
     order: Annotated[
@@ -114,8 +115,8 @@ async def list_messages(
 ) -> MessagePage:
     """Messages in order, oldest first (or newest first); the cursor continues in the same
     order (a cursor of the other order is 400 invalid_cursor)."""
-    read = messages.newest_first if order == "newest" else messages.oldest_first
-    found, next_cursor = await read(table, conversation.conversation_id, limit=limit, cursor=cursor)
+    read = repos.messages.newest_first if order == "newest" else repos.messages.oldest_first
+    found, next_cursor = await read(conversation.conversation_id, limit=limit, cursor=cursor)
     return MessagePage(messages=[MessageOut.of(m) for m in found], cursor=next_cursor)
 
 

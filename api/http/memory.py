@@ -9,7 +9,7 @@ from api.agents.service import AgentNotFound
 from api.embeddings.base import EmbeddingError
 from api.http.contract.errors import errors
 from api.http.deps.agents import OwnedAgent
-from api.http.deps.app import ClockDep, SearchDep, TableDep
+from api.http.deps.app import ClockDep, ReposDep, SearchDep
 from api.http.preconditions import BLOCK_WRITE, IfMatch
 from api.http.query import AsOf, IncludeHistory, MinSimilarity, SearchQuery
 from api.http.route_filter import Router
@@ -72,9 +72,9 @@ async def memory_forms(agent: OwnedAgent) -> MemoryForms:
 
 
 @router.get("/blocks", operation_id="memory_list_blocks")
-async def list_blocks(agent: OwnedAgent, table: TableDep) -> list[BlockOut]:
+async def list_blocks(agent: OwnedAgent, repos: ReposDep) -> list[BlockOut]:
     """Every block with its lines and capacity."""
-    return [BlockOut.of(b) for b in await memory.list_blocks(table, agent.agent_id)]
+    return [BlockOut.of(b) for b in await memory.list_blocks(repos, agent.agent_id)]
 
 
 @router.post(
@@ -84,10 +84,10 @@ async def list_blocks(agent: OwnedAgent, table: TableDep) -> list[BlockOut]:
     responses=errors(InvalidBlockName, InvalidWordLimit, ContentTooLong, BlockExists, BlockFull),
 )
 async def create_block(
-    agent: OwnedAgent, body: BlockCreate, response: Response, table: TableDep, clock: ClockDep
+    agent: OwnedAgent, body: BlockCreate, response: Response, repos: ReposDep, clock: ClockDep
 ) -> BlockOut:
     created = await memory.create_block(
-        table,
+        repos,
         agent.agent_id,
         body.name,
         description=body.description,
@@ -104,10 +104,10 @@ async def create_block(
     responses=errors(InvalidBlockName, BlockNotFound),
 )
 async def read_block(
-    agent: OwnedAgent, block: str, response: Response, table: TableDep
+    agent: OwnedAgent, block: str, response: Response, repos: ReposDep
 ) -> BlockOut:
     """The block; its version is also the ETag, for If-Match on a later write."""
-    return _tagged(response, await memory.read_block(table, agent.agent_id, block))
+    return _tagged(response, await memory.read_block(repos, agent.agent_id, block))
 
 
 @router.patch(
@@ -120,14 +120,14 @@ async def update_block(
     block: str,
     body: BlockUpdate,
     response: Response,
-    table: TableDep,
+    repos: ReposDep,
     clock: ClockDep,
     expected: IfMatch,
 ) -> BlockOut:
     """Description, word limit and lines in one write. With If-Match, only if the block is
     still at that version (412 `version_mismatch` with the current one otherwise)."""
     updated = await memory.update_block(
-        table,
+        repos,
         agent.agent_id,
         block,
         description=body.description,
@@ -146,8 +146,8 @@ async def update_block(
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(DefaultBlockProtected, *BLOCK_WRITE),
 )
-async def delete_block(agent: OwnedAgent, block: str, table: TableDep, expected: IfMatch) -> None:
-    await memory.delete_block(table, agent.agent_id, block, expected=expected)
+async def delete_block(agent: OwnedAgent, block: str, repos: ReposDep, expected: IfMatch) -> None:
+    await memory.delete_block(repos, agent.agent_id, block, expected=expected)
 
 
 @router.post(
@@ -164,14 +164,14 @@ async def append_line(
     block: str,
     body: LineIn,
     response: Response,
-    table: TableDep,
+    repos: ReposDep,
     clock: ClockDep,
     expected: IfMatch,
 ) -> LineChangeOut:
     """Add a line at the end, with no need to read the block first. A line already there
     is not added again (200, `changed: false`, its line number): safe to retry."""
     change = await memory.append_line(
-        table, agent.agent_id, block, body.content, expected=expected, clock=clock, source="rest"
+        repos, agent.agent_id, block, body.content, expected=expected, clock=clock, source="rest"
     )
     if not change.changed:
         response.status_code = status.HTTP_200_OK
@@ -189,13 +189,13 @@ async def replace_line(
     line_number: int,
     body: LineIn,
     response: Response,
-    table: TableDep,
+    repos: ReposDep,
     clock: ClockDep,
     expected: IfMatch,
 ) -> LineChangeOut:
     """Replace line N (from 1); the same text again changes nothing (`changed: false`)."""
     change = await memory.replace_line(
-        table,
+        repos,
         agent.agent_id,
         block,
         line_number,
@@ -217,14 +217,14 @@ async def delete_line(
     block: str,
     line_number: int,
     response: Response,
-    table: TableDep,
+    repos: ReposDep,
     clock: ClockDep,
     expected: IfMatch,
 ) -> LineChangeOut:
     """Remove line N; the lines below move up. Not idempotent by itself (a retry removes
     the next line): send If-Match to make a retry safe."""
     change = await memory.delete_line(
-        table, agent.agent_id, block, line_number, expected=expected, clock=clock, source="rest"
+        repos, agent.agent_id, block, line_number, expected=expected, clock=clock, source="rest"
     )
     return _changed(response, change)
 
@@ -237,7 +237,7 @@ async def delete_line(
 async def block_history(
     agent: OwnedAgent,
     block: str,
-    table: TableDep,
+    repos: ReposDep,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     cursor: str | None = None,
 ) -> BlockHistoryPage:
@@ -245,7 +245,7 @@ async def block_history(
     replaced or deleted (or, for a rewrite, removed and added), when, and through what
     (`tool`, `mcp`, `rest`, `memory_run`, `compaction`). `cursor` continues a listing."""
     changes, next_cursor = await memory.block_history(
-        table, agent.agent_id, block, limit=limit, cursor=cursor
+        repos, agent.agent_id, block, limit=limit, cursor=cursor
     )
     return BlockHistoryPage(changes=[LineHistoryOut.of(c) for c in changes], cursor=next_cursor)
 
@@ -263,7 +263,7 @@ def _changed(response: Response, change: memory.LineChange) -> LineChangeOut:
 @router.get("/archival", operation_id="memory_list_archival", responses=errors(InvalidCursor))
 async def list_archival(
     agent: OwnedAgent,
-    table: TableDep,
+    repos: ReposDep,
     search: SearchDep,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     cursor: str | None = None,
@@ -282,7 +282,7 @@ async def list_archival(
             total=listing.total,
         )
     memories, next_cursor = await archival.list_memories(
-        table, agent.agent_id, limit=limit, cursor=cursor
+        repos, agent.agent_id, limit=limit, cursor=cursor
     )
     return ArchivalPage(memories=[ArchivalOut.of(m) for m in memories], cursor=next_cursor)
 
@@ -355,6 +355,7 @@ async def insert_archival(
     agent: OwnedAgent,
     body: ArchivalCreate,
     response: Response,
+    repos: ReposDep,
     search: SearchDep,
 ) -> ArchivalWriteOut:
     """Idempotent: the same text again returns the stored memory (200). Searchable on every
@@ -364,6 +365,7 @@ async def insert_archival(
     another value ("Lives in: Porto" after "Lives in: Lisbon"): `replaced` lists them,
     ended and kept as history."""
     inserted = await archival.insert(
+        repos,
         search,
         agent.agent_id,
         body.content,
@@ -388,13 +390,13 @@ async def insert_archival(
     ),
 )
 async def supersede_archival(
-    agent: OwnedAgent, memory_id: str, body: SupersedeRequest, search: SearchDep
+    agent: OwnedAgent, memory_id: str, body: SupersedeRequest, repos: ReposDep, search: SearchDep
 ) -> ArchivalOut:
     """Mark the memory as replaced by `by` (a current memory of the agent), from when `by`
     became true; the memory stays readable, exportable and searchable on request. Of two
     writers replacing one memory at once exactly one does: the other gets 409
     `already_superseded`, naming the winner."""
-    ended = await archival.supersede(search, agent.agent_id, memory_id, body.by)
+    ended = await archival.supersede(repos, search, agent.agent_id, memory_id, body.by)
     return ArchivalOut.of(ended)
 
 
@@ -403,8 +405,8 @@ async def supersede_archival(
     operation_id="memory_get_archival",
     responses=errors(ArchivalMemoryNotFound),
 )
-async def get_archival(agent: OwnedAgent, memory_id: str, table: TableDep) -> ArchivalOut:
-    return ArchivalOut.of(await archival.get_memory(table, agent.agent_id, memory_id))
+async def get_archival(agent: OwnedAgent, memory_id: str, repos: ReposDep) -> ArchivalOut:
+    return ArchivalOut.of(await archival.get_memory(repos, agent.agent_id, memory_id))
 
 
 @router.delete(
@@ -413,5 +415,7 @@ async def get_archival(agent: OwnedAgent, memory_id: str, table: TableDep) -> Ar
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(ArchivalMemoryNotFound, SearchBusy),
 )
-async def delete_archival(agent: OwnedAgent, memory_id: str, search: SearchDep) -> None:
-    await archival.delete_memory(search, agent.agent_id, memory_id)
+async def delete_archival(
+    agent: OwnedAgent, memory_id: str, repos: ReposDep, search: SearchDep
+) -> None:
+    await archival.delete_memory(repos, search, agent.agent_id, memory_id)

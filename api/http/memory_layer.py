@@ -10,7 +10,7 @@ from api.agents.service import AgentNameTaken
 from api.embeddings.base import EmbeddingError
 from api.errors import AppError
 from api.http.contract.errors import Responses, errors
-from api.http.deps.app import ClockDep, MessageClockDep, SearchDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, MessageClockDep, ReposDep, SearchDep, SettingsDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.memory_runs import MemoryRunnerDep
 from api.http.memory_layer_errors import SeedErrorBody, SeedErrorRoute
@@ -72,11 +72,16 @@ Format = Annotated[
 
 @router.post("/initialize", operation_id="seed004_initialize", responses=seed_errors(*INITIALIZE))
 async def initialize(
-    body: InitializeUserRequest, user: CurrentUser, search: SearchDep, clock: ClockDep
+    body: InitializeUserRequest,
+    user: CurrentUser,
+    repos: ReposDep,
+    search: SearchDep,
+    clock: ClockDep,
 ) -> InitializeResponse:
     """Memory for a subject with the default blocks `human` (holding `user_info`) and
     `summary`. Again without `reset`: nothing changes; with `reset`: deleted and made anew."""
     agent, count = await service.initialize(
+        repos,
         search,
         clock,
         user.email,
@@ -99,11 +104,16 @@ async def initialize(
     responses=seed_errors(*INITIALIZE, InvalidBlockName, InvalidCharLimit, ContentTooLong),
 )
 async def initialize_with_blocks(
-    body: InitializeWithBlocksRequest, user: CurrentUser, search: SearchDep, clock: ClockDep
+    body: InitializeWithBlocksRequest,
+    user: CurrentUser,
+    repos: ReposDep,
+    search: SearchDep,
+    clock: ClockDep,
 ) -> InitializeResponse:
     """Memory for a subject with custom blocks (each with its description and
     `char_limit`) beside `human` and `summary`, which always exist."""
     agent, count = await service.initialize(
+        repos,
         search,
         clock,
         user.email,
@@ -139,6 +149,7 @@ async def add(
     body: AddConversationRequest,
     user: CurrentUser,
     response: Response,
+    repos: ReposDep,
     runner: MemoryRunnerDep,
     message_clock: MessageClockDep,
     settings: SettingsDep,
@@ -150,7 +161,7 @@ async def add(
     replaces those archival memories of the subject's with its own (404
     `archival_memory_not_found` for an id that is not one); `replaced` says which."""
 
-    added = await service.add(runner, message_clock.next_time, user.email, body)
+    added = await service.add(repos, runner, message_clock.next_time, user.email, body)
     run = added.run
     count = run.messages_count
     if body.wait_for_completion:
@@ -176,9 +187,9 @@ async def add(
 @router.get(
     "/runs/{run_id}", operation_id="seed004_get_run", responses=seed_errors(MemoryRunNotFound)
 )
-async def get_run(run_id: str, user: CurrentUser, runner: MemoryRunnerDep) -> MemoryRunOut:
+async def get_run(run_id: str, user: CurrentUser, repos: ReposDep) -> MemoryRunOut:
     """A memory run: queued, running, completed or failed, with its attempts and error."""
-    return MemoryRunOut.of(await memory_runs.owned(runner, user.email, run_id))
+    return MemoryRunOut.of(await memory_runs.owned(repos, user.email, run_id))
 
 
 @router.get(
@@ -189,6 +200,7 @@ async def get_run(run_id: str, user: CurrentUser, runner: MemoryRunnerDep) -> Me
 async def context(
     user_id: UserIdQuery,
     user: CurrentUser,
+    repos: ReposDep,
     runner: MemoryRunnerDep,
     query: Annotated[str | None, Query(max_length=MAX_QUERY_CHARS)] = None,
     max_results: Annotated[int, Query(ge=0, le=MAX_RESULTS)] = 3,
@@ -203,6 +215,7 @@ async def context(
     memories, in seed 004's render. The memories true now; `as_of` (ours): those true
     then (the blocks are as they are now). A replaced memory shows `(until 2025-06-01)`."""
     found = await service.context(
+        repos,
         runner,
         user.email,
         user_id,
@@ -226,19 +239,19 @@ async def context(
 
 @router.get("/user-context", operation_id="seed004_user_context")
 async def user_context(
-    user_id: UserIdQuery, user: CurrentUser, table: TableDep, format_: Format = "xml"
+    user_id: UserIdQuery, user: CurrentUser, repos: ReposDep, format_: Format = "xml"
 ) -> ContextResponse:
     """Only the `human` block: as XML, or its raw text."""
-    human = await service.block(table, user.email, user_id, render.HUMAN)
+    human = await service.block(repos, user.email, user_id, render.HUMAN)
     return ContextResponse(context=render.xml(human) if format_ == "xml" else render.value(human))
 
 
 @router.get("/summary", operation_id="seed004_summary")
 async def summary(
-    user_id: UserIdQuery, user: CurrentUser, table: TableDep, format_: Format = "xml"
+    user_id: UserIdQuery, user: CurrentUser, repos: ReposDep, format_: Format = "xml"
 ) -> SummaryResponse:
     """Only the `summary` block: as XML, or its raw text."""
-    block = await service.block(table, user.email, user_id, render.SUMMARY)
+    block = await service.block(repos, user.email, user_id, render.SUMMARY)
     return SummaryResponse(summary=render.xml(block) if format_ == "xml" else render.value(block))
 
 
@@ -251,6 +264,7 @@ async def search(
     user_id: UserIdQuery,
     query: SearchQuery,
     user: CurrentUser,
+    repos: ReposDep,
     engine: SearchDep,
     max_results: Annotated[int, Query(ge=1, le=MAX_RESULTS)] = 5,
     tags: Annotated[
@@ -275,6 +289,7 @@ async def search(
     ends with `(until 2025-06-01)`."""
     wanted = frozenset(t.strip() for t in tags.split(",") if t.strip()) if tags else None
     found = await service.search(
+        repos,
         engine,
         user.email,
         user_id,
@@ -296,19 +311,21 @@ async def search(
 @router.delete(
     "/user/{user_id}", operation_id="seed004_delete_user", responses=seed_errors(SearchBusy)
 )
-async def delete_user(user_id: str, user: CurrentUser, engine: SearchDep) -> DeleteResponse:
+async def delete_user(
+    user_id: str, user: CurrentUser, repos: ReposDep, engine: SearchDep
+) -> DeleteResponse:
     """Everything of the subject, permanently: its agent, blocks, archival memories,
     messages and runs."""
-    await service.delete(engine, user.email, user_id)
+    await service.delete(repos, engine, user.email, user_id)
     return DeleteResponse(message=f"Deleted all memory for user {user_id}")
 
 
 @router.get("/agent/{user_id}", operation_id="seed004_agent_of")
 async def agent_of(
-    user_id: str, user: CurrentUser, table: TableDep, settings: SettingsDep, request: Request
+    user_id: str, user: CurrentUser, repos: ReposDep, settings: SettingsDep, request: Request
 ) -> AgentIdResponse:
     """The subject's agent, and its page in the web app (`{PUBLIC_URL}/agents/{id}`)."""
-    subject = await service.subject_agent(table, user.email, user_id)
+    subject = await service.subject_agent(repos, user.email, user_id)
     base = str(settings.public_url or request.base_url).rstrip("/")
     return AgentIdResponse(
         agent_id=subject.agent_id, dashboard_url=f"{base}/agents/{subject.agent_id}"

@@ -14,7 +14,7 @@ from api.conversations.messages import service as messages
 from api.embeddings.base import EmbeddingError
 from api.http.contract.errors import errors
 from api.http.deps.agents import NamedAgent
-from api.http.deps.app import ClockDep, MessageClockDep, SearchDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, MessageClockDep, ReposDep, SearchDep, SettingsDep
 from api.http.deps.auth import CurrentUser
 from api.http.preconditions import BLOCK_WRITE, IfMatch
 from api.http.route_filter import Router
@@ -57,6 +57,7 @@ MAX_LISTED = 1000
 async def add_message(
     body: MemoryServerMessageIn,
     user: CurrentUser,
+    repos: ReposDep,
     search: SearchDep,
     clock: ClockDep,
     message_clock: MessageClockDep,
@@ -66,7 +67,7 @@ async def add_message(
     recent turns, and expiring after the agent's event expiry."""
 
     agent, message = await service.add_message(
-        search, clock, message_clock.next_time, user.email, body
+        repos, search, clock, message_clock.next_time, user.email, body
     )
     return MemoryServerMessageOut.of_message(agent.agent_id, message)
 
@@ -80,6 +81,7 @@ async def add_message(
 async def add_messages(
     body: MessagesIn,
     user: CurrentUser,
+    repos: ReposDep,
     search: SearchDep,
     clock: ClockDep,
     message_clock: MessageClockDep,
@@ -90,6 +92,7 @@ async def add_messages(
 
     said = [service.Said(m.role, m.content, m.metadata) for m in body.messages]
     agent, stored = await service.add_messages(
+        repos,
         search,
         clock,
         message_clock.next_time,
@@ -107,7 +110,7 @@ async def add_messages(
     responses=errors(ConflictingQuery, SemanticSearchUnavailable, EmbeddingError),
 )
 async def search_messages(
-    body: SearchIn, user: CurrentUser, search: SearchDep, settings: SettingsDep
+    body: SearchIn, user: CurrentUser, repos: ReposDep, search: SearchDep, settings: SettingsDep
 ) -> list[MemoryServerMessageOut]:
     """The agent's messages most relevant to the query, best first, each with its cosine
     `similarity` to the query. `min_similarity` (ours) asks for closer matches, or looser
@@ -115,6 +118,7 @@ async def search_messages(
     then, among the messages said by that moment."""
     limit = _search_limit(body.limit, settings)
     agent, hits = await service.search_messages(
+        repos,
         search,
         user.email,
         body.agent_name,
@@ -132,14 +136,14 @@ async def search_messages(
 @router.get("/messages/{agent_name:path}", operation_id="seed002_list_messages")
 async def list_messages(
     agent: NamedAgent,
-    table: TableDep,
+    repos: ReposDep,
     limit: Annotated[int, Query(ge=1, le=MAX_LISTED)] = 100,
 ) -> list[MemoryServerMessageOut]:
     """The agent's messages, most recent first, across all its conversations (user,
     assistant and system messages with text; a turn's tool traffic is not listed)."""
     return [
         MemoryServerMessageOut.of_copy(m)
-        for m in await messages.newest(table, agent.agent_id, limit=limit)
+        for m in await messages.newest(repos, agent.agent_id, limit=limit)
     ]
 
 
@@ -152,17 +156,17 @@ async def list_messages(
     ),
 )
 async def create_block(
-    body: MemoryBlockIn, user: CurrentUser, response: Response, table: TableDep, clock: ClockDep
+    body: MemoryBlockIn, user: CurrentUser, response: Response, repos: ReposDep, clock: ClockDep
 ) -> MemoryBlockOut:
     """A new block; 409 `block_exists` when the agent has one with that label (the empty
     `human` and `persona` blocks every agent starts with do not count)."""
-    agent, block = await service.create_block(table, clock, user.email, body)
+    agent, block = await service.create_block(repos, clock, user.email, body)
     return _tagged(response, MemoryBlockOut.of(agent, block), block)
 
 
 @router.get("/memory-blocks/{agent_name}", operation_id="seed002_list_blocks")
-async def list_blocks(agent: NamedAgent, table: TableDep) -> list[MemoryBlockOut]:
-    return [MemoryBlockOut.of(agent, b) for b in await memory.list_blocks(table, agent.agent_id)]
+async def list_blocks(agent: NamedAgent, repos: ReposDep) -> list[MemoryBlockOut]:
+    return [MemoryBlockOut.of(agent, b) for b in await memory.list_blocks(repos, agent.agent_id)]
 
 
 @router.get(
@@ -171,10 +175,10 @@ async def list_blocks(agent: NamedAgent, table: TableDep) -> list[MemoryBlockOut
     operation_id="seed002_read_block",
 )
 async def read_block(
-    agent: NamedAgent, label: str, response: Response, table: TableDep
+    agent: NamedAgent, label: str, response: Response, repos: ReposDep
 ) -> MemoryBlockOut:
     """The block; its version is also the ETag, for If-Match on a later PUT."""
-    block = await memory.read_block(table, agent.agent_id, label)
+    block = await memory.read_block(repos, agent.agent_id, label)
     return _tagged(response, MemoryBlockOut.of(agent, block), block)
 
 
@@ -188,7 +192,7 @@ async def replace_block(
     label: str,
     body: MemoryBlockUpdate,
     response: Response,
-    table: TableDep,
+    repos: ReposDep,
     clock: ClockDep,
     expected: IfMatch,
 ) -> MemoryBlockOut:
@@ -196,7 +200,7 @@ async def replace_block(
     landing meanwhile (the agent appending a line) is read again, never overwritten
     unseen; with If-Match, only on the version you read (412 `version_mismatch`)."""
     block = await memory.write_lines(
-        table, agent.agent_id, label, body.value.splitlines(), expected=expected, clock=clock
+        repos, agent.agent_id, label, body.value.splitlines(), expected=expected, clock=clock
     )
     return _tagged(response, MemoryBlockOut.of(agent, block), block)
 
@@ -207,13 +211,18 @@ async def replace_block(
     operation_id="seed002_context",
 )
 async def context(
-    agent_name: str, body: ContextIn, user: CurrentUser, search: SearchDep, settings: SettingsDep
+    agent_name: str,
+    body: ContextIn,
+    user: CurrentUser,
+    repos: ReposDep,
+    search: SearchDep,
+    settings: SettingsDep,
 ) -> ContextOut:
     """What to put in a prompt: the agent's memory blocks that hold something, and at most
     MEMORY_MAX_CONTEXT_MESSAGES messages relevant to the query, best first. `as_of` (ours):
     the relevant messages among those said by that moment."""
     agent, blocks, hits = await service.context(
-        search, user.email, agent_name, body, settings.memory_max_context_messages
+        repos, search, user.email, agent_name, body, settings.memory_max_context_messages
     )
     return ContextOut(
         memory_blocks=[MemoryBlockOut.of(agent, b) for b in blocks],

@@ -14,7 +14,7 @@ from api.conversations.messages.service import InvalidTimeRange
 from api.embeddings.base import EmbeddingError
 from api.http.contract.errors import errors
 from api.http.deps.agents import OwnedAgent
-from api.http.deps.app import SearchDep
+from api.http.deps.app import ReposDep, SearchDep
 from api.http.query import AsOf, MinSimilarity, SearchQuery
 from api.http.route_filter import Router
 from api.search.engine import SemanticSearchUnavailable
@@ -37,6 +37,7 @@ router = Router(prefix="/agents/{agent_id}/messages", tags=["messages"])
 )
 async def search_messages(
     agent: OwnedAgent,
+    repos: ReposDep,
     search: SearchDep,
     query: SearchQuery,
     mode: Mode | None = None,
@@ -59,6 +60,7 @@ async def search_messages(
     the model's calibrated floor. `as_of`: as it would have answered then (the messages
     said by that moment)."""
     result = await service.search(
+        repos,
         search,
         agent.created_by,
         agent.agent_id,

@@ -10,7 +10,7 @@ from api.config import Settings
 from api.errors import BadRequest
 from api.http.contract import streams
 from api.http.contract.errors import errors
-from api.http.deps.app import ClockDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, ReposDep, SettingsDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.runtime import RuntimeDep
 from api.http.route_filter import Router
@@ -19,8 +19,8 @@ from api.journal import reader as service
 from api.journal.models import Run
 from api.journal.schemas import RunOut
 from api.kit.clock import Clock
+from api.repositories import Repositories
 from api.runtime.runner import Runtime
-from api.store.table import Table
 
 router = Router(prefix="/runs", tags=["runs"])
 
@@ -48,9 +48,9 @@ EVENTS_RESPONSES = streams.run_events(
 
 
 @router.get("/{run_id}", operation_id="runs_get", responses=errors(service.RunNotFound))
-async def get_run(run_id: str, user: CurrentUser, table: TableDep) -> RunOut:
+async def get_run(run_id: str, user: CurrentUser, repos: ReposDep) -> RunOut:
     """Whether a turn is running, and how it ended."""
-    return RunOut.of(await service.owned(table, user.email, run_id))
+    return RunOut.of(await service.owned(repos, user.email, run_id))
 
 
 @router.get(
@@ -62,7 +62,7 @@ async def get_run(run_id: str, user: CurrentUser, table: TableDep) -> RunOut:
 async def run_events(
     run_id: str,
     user: CurrentUser,
-    table: TableDep,
+    repos: ReposDep,
     clock: ClockDep,
     runtime: RuntimeDep,
     settings: SettingsDep,
@@ -79,23 +79,23 @@ async def run_events(
     until it ends: on any replica, after a restart too (a turn whose process died ends
     as interrupted). While a client follows it, a turn whose own client left goes on."""
     after = _after(last_event_id)
-    run = await service.owned(table, user.email, run_id)
-    return _events_of(run, table, clock, runtime, settings, after=after)
+    run = await service.owned(repos, user.email, run_id)
+    return _events_of(run, repos, clock, runtime, settings, after=after)
 
 
 async def resume(scope: Scope, email: str, run_id: str) -> Response:
     """The answer to a turn's request sent again with its Idempotency-Key (the
     idempotency middleware's hook): the run's events from the first, then live."""
     state = scope["state"]
-    table: Table = state["table"]
-    run = await service.owned(table, email, run_id)
-    return _events_of(run, table, state["clock"], state["runtime"], state["settings"], after=0)
+    repos: Repositories = state["repos"]
+    run = await service.owned(repos, email, run_id)
+    return _events_of(run, repos, state["clock"], state["runtime"], state["settings"], after=0)
 
 
 def _events_of(
-    run: Run, table: Table, clock: Clock, runtime: Runtime, settings: Settings, *, after: int
+    run: Run, repos: Repositories, clock: Clock, runtime: Runtime, settings: Settings, *, after: int
 ) -> Response:
     stored = service.follow(
-        table, clock, runtime.runs, run, after=after, watch_seconds=settings.run_resume_seconds
+        repos, clock, runtime.runs, run, after=after, watch_seconds=settings.run_resume_seconds
     )
     return replayed_stream(run.run_id, stored, ping_seconds=settings.sse_ping_seconds)

@@ -7,7 +7,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from api.http.contract.errors import errors
-from api.http.deps.app import ClockDep, ProvidersDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, ProvidersDep, ReposDep, SettingsDep
 from api.http.deps.auth import CurrentUser
 from api.http.route_filter import Router
 from api.kit.crypto import KeyRing
@@ -49,12 +49,12 @@ async def schema() -> ProvidersSchema:
 
 @router.get("", operation_id="settings_list_providers")
 async def list_providers(
-    user: CurrentUser, request: Request, table: TableDep
+    user: CurrentUser, request: Request, repos: ReposDep
 ) -> list[ProviderSettingsOut]:
     """The providers this user configured, secrets masked."""
     return [
         _out(stored.provider_name, credentials, stored.updated_at)
-        for stored, credentials in await service.list_configured(table, _keys(request), user.email)
+        for stored, credentials in await service.list_configured(repos, _keys(request), user.email)
     ]
 
 
@@ -66,9 +66,9 @@ async def list_providers(
     ),
 )
 async def get_provider(
-    provider: str, user: CurrentUser, request: Request, table: TableDep
+    provider: str, user: CurrentUser, request: Request, repos: ReposDep
 ) -> ProviderSettingsOut:
-    stored, credentials = await service.load_stored(table, _keys(request), user.email, provider)
+    stored, credentials = await service.load_stored(repos, _keys(request), user.email, provider)
     return _out(provider, credentials, stored.updated_at)
 
 
@@ -84,7 +84,7 @@ async def put_provider(
     ],
     user: CurrentUser,
     request: Request,
-    table: TableDep,
+    repos: ReposDep,
     settings: SettingsDep,
     clock: ClockDep,
 ) -> ProviderSettingsOut:
@@ -92,7 +92,7 @@ async def put_provider(
     spec = service.spec_of(provider, configurable=True)
     assert spec.credentials is not None
     keys = _keys(request)
-    stored = await service.stored_values(table, keys, user.email, provider, readable_only=True)
+    stored = await service.stored_values(repos, keys, user.email, provider, readable_only=True)
     try:
         credentials = spec.credentials.model_validate(
             service.merge_secrets(spec.credentials, body, stored)
@@ -102,7 +102,7 @@ async def put_provider(
             [{**error, "loc": ("body", *error["loc"])} for error in e.errors()]
         ) from None
     saved = await service.save(
-        table,
+        repos,
         keys,
         user.email,
         provider,
@@ -120,8 +120,8 @@ async def put_provider(
     status_code=status.HTTP_204_NO_CONTENT,
     responses=errors(service.UnknownProvider, service.ProviderNotConfigured),
 )
-async def delete_provider(provider: str, user: CurrentUser, table: TableDep) -> None:
-    await service.delete(table, user.email, provider)
+async def delete_provider(provider: str, user: CurrentUser, repos: ReposDep) -> None:
+    await service.delete(repos, user.email, provider)
 
 
 @router.post(
@@ -130,10 +130,10 @@ async def delete_provider(provider: str, user: CurrentUser, table: TableDep) -> 
     responses=errors(*PROVIDER_SETUP, *PROVIDER_FAILURES),
 )
 async def test_provider(
-    provider: str, user: CurrentUser, table: TableDep, providers: ProvidersDep
+    provider: str, user: CurrentUser, repos: ReposDep, providers: ProvidersDep
 ) -> ProviderTestOut:
     """Lists the provider's models with the stored credentials, or returns its error."""
-    llm = await providers.for_user(table, user.email, provider)
+    llm = await providers.for_user(repos, user.email, provider)
     return ProviderTestOut(ok=True, models=await llm.list_models())
 
 

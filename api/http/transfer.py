@@ -8,7 +8,7 @@ from fastapi.responses import StreamingResponse
 from api.agents.service import AgentNotFound
 from api.http.contract.errors import errors
 from api.http.deps.agents import OwnedAgent
-from api.http.deps.app import ClockDep, SearchDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, ReposDep, SearchDep, SettingsDep
 from api.http.deps.auth import CurrentUser
 from api.http.route_filter import Router
 from api.transfer import service
@@ -30,13 +30,13 @@ IMPORT_PATH = "/agents/import"  # its body has a limit of its own (RequestLimits
 )
 async def export_agent(
     agent: OwnedAgent,
-    table: TableDep,
+    repos: ReposDep,
     clock: ClockDep,
     vectors: Annotated[bool, Query(description="Include each memory's vector")] = True,
 ) -> StreamingResponse:
     """The agent with all its memory as JSON Lines (docs/export-import.md), streamed as it
     is read. A file cut short by a failure has no trailer, and its import is refused."""
-    lines = service.export_agent(table, agent, clock, with_vectors=vectors)
+    lines = service.export_agent(repos, agent, clock, with_vectors=vectors)
     return StreamingResponse(
         lines,
         media_type=MEDIA_TYPE,
@@ -53,13 +53,14 @@ async def import_agent(
     request: Request,
     response: Response,
     user: CurrentUser,
+    repos: ReposDep,
     search: SearchDep,
     settings: SettingsDep,
 ) -> ImportOut:
     """An export file (or a Letta `.af` agent file) as the request body, streamed, at most
     MAX_IMPORT_BYTES. It lands in your tenant only; importing it again changes nothing."""
     reports = await service.import_body(
-        search, user.email, request.stream(), limit=settings.max_import_bytes
+        repos, search, user.email, request.stream(), limit=settings.max_import_bytes
     )
     if any(r.created for r in reports):
         response.status_code = status.HTTP_201_CREATED

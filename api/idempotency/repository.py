@@ -11,65 +11,74 @@ from api.store import keys
 from api.store.table import AttrEquals, ConditionFailed, ItemAbsent, Table, all_of
 
 
-async def get(table: Table, email: str, key_hash: str) -> IdempotencyRecord | None:
-    item = await table.get(keys.idempotency_record(email, key_hash))
-    return IdempotencyRecord.from_dynamo_item(item) if item else None
+class IdempotencyRepository:
+    """Idempotency records, each written only by the request that holds its claim."""
 
+    __slots__ = ("table",)
 
-async def claim(table: Table, record: IdempotencyRecord) -> bool:
-    """The key for this request, if no live record holds it (an expired one is absent)."""
-    try:
-        await table.put(record.to_dynamo_item(), condition=ItemAbsent())
-    except ConditionFailed:
-        return False
-    return True
+    def __init__(self, table: Table) -> None:
+        self.table = table
 
+    async def get(self, email: str, key_hash: str) -> IdempotencyRecord | None:
+        item = await self.table.get(keys.idempotency_record(email, key_hash))
+        return IdempotencyRecord.from_dynamo_item(item) if item else None
 
-async def take_over(table: Table, record: IdempotencyRecord, lapsed: IdempotencyRecord) -> bool:
-    """The key for this request, in place of a claim that ran past its `until` unrenewed;
-    False when its holder renewed it meanwhile, or another request took it over first."""
-    try:
-        await table.put(
-            record.to_dynamo_item(),
-            condition=all_of(
-                AttrEquals("holder", lapsed.holder), AttrEquals("until", lapsed.until)
-            ),
-        )
-    except ConditionFailed:
-        return False
-    return True
+    async def claim(self, record: IdempotencyRecord) -> bool:
+        """The key for this request, if no live record holds it (an expired one is absent)."""
+        try:
+            await self.table.put(record.to_dynamo_item(), condition=ItemAbsent())
+        except ConditionFailed:
+            return False
+        return True
 
+    async def take_over(self, record: IdempotencyRecord, lapsed: IdempotencyRecord) -> bool:
+        """The key for this request, in place of a claim that ran past its `until` unrenewed;
+        False when its holder renewed it meanwhile, or another request took it over first."""
+        try:
+            await self.table.put(
+                record.to_dynamo_item(),
+                condition=all_of(
+                    AttrEquals("holder", lapsed.holder), AttrEquals("until", lapsed.until)
+                ),
+            )
+        except ConditionFailed:
+            return False
+        return True
 
-async def renew(table: Table, record: IdempotencyRecord, until: int) -> bool:
-    """False when the claim is no longer `record`'s."""
-    try:
-        await table.update(
-            record.key(),
-            set={"until": until},
-            condition=all_of(AttrEquals("holder", record.holder), AttrEquals("state", "running")),
-        )
-    except ConditionFailed:
-        return False
-    return True
+    async def renew(self, record: IdempotencyRecord, until: int) -> bool:
+        """False when the claim is no longer `record`'s."""
+        try:
+            await self.table.update(
+                record.key(),
+                set={"until": until},
+                condition=all_of(
+                    AttrEquals("holder", record.holder), AttrEquals("state", "running")
+                ),
+            )
+        except ConditionFailed:
+            return False
+        return True
 
+    async def settle(self, record: IdempotencyRecord) -> bool:
+        """The claim replaced by its outcome (`done` or `stream`); False when it is no longer
+        `record.holder`'s."""
+        try:
+            await self.table.put(
+                record.to_dynamo_item(),
+                condition=all_of(
+                    AttrEquals("holder", record.holder), AttrEquals("state", "running")
+                ),
+            )
+        except ConditionFailed:
+            return False
+        return True
 
-async def settle(table: Table, record: IdempotencyRecord) -> bool:
-    """The claim replaced by its outcome (`done` or `stream`); False when it is no longer
-    `record.holder`'s."""
-    try:
-        await table.put(
-            record.to_dynamo_item(),
-            condition=all_of(AttrEquals("holder", record.holder), AttrEquals("state", "running")),
-        )
-    except ConditionFailed:
-        return False
-    return True
-
-
-async def release(table: Table, record: IdempotencyRecord) -> None:
-    """Free the key, so that a retry runs the request again."""
-    with contextlib.suppress(ConditionFailed):  # taken over meanwhile: nothing of ours to free
-        await table.delete(
-            record.key(),
-            condition=all_of(AttrEquals("holder", record.holder), AttrEquals("state", "running")),
-        )
+    async def release(self, record: IdempotencyRecord) -> None:
+        """Free the key, so that a retry runs the request again."""
+        with contextlib.suppress(ConditionFailed):  # taken over meanwhile: nothing of ours to free
+            await self.table.delete(
+                record.key(),
+                condition=all_of(
+                    AttrEquals("holder", record.holder), AttrEquals("state", "running")
+                ),
+            )

@@ -14,8 +14,9 @@ from api.journal.bus import RunBus
 from api.journal.closing import Closing
 from api.journal.models import Run, RunEvents, RunState
 from api.journal.process import this_process
+from api.journal.repository import JournalRepository
 from api.kit.clock import Clock
-from api.store.table import InvalidItem, ItemTooLarge, Put, StoreError, Table, TxOp
+from api.store.table import InvalidItem, ItemTooLarge, Put, StoreError, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +35,13 @@ def no_draft() -> Message | None:
 class RunJournal:
     def __init__(
         self,
-        table: Table,
+        runs: JournalRepository,
         clock: Clock,
         run: Run,
         bus: RunBus,
         draft: Callable[[], Message | None] = no_draft,
     ) -> None:
-        self.table = table
+        self.runs = runs
         self.clock = clock
         self.run = run
         self.bus = bus
@@ -54,7 +55,7 @@ class RunJournal:
 
     async def open(self, event: str, data: str) -> None:
         """The run exists with its first event (a reader may ask for it) once this returns."""
-        await repository.open_run(self.table, self.run, self._first(event, data), this_process())
+        await self.runs.open_run(self.run, self._first(event, data), this_process())
         self._opened = True
 
     def opening(self, event: str, data: str) -> list[TxOp]:
@@ -124,7 +125,7 @@ class RunJournal:
                 # draft is refused once the answer is stored, and the events go on without
                 # it; on DynamoDB a transaction would also cost twice the write units.
                 try:
-                    await self.table.put_each(puts)
+                    await self.runs.write_each(puts)
                 except (InvalidItem, ItemTooLarge):
                     # Written apart, they tell which cannot be stored. A draft that cannot
                     # (an answer past the item size limit) must not hold the events back,
@@ -166,7 +167,7 @@ class RunJournal:
             number = first + i
             one = RunEvents(run_id=run_id, first=number, events=[event], ttl=ttl)
             try:
-                await self.table.put_each([repository.append_put(one)])
+                await self.runs.write_each([repository.append_put(one)])
             except (InvalidItem, ItemTooLarge):
                 log.error(
                     "event %d (%s) of run %s cannot be stored: dropped",
@@ -185,7 +186,7 @@ class RunJournal:
         if not puts:
             return None
         try:
-            await self.table.put_each(puts)
+            await self.runs.write_each(puts)
         except Exception as e:
             log.warning("%s of run %s failed", what, self.run.run_id, exc_info=True)
             return e
@@ -248,7 +249,7 @@ class RunJournal:
             last = self._last_batch()
             split = False
             try:
-                ended = await repository.end(self.table, run_id, state, self.clock.now(), last=last)
+                ended = await self.runs.end(run_id, state, self.clock.now(), last=last)
             except (InvalidItem, ItemTooLarge):
                 # One of them can never be stored: the others go apart, the end after them.
                 self._pending, self._next = await self._apart(self._pending, self._next)
@@ -260,7 +261,7 @@ class RunJournal:
             self._pending = []
             break
         if ended is None:  # its last events could not be written: the end goes without them
-            ended = await repository.end(self.table, run_id, state, self.clock.now())
+            ended = await self.runs.end(run_id, state, self.clock.now())
         if not ended:
             log.warning("run %s was ended by another process before it finished", self.run.run_id)
         self.bus.touch(self.run.run_id)

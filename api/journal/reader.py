@@ -9,12 +9,13 @@ from collections.abc import AsyncIterator
 
 from api.conversations import repository as conversations
 from api.errors import NotFound
-from api.journal import events, repository
+from api.journal import events
 from api.journal.bus import RunBus
 from api.journal.models import LiveRun, Run, RunEvents, StoredEvent
 from api.journal.process import this_process
 from api.kit.clock import Clock
-from api.store.table import Table, TransactionCancelled
+from api.repositories import Repositories
+from api.store.table import TransactionCancelled
 
 log = logging.getLogger(__name__)
 
@@ -26,16 +27,16 @@ class RunNotFound(NotFound):
     code = "run_not_found"
 
 
-async def owned(table: Table, email: str, run_id: str) -> Run:
+async def owned(repos: Repositories, email: str, run_id: str) -> Run:
     """The caller's run; another tenant's is as absent as one that never was."""
-    run = await repository.get(table, run_id)
+    run = await repos.journal.get(run_id)
     if run is None or run.user_email != email:
         raise RunNotFound("No run with this id.")
     return run
 
 
 async def follow(
-    table: Table,
+    repos: Repositories,
     clock: Clock,
     bus: RunBus,
     run: Run,
@@ -47,11 +48,11 @@ async def follow(
     until it ends. While it runs the reader says so every `watch_seconds / 2` (a run whose
     client left keeps going while someone follows it)."""
     run_id = run.run_id
-    batches, current = await repository.read_from(table, run_id, 1)
+    batches, current = await repos.journal.read_from(run_id, 1)
     next_first = 1
     watched_at = alive_at = time.monotonic()
     if watch_seconds > 0:
-        await repository.watched(table, run_id, clock.now() + watch_seconds)
+        await repos.journal.watched(run_id, clock.now() + watch_seconds)
     while True:
         for batch in batches:
             for stored in batch.numbered():
@@ -64,13 +65,13 @@ async def follow(
         now = time.monotonic()
         if watch_seconds > 0 and now - watched_at >= watch_seconds / 2:
             watched_at = now
-            await repository.watched(table, run_id, clock.now() + watch_seconds)
+            await repos.journal.watched(run_id, clock.now() + watch_seconds)
         if now - alive_at >= ALIVE_CHECK_SECONDS:
             alive_at = now
-            if await conversations.lease_holder(table, current.conversation_id) != run_id:
-                await end_dead(table, clock, current)
+            if await repos.conversations.lease_holder(current.conversation_id) != run_id:
+                await end_dead(repos, clock, current)
         await bus.wait(run_id, POLL_SECONDS)
-        batches, current = await repository.read_from(table, run_id, next_first)
+        batches, current = await repos.journal.read_from(run_id, next_first)
 
 
 # The events a dead process had sent but not yet written (about FLUSH_SECONDS of them)
@@ -79,16 +80,16 @@ async def follow(
 DEAD_RUN_GAP = 1000
 
 
-async def end_dead(table: Table, clock: Clock, run: Run) -> bool:
+async def end_dead(repos: Repositories, clock: Clock, run: Run) -> bool:
     """A run whose process died: its journal ends as an interrupted run's does, once
     (several processes may find it dead at once: the ending goes with the end, in one
     transaction), and its conversation's lease is released in the same write, so that
     the conversation takes its next turn at once rather than when the lease lapses. The
     draft of its answer is in its conversation already, interrupted."""
-    first = await repository.next_number(table, run.run_id) + DEAD_RUN_GAP
+    first = await repos.journal.next_number(run.run_id) + DEAD_RUN_GAP
     ending = [[e.EVENT, e.json()] for e in events.interrupted(run.run_id)]
     last = RunEvents(run_id=run.run_id, first=first, events=ending, ttl=run.ttl)
-    end = functools.partial(repository.end, table, run.run_id, "interrupted", clock.now())
+    end = functools.partial(repos.journal.end, run.run_id, "interrupted", clock.now())
     try:
         release = conversations.release_lease_op(run.conversation_id, run.run_id)
         ended = await end(last=last, also=[release])
@@ -102,23 +103,23 @@ async def end_dead(table: Table, clock: Clock, run: Run) -> bool:
     return True
 
 
-async def sweep_dead(table: Table, clock: Clock) -> int:
+async def sweep_dead(repos: Repositories, clock: Clock) -> int:
     """Ends the runs whose process is gone: known dead on this host at once (a restart),
     elsewhere once their conversation's lease has lapsed. How many were ended."""
-    live = await repository.live_runs(table)
-    ended = await asyncio.gather(*(_sweep_one(table, clock, marker) for marker in live))
+    live = await repos.journal.live_runs()
+    ended = await asyncio.gather(*(_sweep_one(repos, clock, marker) for marker in live))
     return sum(ended)
 
 
-async def _sweep_one(table: Table, clock: Clock, marker: LiveRun) -> bool:
+async def _sweep_one(repos: Repositories, clock: Clock, marker: LiveRun) -> bool:
     run, holder = await asyncio.gather(
-        repository.get(table, marker.run_id),
-        conversations.lease_holder(table, marker.conversation_id),
+        repos.journal.get(marker.run_id),
+        repos.conversations.lease_holder(marker.conversation_id),
     )
     if run is None or run.ended:
-        await repository.forget_live(table, marker.run_id)
+        await repos.journal.forget_live(marker.run_id)
         return False
     dead = this_process().knows_dead(marker.host, marker.pid, marker.token)
     if not dead and holder == run.run_id:
         return False
-    return await end_dead(table, clock, run)
+    return await end_dead(repos, clock, run)

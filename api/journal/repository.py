@@ -34,10 +34,6 @@ def opening_items(run: Run, first: RunEvents, by: ProcessId) -> list[Item]:
     return [run.to_dynamo_item(), first.to_dynamo_item(), live.to_dynamo_item()]
 
 
-async def open_run(table: Table, run: Run, first: RunEvents, by: ProcessId) -> None:
-    await table.batch_write(puts=opening_items(run, first, by))
-
-
 def open_run_ops(run: Run, first: RunEvents, by: ProcessId) -> list[TxOp]:
     """The same writes, for a transaction the caller makes (the turn's first message's)."""
     return [Put(item) for item in opening_items(run, first, by)]
@@ -68,70 +64,82 @@ def end_ops(run_id: str, state: RunState, at: float, *, last: RunEvents | None) 
     return ops
 
 
-async def end(
-    table: Table,
-    run_id: str,
-    state: RunState,
-    at: float,
-    *,
-    last: RunEvents | None = None,
-    also: Sequence[TxOp] = (),
-) -> bool:
-    """Ended as `state`, if it was still running (False: someone ended it already), with
-    `last`, its closing events, written with the end or not at all, and `also`, other
-    writes in the same transaction (TransactionCancelled when one of them is refused)."""
-    try:
-        await table.transact_write([*end_ops(run_id, state, at, last=last), *also])
-    except TransactionCancelled as e:
-        if not e.refused(RUN):
-            raise
-        await table.delete(keys.live_run(run_id))
-        return False
-    return True
+class JournalRepository:
+    """The runs of turns: each run with its events, and the markers of those still running."""
 
+    __slots__ = ("table",)
 
-async def get(table: Table, run_id: str) -> Run | None:
-    item = await table.get(keys.run(run_id))
-    return Run.from_dynamo_item(item) if item else None
+    def __init__(self, table: Table) -> None:
+        self.table = table
 
+    async def open_run(self, run: Run, first: RunEvents, by: ProcessId) -> None:
+        await self.table.batch_write(puts=opening_items(run, first, by))
 
-async def read_from(table: Table, run_id: str, first: int) -> tuple[list[RunEvents], Run | None]:
-    """The batches from event `first` on, and the run as it was after them: one query."""
-    pk, sk = keys.run_events_from(run_id, first)
-    batches: list[RunEvents] = []
-    run: Run | None = None
-    for item in await query_all(table, pk, sk=sk):
-        if item.get(keys.ENTITY) == keys.RUN:
-            run = Run.from_dynamo_item(item)
-        else:
-            batches.append(RunEvents.from_dynamo_item(item))
-    return batches, run
+    async def write_each(self, puts: Sequence[Put]) -> None:
+        """Batches of events (`append_put`), with the draft of the run's answer when the
+        caller has one, each written or refused by its own condition (not all or nothing:
+        a draft refused because the answer is stored must not hold the events back)."""
+        await self.table.put_each(puts)
 
+    async def end(
+        self,
+        run_id: str,
+        state: RunState,
+        at: float,
+        *,
+        last: RunEvents | None = None,
+        also: Sequence[TxOp] = (),
+    ) -> bool:
+        """Ended as `state`, if it was still running (False: someone ended it already), with
+        `last`, its closing events, written with the end or not at all, and `also`, other
+        writes in the same transaction (TransactionCancelled when one of them is refused)."""
+        try:
+            await self.table.transact_write([*end_ops(run_id, state, at, last=last), *also])
+        except TransactionCancelled as e:
+            if not e.refused(RUN):
+                raise
+            await self.table.delete(keys.live_run(run_id))
+            return False
+        return True
 
-async def next_number(table: Table, run_id: str) -> int:
-    """The number the run's next event takes."""
-    pk, sk = keys.run_events_of(run_id)
-    page = await table.query(pk, sk=sk, forward=False, limit=1)
-    if not page.items:
-        return 1
-    last = RunEvents.from_dynamo_item(page.items[0])
-    return last.first + len(last.events)
+    async def get(self, run_id: str) -> Run | None:
+        item = await self.table.get(keys.run(run_id))
+        return Run.from_dynamo_item(item) if item else None
 
+    async def read_from(self, run_id: str, first: int) -> tuple[list[RunEvents], Run | None]:
+        """The batches from event `first` on, and the run as it was after them: one query."""
+        pk, sk = keys.run_events_from(run_id, first)
+        batches: list[RunEvents] = []
+        run: Run | None = None
+        for item in await query_all(self.table, pk, sk=sk):
+            if item.get(keys.ENTITY) == keys.RUN:
+                run = Run.from_dynamo_item(item)
+            else:
+                batches.append(RunEvents.from_dynamo_item(item))
+        return batches, run
 
-async def watched(table: Table, run_id: str, until: float) -> None:
-    """A reader follows the run until `until` at least (the run's process reads this)."""
-    await table.update(keys.run(run_id), set={"watched_until": until}, condition=ItemExists())
+    async def next_number(self, run_id: str) -> int:
+        """The number the run's next event takes."""
+        pk, sk = keys.run_events_of(run_id)
+        page = await self.table.query(pk, sk=sk, forward=False, limit=1)
+        if not page.items:
+            return 1
+        last = RunEvents.from_dynamo_item(page.items[0])
+        return last.first + len(last.events)
 
+    async def watched(self, run_id: str, until: float) -> None:
+        """A reader follows the run until `until` at least (the run's process reads this)."""
+        await self.table.update(
+            keys.run(run_id), set={"watched_until": until}, condition=ItemExists()
+        )
 
-async def live_runs(table: Table) -> list[LiveRun]:
-    shards = await asyncio.gather(*(_live_in(table, s) for s in range(keys.LIVE_RUN_SHARDS)))
-    return [run for shard in shards for run in shard]
+    async def live_runs(self) -> list[LiveRun]:
+        shards = await asyncio.gather(*(self._live_in(s) for s in range(keys.LIVE_RUN_SHARDS)))
+        return [run for shard in shards for run in shard]
 
+    async def _live_in(self, shard: int) -> list[LiveRun]:
+        items = await query_all(self.table, keys.live_runs(shard))
+        return [LiveRun.from_dynamo_item(item) for item in items]
 
-async def _live_in(table: Table, shard: int) -> list[LiveRun]:
-    items = await query_all(table, keys.live_runs(shard))
-    return [LiveRun.from_dynamo_item(item) for item in items]
-
-
-async def forget_live(table: Table, run_id: str) -> None:
-    await table.delete(keys.live_run(run_id))
+    async def forget_live(self, run_id: str) -> None:
+        await self.table.delete(keys.live_run(run_id))

@@ -11,12 +11,11 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from api.agents import repository as agents
-from api.conversations import repository as conversations
 from api.conversations.messages import repository as messages
 from api.conversations.messages import service as message_service
 from api.conversations.messages.models import Message
-from api.search import repository, vectors
+from api.repositories import Repositories
+from api.search import vectors
 from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.table import (
@@ -61,31 +60,31 @@ class _Work:
     message: Message | None = None
 
 
-async def _agents(engine: SearchEngine, only: str | None) -> AsyncIterator[tuple[str, str]]:
+async def _agents(
+    repos: Repositories, engine: SearchEngine, only: str | None
+) -> AsyncIterator[tuple[str, str]]:
     """(owner email, agent id) of every agent, or of the one named."""
-    async for agent in agents.every_agent(engine.table):
+    async for agent in repos.agents.every_agent():
         if only is None or agent.agent_id == only:
             yield agent.created_by, agent.agent_id
 
 
 async def _unsearchable_messages(
-    engine: SearchEngine, owner: str, agent_id: str, copied: set[str]
+    repos: Repositories, engine: SearchEngine, owner: str, agent_id: str, copied: set[str]
 ) -> list[Message]:
     """Messages of the agent's conversations (its owner's: the index groups by agent id
     only) with text but no searchable copy."""
     found: list[Message] = []
     cursor: str | None = None
     while True:
-        page, cursor = await conversations.list_for_agent(
-            engine.table, agent_id, limit=100, cursor=cursor
-        )
+        page, cursor = await repos.conversations.list_for_agent(agent_id, limit=100, cursor=cursor)
         for conversation in page:
             if conversation.created_by != owner:
                 continue
             after: str | None = None
             while True:
-                batch, after = await messages.oldest_first(
-                    engine.table, conversation.conversation_id, limit=500, cursor=after
+                batch, after = await repos.messages.oldest_first(
+                    conversation.conversation_id, limit=500, cursor=after
                 )
                 found += [
                     m for m in batch if message_service.searchable(m) and m.message_id not in copied
@@ -96,15 +95,17 @@ async def _unsearchable_messages(
             return found
 
 
-async def _work_of(engine: SearchEngine, owner: str, agent_id: str) -> list[_Work]:
-    items = [item async for page in repository.searchable(engine.table, agent_id) for item in page]
+async def _work_of(
+    repos: Repositories, engine: SearchEngine, owner: str, agent_id: str
+) -> list[_Work]:
+    items = [item async for page in repos.search.searchable(agent_id) for item in page]
     stale = [
         _Work(text=item["content"], item=item)
         for item in items
         if item.get(vectors.EMBEDDING_MODEL) != engine.model_id
     ]
     copied = {item["message_id"] for item in items if item[keys.ENTITY] == keys.MESSAGE_RECALL}
-    missing = await _unsearchable_messages(engine, owner, agent_id, copied)
+    missing = await _unsearchable_messages(repos, engine, owner, agent_id, copied)
     return stale + [_Work(text=m.content, message=m) for m in missing]
 
 
@@ -183,14 +184,19 @@ def _count(work: _Work, tally: Tally) -> None:
 
 
 async def reembed(
-    engine: SearchEngine, progress: Progress, *, agent_id: str | None = None, batch: int = BATCH
+    repos: Repositories,
+    engine: SearchEngine,
+    progress: Progress,
+    *,
+    agent_id: str | None = None,
+    batch: int = BATCH,
 ) -> Tally:
     """Every agent's searchable items (or one agent's) under the engine's model."""
     tally = Tally()
     size = max(1, min(batch, BATCH))
-    async for owner, agent in _agents(engine, agent_id):
+    async for owner, agent in _agents(repos, engine, agent_id):
         tally.agents += 1
-        work = await _work_of(engine, owner, agent)
+        work = await _work_of(repos, engine, owner, agent)
         progress.found(len(work))
         for chunk in _batches(work, size):
             await _commit(engine, owner, agent, chunk, tally)

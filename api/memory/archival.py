@@ -28,6 +28,7 @@ from api.memory.errors import (
     MemoryBusy,
 )
 from api.memory.models import ArchivalMemory, Category
+from api.repositories import Repositories
 from api.search import facts, vectors
 from api.search.documents import Doc
 from api.search.engine import SearchEngine
@@ -39,7 +40,6 @@ from api.store.table import (
     InvalidCursor,
     Item,
     Put,
-    Table,
     TransactionCancelled,
     TxOp,
 )
@@ -158,6 +158,7 @@ def _content(text: str) -> str:
 
 
 async def insert(
+    repos: Repositories,
     engine: SearchEngine,
     agent_id: str,
     content: str,
@@ -183,11 +184,10 @@ async def insert(
     in one transaction; one another write replaced first is left as it is, and said."""
     text = _content(content)
     digest = content_hash(text)
-    table = engine.table
-    stored = await _stored_before_normalization(table, agent_id, text)
+    stored = await _stored_before_normalization(repos, agent_id, text)
     if stored is not None:
         return ArchivalInsert(stored, created=False)
-    asked = await _targets(table, agent_id, supersedes)
+    asked = await _targets(repos, agent_id, supersedes)
     statement = facts.statement_of(text, category) if automatic else None
     (vector,) = await engine.vectors([text])
     vector_attributes = vectors.attributes(vector, engine.model_id)
@@ -206,7 +206,7 @@ async def insert(
             tags=list(dict.fromkeys(tags)),
             valid_from=valid_from,
         )
-        found = await _same_attribute(engine, agent_id, statement, asked)
+        found = await _same_attribute(repos, engine, agent_id, statement, asked)
         memory, replacing, kept = _plan_replacements(memory, asked, found)
         written, item = repository.archival_insert_ops(memory, vector_attributes, guard_of=guard_of)
         ops: list[TxOp] = [*written]
@@ -224,7 +224,7 @@ async def insert(
             await engine.commit(agent_id, ops, upserts=upserts)
         except TransactionCancelled as e:
             if _replaced_meanwhile(e):
-                asked = await _targets(table, agent_id, supersedes)
+                asked = await _targets(repos, agent_id, supersedes)
                 continue
             if not e.refused(repository.HASH_GUARD):  # a conflict, not a verdict: again
                 await backoff(attempt)
@@ -236,11 +236,11 @@ async def insert(
                 replaced=[ArchivalMemory.from_dynamo_item(i) for i in upserts[1:]],
                 not_replaced=kept,
             )
-        guard = await repository.archival_guard(table, agent_id, digest)
+        guard = await repos.memory.archival_guard(agent_id, digest)
         if guard is None:  # deleted since our insert was refused: try again
             guard_of = None
             continue
-        existing = await repository.get_archival(table, agent_id, guard.memory_id)
+        existing = await repos.memory.get_archival(agent_id, guard.memory_id)
         if existing is not None and existing.current:
             return ArchivalInsert(existing, created=False)
         if existing is not None:
@@ -249,8 +249,8 @@ async def insert(
         # A guard whose memory is gone would block this text forever: remove it, if it is
         # still that guard, and insert afresh.
         with contextlib.suppress(ConditionFailed):
-            await repository.delete_guard(
-                table, agent_id, digest, condition=AttrEquals("memory_id", guard.memory_id)
+            await repos.memory.delete_guard(
+                agent_id, digest, condition=AttrEquals("memory_id", guard.memory_id)
             )
     raise MemoryBusy("Archival memory is being written by too many callers at once; try again.")
 
@@ -261,12 +261,12 @@ def _replaced_meanwhile(cancelled: TransactionCancelled) -> bool:
     return cancelled.refused(repository.SUPERSEDE) or cancelled.refused(repository.STILL_CURRENT)
 
 
-async def _targets(table: Table, agent_id: str, ids: Sequence[str]) -> dict[str, Item]:
+async def _targets(repos: Repositories, agent_id: str, ids: Sequence[str]) -> dict[str, Item]:
     """The stored items of the memories a writer says it replaces; an id that is not one of
     the agent's memories is refused, before anything is written."""
     if not ids:
         return {}
-    found = await repository.archival_items(table, agent_id, ids)
+    found = await repos.memory.archival_items(agent_id, ids)
     for memory_id in ids:
         if memory_id not in found:
             raise ArchivalMemoryNotFound(memory_id)
@@ -274,6 +274,7 @@ async def _targets(table: Table, agent_id: str, ids: Sequence[str]) -> dict[str,
 
 
 async def _same_attribute(
+    repos: Repositories,
     engine: SearchEngine,
     agent_id: str,
     statement: facts.Statement | None,
@@ -295,7 +296,7 @@ async def _same_attribute(
         and (said := facts.statement_of(doc.text, doc.category)) is not None
         and said.value != statement.value
     ]
-    return await repository.archival_items(engine.table, agent_id, other) if other else {}
+    return await repos.memory.archival_items(agent_id, other) if other else {}
 
 
 def _plan_replacements(
@@ -322,14 +323,16 @@ def _plan_replacements(
     return memory, replacing, kept
 
 
-async def supersede(engine: SearchEngine, agent_id: str, memory_id: str, by: str) -> ArchivalMemory:
+async def supersede(
+    repos: Repositories, engine: SearchEngine, agent_id: str, memory_id: str, by: str
+) -> ArchivalMemory:
     """Mark a memory as replaced by another of the agent's (`by`, current), from when `by`
     became true; the memory as it is now. Both are checked in the write itself, so of two
     writers replacing one memory at once exactly one does; the other is told by whom."""
     if memory_id == by:
         raise InvalidSupersession(f"Archival memory {memory_id} cannot replace itself (no change).")
     for attempt in range(INSERT_ATTEMPTS):
-        items = await _targets(engine.table, agent_id, [memory_id, by])
+        items = await _targets(repos, agent_id, [memory_id, by])
         old, new = (ArchivalMemory.from_dynamo_item(items[i]) for i in (memory_id, by))
         if not old.current:
             raise AlreadySuperseded(memory_id, old.superseded_by)
@@ -353,7 +356,7 @@ async def supersede(engine: SearchEngine, agent_id: str, memory_id: str, by: str
 
 
 async def _stored_before_normalization(
-    table: Table, agent_id: str, text: str
+    repos: Repositories, agent_id: str, text: str
 ) -> ArchivalMemory | None:
     """The memory stored before texts were normalized that holds this text, if any.
 
@@ -366,13 +369,12 @@ async def _stored_before_normalization(
     hashes = legacy_hashes(text)
     if not hashes:
         return None
-    for guard in (await repository.archival_guards(table, agent_id, hashes)).values():
-        existing = await repository.get_archival(table, agent_id, guard.memory_id)
+    for guard in (await repos.memory.archival_guards(agent_id, hashes)).values():
+        existing = await repos.memory.get_archival(agent_id, guard.memory_id)
         if existing is not None:
             return existing
         with contextlib.suppress(ConditionFailed):
-            await repository.delete_guard(
-                table,
+            await repos.memory.delete_guard(
                 agent_id,
                 guard.content_hash,
                 condition=AttrEquals("memory_id", guard.memory_id),
@@ -456,10 +458,10 @@ async def search(
 
 
 async def list_memories(
-    table: Table, agent_id: str, *, limit: int = 50, cursor: str | None = None
+    repos: Repositories, agent_id: str, *, limit: int = 50, cursor: str | None = None
 ) -> tuple[list[ArchivalMemory], str | None]:
     """Newest first; the cursor continues the listing."""
-    return await repository.archival_page(table, agent_id, limit=limit, cursor=cursor)
+    return await repos.memory.archival_page(agent_id, limit=limit, cursor=cursor)
 
 
 async def newest(
@@ -490,16 +492,18 @@ async def newest(
     return Listing(total=listed.total, memories=memories, more=listed.more)
 
 
-async def get_memory(table: Table, agent_id: str, memory_id: str) -> ArchivalMemory:
-    memory = await repository.get_archival(table, agent_id, memory_id)
+async def get_memory(repos: Repositories, agent_id: str, memory_id: str) -> ArchivalMemory:
+    memory = await repos.memory.get_archival(agent_id, memory_id)
     if memory is None:
         raise ArchivalMemoryNotFound(memory_id)
     return memory
 
 
-async def delete_memory(engine: SearchEngine, agent_id: str, memory_id: str) -> None:
+async def delete_memory(
+    repos: Repositories, engine: SearchEngine, agent_id: str, memory_id: str
+) -> None:
     """The memory and its hash guard: the same text can be inserted again afterwards."""
-    memory = await get_memory(engine.table, agent_id, memory_id)
+    memory = await get_memory(repos, agent_id, memory_id)
     await repository.delete_archival(engine, memory)
 
 
@@ -525,6 +529,7 @@ class PlannedInserts:
 
 
 async def plan_inserts(
+    repos: Repositories,
     engine: SearchEngine,
     agent_id: str,
     entries: Sequence[tuple[str, Sequence[str]]],
@@ -558,8 +563,8 @@ async def plan_inserts(
             since.setdefault(digest, valid_from[content])
     legacy = {digest: legacy_hashes(text) for digest, (_, text, _) in wanted.items()}
     looked_up = [*wanted, *(h for hashes in legacy.values() for h in hashes)]
-    stored = await repository.archival_guards(engine.table, agent_id, looked_up)
-    asked = await _targets(engine.table, agent_id, [i for ids in asked_by.values() for i in ids])
+    stored = await repos.memory.archival_guards(agent_id, looked_up)
+    asked = await _targets(repos, agent_id, [i for ids in asked_by.values() for i in ids])
     created_at = datetime.fromtimestamp(engine.clock.now(), UTC)
     ops: list[Put] = []
     ends: list[Put] = []

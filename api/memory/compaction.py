@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 
 from api.kit.retry import MAX_ATTEMPTS, backoff
 from api.llm.errors import ProviderError
-from api.memory import archival, blocks, repository, service
+from api.memory import archival, blocks, service
 from api.memory.errors import MemoryBusy
 from api.memory.models import CoreMemory
 from api.memory.summarizer import Summarizer, TruncatingSummarizer
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.store.table import ConditionFailed
 
@@ -55,6 +56,7 @@ def archived_line(block: str, line: str) -> str:
 
 
 async def note_turn(
+    repos: Repositories,
     search: SearchEngine,
     agent_id: str,
     summarizer: Summarizer,
@@ -68,18 +70,17 @@ async def note_turn(
     since (no tool of the turn wrote core memory): the prompt showed them, so they are what
     the count is about, and nothing is read; both are read again (one query) otherwise. A
     compaction reads its block afresh either way."""
-    table = search.table
     views: Sequence[service.BlockView]
     counted: Mapping[str, int]
     if as_read is None:
-        views, counted = await service.blocks_and_warnings(table, agent_id)
+        views, counted = await service.blocks_and_warnings(repos, agent_id)
     else:
         views, counted = as_read
     relieved = [b.name for b in views if not b.needs_warning and b.name in counted]
     full = [b for b in views if b.needs_warning]
     _, turns_of = await asyncio.gather(
-        asyncio.gather(*(repository.reset_warning(table, agent_id, b) for b in relieved)),
-        asyncio.gather(*(repository.add_warning_turn(table, agent_id, b.name) for b in full)),
+        asyncio.gather(*(repos.memory.reset_warning(agent_id, b) for b in relieved)),
+        asyncio.gather(*(repos.memory.add_warning_turn(agent_id, b.name) for b in full)),
     )
     warnings: dict[str, int] = {}
     warned: dict[str, service.BlockView] = {}
@@ -91,7 +92,7 @@ async def note_turn(
         elif turns == COMPACT_AFTER_TURNS:
             # Only the turn that reaches the count compacts: a concurrent turn that counts
             # past it finds the work claimed (and the count reset once it is done).
-            compactions.append(await compact_block(search, agent_id, block.name, summarizer))
+            compactions.append(await compact_block(repos, search, agent_id, block.name, summarizer))
     return TurnReport(warnings, compactions, warned)
 
 
@@ -113,17 +114,16 @@ async def _shorter(
 
 
 async def compact_block(
-    search: SearchEngine, agent_id: str, block: str, summarizer: Summarizer
+    repos: Repositories, search: SearchEngine, agent_id: str, block: str, summarizer: Summarizer
 ) -> Compaction:
-    table = search.table
     for attempt in range(MAX_ATTEMPTS):
-        definition, core = await repository.get_block(table, agent_id, block)
+        definition, core = await repos.memory.get_block(agent_id, block)
         if definition is None or core is None:  # deleted meanwhile: nothing left to do
             return Compaction(block, (), 0, 0)
         lines = list(core.lines)
         if not blocks.needs_warning(blocks.count_words(lines), definition.word_limit):
             # Relieved meanwhile (by the model, or a concurrent compaction): nothing to do.
-            await repository.reset_warning(table, agent_id, block)
+            await repos.memory.reset_warning(agent_id, block)
             return Compaction(block, (), blocks.count_words(lines), blocks.count_words(lines))
         shorter = await _shorter(summarizer, block, lines, definition.word_limit)
         kept = set(shorter)
@@ -133,7 +133,7 @@ async def compact_block(
         for start in range(0, len(removed), ARCHIVE_BATCH):
             await asyncio.gather(
                 *(
-                    archival.insert(search, agent_id, archived_line(block, x))
+                    archival.insert(repos, search, agent_id, archived_line(block, x))
                     for x in removed[start : start + ARCHIVE_BATCH]
                 )
             )
@@ -148,13 +148,13 @@ async def compact_block(
         )
         change = service.rewrite_change(definition, updated, lines, at=now, source="compaction")
         try:
-            await repository.save_core(table, updated, previous_version=core.version, change=change)
+            await repos.memory.save_core(updated, previous_version=core.version, change=change)
         except ConditionFailed:
             # Someone edited the block meanwhile: summarize what is there now. What was
             # archived stays archived; inserting it again is a no-op.
             await backoff(attempt)
             continue
-        await repository.reset_warning(table, agent_id, block)
+        await repos.memory.reset_warning(agent_id, block)
         log.info("Compacted [%s] of agent %s: %d lines archived.", block, agent_id, len(removed))
         return Compaction(block, removed, blocks.count_words(lines), updated.word_count)
     raise MemoryBusy(f"[{block}] is being edited by too many writers to compact; try again.")

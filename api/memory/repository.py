@@ -1,7 +1,7 @@
 """An agent's memory items in the table: the only module that reads or writes them.
 
-Every function takes the agent id and builds its keys from it, so one agent never reaches
-another's memory. The caller has already checked that the agent is theirs.
+Every read and write takes the agent id and builds its keys from it, so one agent never
+reaches another's memory. The caller has already checked that the agent is theirs.
 
 An archival memory's id begins with its creation time in microseconds (13 hex digits), so
 the id alone finds the item (`Archival#{timestamp}#{memory_id}`) without a lookup item.
@@ -58,200 +58,13 @@ SUPERSEDE = "supersede"
 STILL_CURRENT = "still_current"
 
 
-async def _query_all(table: Table, query: keys.Query, *, forward: bool = True) -> list[Item]:
-    pk, sk = query
-    return await query_all(table, pk, sk=sk, forward=forward)
-
-
-# --- blocks ----------------------------------------------------------------------------
-
-
-async def get_block(
-    table: Table, agent_id: str, block: str
-) -> tuple[MemoryBlockDef | None, CoreMemory | None]:
-    """A block's definition and content, read together."""
-    def_key = keys.memory_block_def(agent_id, block)
-    found = await table.batch_get([def_key, keys.core_memory(agent_id, block)])
-    definition = core = None
-    for item in found:
-        if item[keys.ENTITY] == keys.MEMORY_BLOCK_DEF:
-            definition = MemoryBlockDef.from_dynamo_item(item)
-        else:
-            core = CoreMemory.from_dynamo_item(item)
-    return definition, core
-
-
-async def list_blocks(
-    table: Table, agent_id: str
-) -> list[tuple[MemoryBlockDef, CoreMemory | None]]:
-    """Every block of the agent in name order, with its content when it has any."""
-    found, _ = await blocks_and_warnings(table, agent_id)
-    return found
-
-
-async def blocks_and_warnings(
-    table: Table, agent_id: str
-) -> tuple[list[tuple[MemoryBlockDef, CoreMemory | None]], dict[str, int]]:
-    """The blocks as `list_blocks` gives them and the warned turns per block (blocks
-    without a warning left out), in one query (a turn waits for it before the LLM): a
-    block's few items."""
-    definitions: list[MemoryBlockDef] = []
-    cores: dict[str, CoreMemory] = {}
-    warnings: dict[str, int] = {}
-    for item in await _query_all(table, keys.blocks_and_warnings_of(agent_id)):
-        entity = item.get(keys.ENTITY)
-        if entity == keys.MEMORY_BLOCK_DEF:
-            definitions.append(MemoryBlockDef.from_dynamo_item(item))
-        elif entity == keys.CORE_MEMORY:
-            core = CoreMemory.from_dynamo_item(item)
-            cores[core.block_name] = core
-        elif entity == keys.CAPACITY_WARNING:
-            warning = CapacityWarning.from_dynamo_item(item)
-            warnings[warning.block_name] = warning.warning_turns
-    return [(d, cores.get(d.block_name)) for d in definitions], warnings
-
-
-async def create_block(table: Table, definition: MemoryBlockDef, core: CoreMemory) -> bool:
-    """Both items or neither; False when the block already exists."""
-    try:
-        await table.transact_write(
-            [
-                Put(definition.to_dynamo_item(), condition=ItemAbsent(), label=DEFINITION),
-                Put(core.to_dynamo_item(), condition=ItemAbsent(), label=LINES),
-            ]
-        )
-    except TransactionCancelled as e:
-        if e.refused(DEFINITION) or e.refused(LINES):
-            return False
-        raise
-    return True
-
-
-async def save_block(
-    table: Table,
-    definition: MemoryBlockDef,
-    core: CoreMemory,
-    *,
-    previous_version: int | None,
-    change: CoreMemoryChange | None = None,
-) -> None:
-    """A block's definition and lines together, if the definition still exists (refused:
-    DEFINITION) and nobody wrote the lines since `previous_version` was read (refused: LINES;
-    None: read as absent); with the change that made the lines' new version, when they
-    changed."""
-    condition = (
-        ItemAbsent() if previous_version is None else AttrEquals("version", previous_version)
-    )
-    ops = [
-        Put(definition.to_dynamo_item(), condition=ItemExists(), label=DEFINITION),
-        Put(core.to_dynamo_item(), condition=condition, label=LINES),
-    ]
-    if change is not None:
-        ops.append(Put(change.to_dynamo_item()))
-    await table.transact_write(ops)
-
-
 def _unchanged_since(previous_version: int | None) -> Condition:
     """Nobody wrote the block's lines since `previous_version` was read (None: since they
     were read as absent)."""
     return ItemAbsent() if previous_version is None else AttrEquals("version", previous_version)
 
 
-async def save_core(
-    table: Table, core: CoreMemory, *, previous_version: int | None, change: CoreMemoryChange
-) -> None:
-    """Write the block's lines if unchanged since read, with the change that made them, in
-    one transaction; ConditionFailed tells the caller to read again."""
-    try:
-        await table.transact_write(
-            [
-                Put(
-                    core.to_dynamo_item(),
-                    condition=_unchanged_since(previous_version),
-                    label=LINES,
-                ),
-                Put(change.to_dynamo_item()),
-            ]
-        )
-    except TransactionCancelled as e:
-        if e.refused(LINES):
-            raise ConditionFailed(f"[{core.block_name}] was written meanwhile.") from None
-        raise
-
-
-async def delete_block(
-    table: Table,
-    agent_id: str,
-    block: str,
-    *,
-    version: int | None,
-    created_at: datetime | None = None,
-) -> None:
-    """The block; with `version`, only while its lines are at that version (refused: LINES).
-    Then its line history (that of the block made at `created_at`, so never the history of
-    a block made again under the name meanwhile), a page at a time; what a crash leaves of
-    it is never read again, and goes with the agent."""
-    lines_condition = None if version is None else AttrEquals("version", version)
-    await table.transact_write(
-        [
-            Delete(keys.memory_block_def(agent_id, block), label=DEFINITION),
-            Delete(keys.core_memory(agent_id, block), condition=lines_condition, label=LINES),
-            Delete(keys.capacity_warning(agent_id, block)),
-        ]
-    )
-    pk, sk = keys.core_memory_changes_of(agent_id, block, created_at)
-    while True:
-        # Always the first page: what was deleted is gone, so no cursor is needed.
-        page = await table.query(pk, sk=sk, limit=100)
-        if not page.items:
-            return
-        await table.batch_write(deletes=[Key(item[PK], item[SK]) for item in page.items])
-
-
-async def changes_page(
-    table: Table,
-    agent_id: str,
-    block: str,
-    created_at: datetime | None,
-    *,
-    limit: int,
-    cursor: str | None = None,
-) -> tuple[list[CoreMemoryChange], str | None]:
-    """A page of the line history of the block made at `created_at`, newest first."""
-    pk, sk = keys.core_memory_changes_of(agent_id, block, created_at)
-    page = await table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
-    return [CoreMemoryChange.from_dynamo_item(item) for item in page.items], page.cursor
-
-
-# --- capacity warnings -------------------------------------------------------------------
-
-
-async def add_warning_turn(table: Table, agent_id: str, block: str) -> int:
-    """One more warned turn, counted atomically; the count after it."""
-    warning = CapacityWarning(agent_id=agent_id, block_name=block)
-    identity = {
-        name: value
-        for name, value in warning.to_dynamo_item().items()
-        if name not in (PK, SK, "warning_turns")
-    }
-    item = await table.update(warning.key(), set_if_absent=identity, add={"warning_turns": 1})
-    return CapacityWarning.from_dynamo_item(item).warning_turns
-
-
-async def restore_warning(table: Table, warning: CapacityWarning) -> bool:
-    """A block's warned turns as an imported agent had them; False when it has some already."""
-    try:
-        await table.put(warning.to_dynamo_item(), condition=ItemAbsent())
-    except ConditionFailed:
-        return False
-    return True
-
-
-async def reset_warning(table: Table, agent_id: str, block: str) -> None:
-    await table.delete(keys.capacity_warning(agent_id, block))
-
-
-# --- archival memory -------------------------------------------------------------------
+# --- archival memory: ids, keys, and the writes made through the search engine ----------
 
 
 def new_memory_id(created_at: datetime) -> str:
@@ -307,13 +120,6 @@ def archival_insert_ops(
     ], item
 
 
-async def archival_items(table: Table, agent_id: str, memory_ids: Sequence[str]) -> dict[str, Item]:
-    """The stored items (vectors included) of these memories that exist, by id."""
-    wanted = [k for k in (archival_key(agent_id, i) for i in dict.fromkeys(memory_ids)) if k]
-    found = await table.batch_get(wanted) if wanted else []
-    return {item["memory_id"]: item for item in found}
-
-
 def _current() -> Condition:
     return all_of(ItemExists(), AttrAbsent("superseded_by"))
 
@@ -334,53 +140,6 @@ def still_current(agent_id: str, memory_id: str) -> Check:
     key = archival_key(agent_id, memory_id)
     assert key is not None  # ids checked by the caller
     return Check(key, _current(), label=STILL_CURRENT)
-
-
-async def archival_guards(
-    table: Table, agent_id: str, content_hashes: Sequence[str]
-) -> dict[str, ArchivalHashGuard]:
-    """The hash guards that exist among these, by hash: one batch read."""
-    found = await table.batch_get([keys.archival_hash_guard(agent_id, h) for h in content_hashes])
-    guards = (ArchivalHashGuard.from_dynamo_item(item) for item in found)
-    return {guard.content_hash: guard for guard in guards}
-
-
-async def get_archival(table: Table, agent_id: str, memory_id: str) -> ArchivalMemory | None:
-    key = archival_key(agent_id, memory_id)
-    item = await table.get(key) if key is not None else None
-    return ArchivalMemory.from_dynamo_item(item) if item else None
-
-
-async def archival_guard(
-    table: Table, agent_id: str, content_hash: str
-) -> ArchivalHashGuard | None:
-    item = await table.get(keys.archival_hash_guard(agent_id, content_hash))
-    return ArchivalHashGuard.from_dynamo_item(item) if item else None
-
-
-async def delete_guard(
-    table: Table, agent_id: str, content_hash: str, *, condition: Condition | None = None
-) -> None:
-    await table.delete(keys.archival_hash_guard(agent_id, content_hash), condition=condition)
-
-
-async def archival_page(
-    table: Table, agent_id: str, *, limit: int, cursor: str | None = None
-) -> tuple[list[ArchivalMemory], str | None]:
-    """Newest first."""
-    pk, sk = keys.archival_of(agent_id)
-    page = await table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
-    return [ArchivalMemory.from_dynamo_item(item) for item in page.items], page.cursor
-
-
-async def archival_items_page(
-    table: Table, agent_id: str, *, limit: int, cursor: str | None = None
-) -> tuple[list[tuple[ArchivalMemory, Item]], str | None]:
-    """Oldest first, each memory with its stored item (which carries its vector, if any):
-    what an export reads a page at a time."""
-    pk, sk = keys.archival_of(agent_id)
-    page = await table.query(pk, sk=sk, limit=limit, cursor=cursor)
-    return [(ArchivalMemory.from_dynamo_item(item), item) for item in page.items], page.cursor
 
 
 async def delete_archival(search: SearchEngine, memory: ArchivalMemory) -> None:
@@ -407,23 +166,256 @@ async def delete_archival(search: SearchEngine, memory: ArchivalMemory) -> None:
         await search.commit(memory.agent_id, [Delete(memory.key())], removed=removed)
 
 
-# --- the whole agent -------------------------------------------------------------------
+class MemoryRepository:
+    """An agent's memory: its blocks with their line history and capacity warnings, and its
+    archival memories with their hash guards."""
 
+    __slots__ = ("table",)
 
-async def delete_all(search: SearchEngine, agent_id: str) -> int:
-    """Every item under `Agent#{agent_id}`, for a deleted agent; how many were deleted.
-    What search finds goes first, through the change log, so that no replica finds any of
-    it while the rest goes (the version and the log go last)."""
-    table = search.table
-    deleted = 0
-    async for found in search_repository.searchable(table, agent_id):
-        await search.remove(agent_id, [Key(item[PK], item[SK]) for item in found])
-        deleted += len(found)
-    pk = keys.agent_partition(agent_id)
-    while True:
-        # Always the first page: what was deleted is gone, so no cursor is needed.
-        page = await table.query(pk, limit=100)
-        if not page.items:
-            return deleted
-        await table.batch_write(deletes=[Key(item[PK], item[SK]) for item in page.items])
-        deleted += len(page.items)
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    async def _query_all(self, query: keys.Query, *, forward: bool = True) -> list[Item]:
+        pk, sk = query
+        return await query_all(self.table, pk, sk=sk, forward=forward)
+
+    # --- blocks ------------------------------------------------------------------------
+
+    async def get_block(
+        self, agent_id: str, block: str
+    ) -> tuple[MemoryBlockDef | None, CoreMemory | None]:
+        """A block's definition and content, read together."""
+        def_key = keys.memory_block_def(agent_id, block)
+        found = await self.table.batch_get([def_key, keys.core_memory(agent_id, block)])
+        definition = core = None
+        for item in found:
+            if item[keys.ENTITY] == keys.MEMORY_BLOCK_DEF:
+                definition = MemoryBlockDef.from_dynamo_item(item)
+            else:
+                core = CoreMemory.from_dynamo_item(item)
+        return definition, core
+
+    async def list_blocks(self, agent_id: str) -> list[tuple[MemoryBlockDef, CoreMemory | None]]:
+        """Every block of the agent in name order, with its content when it has any."""
+        found, _ = await self.blocks_and_warnings(agent_id)
+        return found
+
+    async def blocks_and_warnings(
+        self, agent_id: str
+    ) -> tuple[list[tuple[MemoryBlockDef, CoreMemory | None]], dict[str, int]]:
+        """The blocks as `list_blocks` gives them and the warned turns per block (blocks
+        without a warning left out), in one query (a turn waits for it before the LLM): a
+        block's few items."""
+        definitions: list[MemoryBlockDef] = []
+        cores: dict[str, CoreMemory] = {}
+        warnings: dict[str, int] = {}
+        for item in await self._query_all(keys.blocks_and_warnings_of(agent_id)):
+            entity = item.get(keys.ENTITY)
+            if entity == keys.MEMORY_BLOCK_DEF:
+                definitions.append(MemoryBlockDef.from_dynamo_item(item))
+            elif entity == keys.CORE_MEMORY:
+                core = CoreMemory.from_dynamo_item(item)
+                cores[core.block_name] = core
+            elif entity == keys.CAPACITY_WARNING:
+                warning = CapacityWarning.from_dynamo_item(item)
+                warnings[warning.block_name] = warning.warning_turns
+        return [(d, cores.get(d.block_name)) for d in definitions], warnings
+
+    async def create_block(self, definition: MemoryBlockDef, core: CoreMemory) -> bool:
+        """Both items or neither; False when the block already exists."""
+        try:
+            await self.table.transact_write(
+                [
+                    Put(definition.to_dynamo_item(), condition=ItemAbsent(), label=DEFINITION),
+                    Put(core.to_dynamo_item(), condition=ItemAbsent(), label=LINES),
+                ]
+            )
+        except TransactionCancelled as e:
+            if e.refused(DEFINITION) or e.refused(LINES):
+                return False
+            raise
+        return True
+
+    async def save_block(
+        self,
+        definition: MemoryBlockDef,
+        core: CoreMemory,
+        *,
+        previous_version: int | None,
+        change: CoreMemoryChange | None = None,
+    ) -> None:
+        """A block's definition and lines together, if the definition still exists (refused:
+        DEFINITION) and nobody wrote the lines since `previous_version` was read (refused: LINES;
+        None: read as absent); with the change that made the lines' new version, when they
+        changed."""
+        condition = (
+            ItemAbsent() if previous_version is None else AttrEquals("version", previous_version)
+        )
+        ops = [
+            Put(definition.to_dynamo_item(), condition=ItemExists(), label=DEFINITION),
+            Put(core.to_dynamo_item(), condition=condition, label=LINES),
+        ]
+        if change is not None:
+            ops.append(Put(change.to_dynamo_item()))
+        await self.table.transact_write(ops)
+
+    async def save_core(
+        self, core: CoreMemory, *, previous_version: int | None, change: CoreMemoryChange
+    ) -> None:
+        """Write the block's lines if unchanged since read, with the change that made them, in
+        one transaction; ConditionFailed tells the caller to read again."""
+        try:
+            await self.table.transact_write(
+                [
+                    Put(
+                        core.to_dynamo_item(),
+                        condition=_unchanged_since(previous_version),
+                        label=LINES,
+                    ),
+                    Put(change.to_dynamo_item()),
+                ]
+            )
+        except TransactionCancelled as e:
+            if e.refused(LINES):
+                raise ConditionFailed(f"[{core.block_name}] was written meanwhile.") from None
+            raise
+
+    async def delete_block(
+        self,
+        agent_id: str,
+        block: str,
+        *,
+        version: int | None,
+        created_at: datetime | None = None,
+    ) -> None:
+        """The block; with `version`, only while its lines are at that version (refused: LINES).
+        Then its line history (that of the block made at `created_at`, so never the history of
+        a block made again under the name meanwhile), a page at a time; what a crash leaves of
+        it is never read again, and goes with the agent."""
+        lines_condition = None if version is None else AttrEquals("version", version)
+        await self.table.transact_write(
+            [
+                Delete(keys.memory_block_def(agent_id, block), label=DEFINITION),
+                Delete(keys.core_memory(agent_id, block), condition=lines_condition, label=LINES),
+                Delete(keys.capacity_warning(agent_id, block)),
+            ]
+        )
+        pk, sk = keys.core_memory_changes_of(agent_id, block, created_at)
+        while True:
+            # Always the first page: what was deleted is gone, so no cursor is needed.
+            page = await self.table.query(pk, sk=sk, limit=100)
+            if not page.items:
+                return
+            await self.table.batch_write(deletes=[Key(item[PK], item[SK]) for item in page.items])
+
+    async def changes_page(
+        self,
+        agent_id: str,
+        block: str,
+        created_at: datetime | None,
+        *,
+        limit: int,
+        cursor: str | None = None,
+    ) -> tuple[list[CoreMemoryChange], str | None]:
+        """A page of the line history of the block made at `created_at`, newest first."""
+        pk, sk = keys.core_memory_changes_of(agent_id, block, created_at)
+        page = await self.table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
+        return [CoreMemoryChange.from_dynamo_item(item) for item in page.items], page.cursor
+
+    # --- capacity warnings -------------------------------------------------------------
+
+    async def add_warning_turn(self, agent_id: str, block: str) -> int:
+        """One more warned turn, counted atomically; the count after it."""
+        warning = CapacityWarning(agent_id=agent_id, block_name=block)
+        identity = {
+            name: value
+            for name, value in warning.to_dynamo_item().items()
+            if name not in (PK, SK, "warning_turns")
+        }
+        item = await self.table.update(
+            warning.key(), set_if_absent=identity, add={"warning_turns": 1}
+        )
+        return CapacityWarning.from_dynamo_item(item).warning_turns
+
+    async def restore_warning(self, warning: CapacityWarning) -> bool:
+        """A block's warned turns as an imported agent had them; False when it has some already."""
+        try:
+            await self.table.put(warning.to_dynamo_item(), condition=ItemAbsent())
+        except ConditionFailed:
+            return False
+        return True
+
+    async def reset_warning(self, agent_id: str, block: str) -> None:
+        await self.table.delete(keys.capacity_warning(agent_id, block))
+
+    # --- archival memory ---------------------------------------------------------------
+
+    async def archival_items(self, agent_id: str, memory_ids: Sequence[str]) -> dict[str, Item]:
+        """The stored items (vectors included) of these memories that exist, by id."""
+        wanted = [k for k in (archival_key(agent_id, i) for i in dict.fromkeys(memory_ids)) if k]
+        found = await self.table.batch_get(wanted) if wanted else []
+        return {item["memory_id"]: item for item in found}
+
+    async def archival_guards(
+        self, agent_id: str, content_hashes: Sequence[str]
+    ) -> dict[str, ArchivalHashGuard]:
+        """The hash guards that exist among these, by hash: one batch read."""
+        found = await self.table.batch_get(
+            [keys.archival_hash_guard(agent_id, h) for h in content_hashes]
+        )
+        guards = (ArchivalHashGuard.from_dynamo_item(item) for item in found)
+        return {guard.content_hash: guard for guard in guards}
+
+    async def get_archival(self, agent_id: str, memory_id: str) -> ArchivalMemory | None:
+        key = archival_key(agent_id, memory_id)
+        item = await self.table.get(key) if key is not None else None
+        return ArchivalMemory.from_dynamo_item(item) if item else None
+
+    async def archival_guard(self, agent_id: str, content_hash: str) -> ArchivalHashGuard | None:
+        item = await self.table.get(keys.archival_hash_guard(agent_id, content_hash))
+        return ArchivalHashGuard.from_dynamo_item(item) if item else None
+
+    async def delete_guard(
+        self, agent_id: str, content_hash: str, *, condition: Condition | None = None
+    ) -> None:
+        await self.table.delete(
+            keys.archival_hash_guard(agent_id, content_hash), condition=condition
+        )
+
+    async def archival_page(
+        self, agent_id: str, *, limit: int, cursor: str | None = None
+    ) -> tuple[list[ArchivalMemory], str | None]:
+        """Newest first."""
+        pk, sk = keys.archival_of(agent_id)
+        page = await self.table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
+        return [ArchivalMemory.from_dynamo_item(item) for item in page.items], page.cursor
+
+    async def archival_items_page(
+        self, agent_id: str, *, limit: int, cursor: str | None = None
+    ) -> tuple[list[tuple[ArchivalMemory, Item]], str | None]:
+        """Oldest first, each memory with its stored item (which carries its vector, if any):
+        what an export reads a page at a time."""
+        pk, sk = keys.archival_of(agent_id)
+        page = await self.table.query(pk, sk=sk, limit=limit, cursor=cursor)
+        return [(ArchivalMemory.from_dynamo_item(item), item) for item in page.items], page.cursor
+
+    # --- the whole agent ---------------------------------------------------------------
+
+    async def delete_all(self, search: SearchEngine, agent_id: str) -> int:
+        """Every item under `Agent#{agent_id}`, for a deleted agent; how many were deleted.
+        What search finds goes first, through the change log, so that no replica finds any of
+        it while the rest goes (the version and the log go last)."""
+        deleted = 0
+        # Read as the engine reads an agent's searchable items when it loads its index.
+        searchable = search_repository.SearchRepository(self.table).searchable(agent_id)
+        async for found in searchable:
+            await search.remove(agent_id, [Key(item[PK], item[SK]) for item in found])
+            deleted += len(found)
+        pk = keys.agent_partition(agent_id)
+        while True:
+            # Always the first page: what was deleted is gone, so no cursor is needed.
+            page = await self.table.query(pk, limit=100)
+            if not page.items:
+                return deleted
+            await self.table.batch_write(deletes=[Key(item[PK], item[SK]) for item in page.items])
+            deleted += len(page.items)

@@ -41,8 +41,9 @@ from api.memory.models import (
     LineAction,
     MemoryBlockDef,
 )
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
-from api.store.table import ConditionFailed, Table, TransactionCancelled
+from api.store.table import ConditionFailed, TransactionCancelled
 
 MAX_DESCRIPTION_CHARS = 500
 # Blocks keep when they were created and last written. Callers that hold the app's clock
@@ -138,11 +139,11 @@ def _ordered(views: list[BlockView]) -> list[BlockView]:
 
 
 async def _load(
-    table: Table, agent_id: str, block: str
+    repos: Repositories, agent_id: str, block: str
 ) -> tuple[MemoryBlockDef, CoreMemory | None]:
-    definition, core = await repository.get_block(table, agent_id, block)
+    definition, core = await repos.memory.get_block(agent_id, block)
     if definition is None:
-        names = [v.name for v in await list_blocks(table, agent_id)]
+        names = [v.name for v in await list_blocks(repos, agent_id)]
         raise BlockNotFound(block, names)
     return definition, core
 
@@ -150,31 +151,31 @@ async def _load(
 # --- reading ---------------------------------------------------------------------------
 
 
-async def list_blocks(table: Table, agent_id: str) -> list[BlockView]:
-    return _ordered([view(d, c) for d, c in await repository.list_blocks(table, agent_id)])
+async def list_blocks(repos: Repositories, agent_id: str) -> list[BlockView]:
+    return _ordered([view(d, c) for d, c in await repos.memory.list_blocks(agent_id)])
 
 
 async def blocks_and_warnings(
-    table: Table, agent_id: str
+    repos: Repositories, agent_id: str
 ) -> tuple[list[BlockView], dict[str, int]]:
     """The blocks, and warned turns per block (blocks without a warning left out): one read."""
-    found, warnings = await repository.blocks_and_warnings(table, agent_id)
+    found, warnings = await repos.memory.blocks_and_warnings(agent_id)
     return _ordered([view(d, c) for d, c in found]), warnings
 
 
-async def read_block(table: Table, agent_id: str, block: str) -> BlockView:
-    return view(*await _load(table, agent_id, block_name(block)))
+async def read_block(repos: Repositories, agent_id: str, block: str) -> BlockView:
+    return view(*await _load(repos, agent_id, block_name(block)))
 
 
 async def block_history(
-    table: Table, agent_id: str, block: str, *, limit: int, cursor: str | None = None
+    repos: Repositories, agent_id: str, block: str, *, limit: int, cursor: str | None = None
 ) -> tuple[list[CoreMemoryChange], str | None]:
     """A page of the block's line history, newest first, and the cursor of the next page
     (None: no more). BlockNotFound for a block that does not exist (any more)."""
     name = block_name(block)
-    definition, _ = await _load(table, agent_id, name)
-    return await repository.changes_page(
-        table, agent_id, name, definition.created_at, limit=limit, cursor=cursor
+    definition, _ = await _load(repos, agent_id, name)
+    return await repos.memory.changes_page(
+        agent_id, name, definition.created_at, limit=limit, cursor=cursor
     )
 
 
@@ -213,7 +214,7 @@ def _initial_lines(
 
 
 async def ensure_default_blocks(
-    table: Table, agent_id: str, *, persona: str = "", clock: Clock = SYSTEM_CLOCK
+    repos: Repositories, agent_id: str, *, persona: str = "", clock: Clock = SYSTEM_CLOCK
 ) -> None:
     """Create `human` and `persona` where missing; `persona` starts with the agent's persona
     text, one line per line. Safe to call again and concurrently."""
@@ -221,8 +222,7 @@ async def ensure_default_blocks(
     for default in blocks.DEFAULT_BLOCKS:
         text = persona if default.name == "persona" else ""
         lines = _initial_lines(default.name, text, DEFAULT_WORD_LIMIT)
-        await repository.create_block(
-            table,
+        await repos.memory.create_block(
             MemoryBlockDef(
                 agent_id=agent_id,
                 block_name=default.name,
@@ -242,7 +242,7 @@ async def ensure_default_blocks(
 
 
 async def create_block(
-    table: Table,
+    repos: Repositories,
     agent_id: str,
     name: str,
     *,
@@ -275,13 +275,13 @@ async def create_block(
         version=1,
         updated_at=now,
     )
-    if not await repository.create_block(table, definition, core):
+    if not await repos.memory.create_block(definition, core):
         raise BlockExists(block)
     return view(definition, core)
 
 
 async def update_block(
-    table: Table,
+    repos: Repositories,
     agent_id: str,
     block: str,
     *,
@@ -320,26 +320,25 @@ async def update_block(
         )
         return _Plan(wanted, 0, "")
 
-    edited = await _edit(table, agent_id, name, plan, expected, changes, clock=clock, source=source)
+    edited = await _edit(repos, agent_id, name, plan, expected, changes, clock=clock, source=source)
     return edited.block
 
 
 async def delete_block(
-    table: Table, agent_id: str, block: str, *, expected: int | None = None
+    repos: Repositories, agent_id: str, block: str, *, expected: int | None = None
 ) -> None:
     """A custom block, its lines and its line history: a block made again under the name
     starts from nothing, and the history of what was deleted is not kept (deleting the
     agent removes every block's)."""
     name = block_name(block)
-    definition, core = await _load(table, agent_id, name)
+    definition, core = await _load(repos, agent_id, name)
     if definition.is_default:
         raise DefaultBlockProtected(name)
     version = core.version if core else 0
     if expected is not None and version != expected:
         raise VersionMismatch(name, version)
     try:
-        await repository.delete_block(
-            table,
+        await repos.memory.delete_block(
             agent_id,
             name,
             version=None if expected is None else version,
@@ -348,14 +347,14 @@ async def delete_block(
     except TransactionCancelled as e:
         if not e.refused(repository.LINES):
             raise
-        current = await read_block(table, agent_id, name)  # BlockNotFound once it is gone
+        current = await read_block(repos, agent_id, name)  # BlockNotFound once it is gone
         raise VersionMismatch(name, current.version) from None
 
 
-async def delete_all(search: SearchEngine, agent_id: str) -> int:
+async def delete_all(repos: Repositories, search: SearchEngine, agent_id: str) -> int:
     """Every block, line, warning, archival memory and searchable message of a deleted
     agent; how many items."""
-    return await repository.delete_all(search, agent_id)
+    return await repos.memory.delete_all(search, agent_id)
 
 
 # --- lines -----------------------------------------------------------------------------
@@ -461,7 +460,7 @@ def _check_fits(
 
 
 async def _edit(
-    table: Table,
+    repos: Repositories,
     agent_id: str,
     block: str,
     plan: Callable[[MemoryBlockDef, list[str]], _Plan],
@@ -477,7 +476,7 @@ async def _edit(
     range? fits?) is always about what is actually stored. Definition changes and lines
     are written together, and either moves the version on."""
     for attempt in range(MAX_ATTEMPTS):
-        definition, core = await _load(table, agent_id, block)
+        definition, core = await _load(repos, agent_id, block)
         version = core.version if core else 0
         if expected is not None and version != expected:
             raise VersionMismatch(block, version)
@@ -506,19 +505,17 @@ async def _edit(
         )
         try:
             if updated == definition and change is not None:
-                await repository.save_core(
-                    table, new_core, previous_version=previous, change=change
-                )
+                await repos.memory.save_core(new_core, previous_version=previous, change=change)
             else:
-                await repository.save_block(
-                    table, updated, new_core, previous_version=previous, change=change
+                await repos.memory.save_block(
+                    updated, new_core, previous_version=previous, change=change
                 )
         except ConditionFailed:
             await backoff(attempt)
             continue
         except TransactionCancelled as e:
             if e.refused(repository.DEFINITION):  # the block was deleted meanwhile
-                names = [v.name for v in await list_blocks(table, agent_id)]
+                names = [v.name for v in await list_blocks(repos, agent_id)]
                 raise BlockNotFound(block, names) from None
             await backoff(attempt)
             continue
@@ -527,7 +524,7 @@ async def _edit(
 
 
 async def append_line(
-    table: Table,
+    repos: Repositories,
     agent_id: str,
     block: str,
     content: str,
@@ -555,11 +552,11 @@ async def append_line(
         )
         return _Plan(after, len(after), line, action="append")
 
-    return await _edit(table, agent_id, name, plan, expected, clock=clock, source=source)
+    return await _edit(repos, agent_id, name, plan, expected, clock=clock, source=source)
 
 
 async def replace_line(
-    table: Table,
+    repos: Repositories,
     agent_id: str,
     block: str,
     line_number: int,
@@ -595,11 +592,11 @@ async def replace_line(
         )
         return _Plan(after, line_number, line, previous, action="replace")
 
-    return await _edit(table, agent_id, name, plan, expected, clock=clock, source=source)
+    return await _edit(repos, agent_id, name, plan, expected, clock=clock, source=source)
 
 
 async def delete_line(
-    table: Table,
+    repos: Repositories,
     agent_id: str,
     block: str,
     line_number: int,
@@ -617,7 +614,7 @@ async def delete_line(
         after = [*lines[: line_number - 1], *lines[line_number:]]
         return _Plan(after, line_number, removed, action="delete")
 
-    return await _edit(table, agent_id, name, plan, expected, clock=clock, source=source)
+    return await _edit(repos, agent_id, name, plan, expected, clock=clock, source=source)
 
 
 def _wanted_lines(block: str, lines: Sequence[str]) -> list[str]:
@@ -627,12 +624,12 @@ def _wanted_lines(block: str, lines: Sequence[str]) -> list[str]:
     return wanted
 
 
-async def check_lines(table: Table, agent_id: str, block: str, lines: Sequence[str]) -> None:
+async def check_lines(repos: Repositories, agent_id: str, block: str, lines: Sequence[str]) -> None:
     """Refuse, without writing, lines `write_lines` would refuse on the block as stored now:
     for a caller that must save something else first and write the lines after."""
     name = block_name(block)
     wanted = _wanted_lines(name, lines)
-    definition, core = await _load(table, agent_id, name)
+    definition, core = await _load(repos, agent_id, name)
     current = list(core.lines) if core else []
     if wanted != current:
         _check_fits(
@@ -646,7 +643,7 @@ async def check_lines(table: Table, agent_id: str, block: str, lines: Sequence[s
 
 
 async def write_lines(
-    table: Table,
+    repos: Repositories,
     agent_id: str,
     block: str,
     lines: Sequence[str],
@@ -659,5 +656,5 @@ async def write_lines(
     repeated lines dropped. Written on the version read (a concurrent write makes it read
     again); with `expected`, only on that version."""
     return await update_block(
-        table, agent_id, block, lines=lines, expected=expected, clock=clock, source=source
+        repos, agent_id, block, lines=lines, expected=expected, clock=clock, source=source
     )

@@ -31,8 +31,9 @@ from api.memory_layer.schemas import MAX_SUPERSEDES, AddConversationRequest, Blo
 from api.memory_runs import service as memory_runs
 from api.memory_runs.models import MemoryRun
 from api.memory_runs.service import MemoryRunner
+from api.repositories import Repositories
 from api.search.engine import SearchBusy, SearchEngine
-from api.store.table import Table, TransactionCancelled
+from api.store.table import TransactionCancelled
 from api.subjects import repository as subjects_repository
 from api.subjects import service as subjects
 from api.subjects.models import Subject
@@ -71,6 +72,7 @@ class _Offset:
 
 
 async def initialize(
+    repos: Repositories,
     search: SearchEngine,
     clock: Clock,
     email: str,
@@ -85,15 +87,14 @@ async def initialize(
     """The subject with `human`, `summary` and these blocks: made (or, with `reset`,
     deleted and made again), or left as it is when it exists (blocks it lacks are added,
     none is changed). The agent and how many blocks the subject has."""
-    table = search.table
     if provider is not None and model is None:
         raise ModelRequired("Give the `model` of the memory runs' provider too.")
     if reset:
-        found = await subjects_repository.get(table, email, user_id)
+        found = await repos.subjects.get(email, user_id)
         if found is not None:
-            await subjects.delete(search, found)
+            await subjects.delete(repos, search, found)
     _, agent, created = await subjects.open_subject(
-        table,
+        repos,
         email,
         user_id,
         clock,
@@ -105,14 +106,14 @@ async def initialize(
     summary = given.pop(SUMMARY, None)
     if created:
         await memory.update_block(
-            table,
+            repos,
             agent.agent_id,
             HUMAN,
             description=human.description if human and human.description else HUMAN_DESCRIPTION,
             lines=(human.value if human else user_info or "").splitlines(),
             clock=clock,
         )
-    existing = {b.name for b in await memory.list_blocks(table, agent.agent_id)}
+    existing = {b.name for b in await memory.list_blocks(repos, agent.agent_id)}
     wanted = [
         (SUMMARY, summary or BlockIn(label=SUMMARY, description=SUMMARY_DESCRIPTION), True),
         *((name, block, False) for name, block in given.items()),
@@ -122,7 +123,7 @@ async def initialize(
             continue
         with contextlib.suppress(BlockExists):  # made meanwhile by a concurrent call
             await memory.create_block(
-                table,
+                repos,
                 agent.agent_id,
                 name,
                 description=block.description,
@@ -132,7 +133,7 @@ async def initialize(
                 is_default=is_default,
                 clock=_Offset(clock, i),
             )
-    views = await memory.list_blocks(table, agent.agent_id)
+    views = await memory.list_blocks(repos, agent.agent_id)
     return agent, sum(1 for v in views if v.name != render.PERSONA)
 
 
@@ -148,6 +149,7 @@ class Added:
 
 
 async def add(
+    repos: Repositories,
     runner: MemoryRunner,
     stamp: Callable[[], datetime],
     email: str,
@@ -160,8 +162,7 @@ async def add(
     same transaction; one another write replaced first is left as it is, and said."""
     _check_archival_fields(body)
     search = runner.search
-    table = search.table
-    subject, agent = await subjects.get_with_agent(table, email, body.user_id)
+    subject, agent = await subjects.get_with_agent(repos, email, body.user_id)
     said = [(m.role, m.content) for m in body.messages]
     texts = list(dict.fromkeys(content for _, content in said))
     vectors = dict(zip(texts, await search.vectors(texts), strict=True))
@@ -173,9 +174,9 @@ async def add(
         if m.valid_from is not None:
             since.setdefault(m.content, m.valid_from)
     for attempt in range(ADD_ATTEMPTS):
-        found = await conversations.find_session(table, email, agent.agent_id, session_id)
+        found = await conversations.find_session(repos, email, agent.agent_id, session_id)
         conversation_id = await conversations.open_session(
-            table, agent, session_id, runner.clock, found=found
+            repos, agent, session_id, runner.clock, found=found
         )
         stored = [
             _message(agent, email, conversation_id, role, text, stamp()) for role, text in said
@@ -183,6 +184,7 @@ async def add(
         recorded, copies = messages.recorded_ops(search, email, agent.agent_id, stored, vectors)
         planned = (
             await archival.plan_inserts(
+                repos,
                 search,
                 agent.agent_id,
                 [(text, [role]) for role, text in said],
@@ -259,6 +261,7 @@ class Context:
 
 
 async def context(
+    repos: Repositories,
     runner: MemoryRunner,
     email: str,
     user_id: str,
@@ -274,15 +277,15 @@ async def context(
     The memories true now (or, for a question about the past, then); with `as_of`, those
     true at that moment. The blocks are as they are now."""
     search = runner.search
-    subject = await subjects.get(search.table, email, user_id)
+    subject = await subjects.get(repos, email, user_id)
     agent_id = subject.agent_id
     wanted = bool(query and query.strip()) and max_results > 0
     views, found, pending = await asyncio.gather(
-        memory.list_blocks(search.table, agent_id),
+        memory.list_blocks(repos, agent_id),
         archival.search(search, agent_id, query or "", page_size=max_results, as_of=as_of)
         if wanted
         else _nothing(),
-        memory_runs.pending_count(runner, agent_id),
+        memory_runs.pending_count(repos, agent_id),
     )
     shown = render.context_blocks(views, include_summary=include_summary)
     matches = found.matches if found else []
@@ -304,12 +307,13 @@ async def _nothing() -> SearchPage | None:
     return None
 
 
-async def block(table: Table, email: str, user_id: str, name: str) -> BlockView:
-    subject = await subjects.get(table, email, user_id)
-    return await memory.read_block(table, subject.agent_id, name)
+async def block(repos: Repositories, email: str, user_id: str, name: str) -> BlockView:
+    subject = await subjects.get(repos, email, user_id)
+    return await memory.read_block(repos, subject.agent_id, name)
 
 
 async def search(
+    repos: Repositories,
     search: SearchEngine,
     email: str,
     user_id: str,
@@ -325,7 +329,7 @@ async def search(
     them), best first: every write that returned before is found. `min_similarity`: the
     least cosine a semantic match needs (None: the model's floor). Those true now, unless
     the question is about the past or `include_history`; with `as_of`, those true then."""
-    subject = await subjects.get(search.table, email, user_id)
+    subject = await subjects.get(repos, email, user_id)
     return await archival.search(
         search,
         subject.agent_id,
@@ -338,9 +342,9 @@ async def search(
     )
 
 
-async def delete(search: SearchEngine, email: str, user_id: str) -> None:
-    await subjects.delete(search, await subjects.get(search.table, email, user_id))
+async def delete(repos: Repositories, search: SearchEngine, email: str, user_id: str) -> None:
+    await subjects.delete(repos, search, await subjects.get(repos, email, user_id))
 
 
-async def subject_agent(table: Table, email: str, user_id: str) -> Subject:
-    return await subjects.get(table, email, user_id)
+async def subject_agent(repos: Repositories, email: str, user_id: str) -> Subject:
+    return await subjects.get(repos, email, user_id)

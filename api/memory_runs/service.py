@@ -15,10 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from api.agents import repository as agents
 from api.agents.models import Agent
 from api.config import Settings
-from api.conversations.messages import repository as messages
 from api.conversations.messages.models import SAID_ROLES, Message
 from api.errors import AppError, NotFound, public_body
 from api.journal import events
@@ -32,6 +30,7 @@ from api.memory_runs import prompt, repository
 from api.memory_runs.models import MemoryRun, PendingMemoryRun
 from api.observability import metrics
 from api.queue.base import Delivery, RunQueue
+from api.repositories import Repositories
 from api.runtime.builder import TurnBuilder
 from api.runtime.hooks import Hooks
 from api.runtime.loop import AgentLoop
@@ -39,7 +38,7 @@ from api.runtime.state import TurnState
 from api.search.engine import SearchEngine
 from api.settings import service as settings_service
 from api.store import keys
-from api.store.table import Put, StoreError, Table
+from api.store.table import Put, StoreError
 from api.tools.native import NATIVE_MEMORY_TOOLS
 
 log = logging.getLogger(__name__)
@@ -105,23 +104,22 @@ def new_run(
     return run, repository.accepted_ops(run, this_process(), at)
 
 
-async def owned(runner: "MemoryRunner", email: str, run_id: str) -> MemoryRun:
+async def owned(repos: Repositories, email: str, run_id: str) -> MemoryRun:
     """The caller's run: found through their own agent, or 404."""
     agent_id = agent_of(run_id)
     if agent_id is None:
         raise MemoryRunNotFound("No memory run with this id.")
-    table = runner.search.table
     agent, run = await asyncio.gather(
-        agents.get(table, email, agent_id), repository.get(table, agent_id, run_id)
+        repos.agents.get(email, agent_id), repos.memory_runs.get(agent_id, run_id)
     )
     if agent is None or run is None or run.user_email != email:
         raise MemoryRunNotFound("No memory run with this id.")
     return run
 
 
-async def pending_count(runner: "MemoryRunner", agent_id: str) -> int:
+async def pending_count(repos: Repositories, agent_id: str) -> int:
     """The subject's runs not ended yet (up to 100)."""
-    return len(await repository.unfinished(runner.search.table, agent_id))
+    return len(await repos.memory_runs.unfinished(agent_id))
 
 
 Outcome = Literal["done", "retry"]
@@ -132,6 +130,7 @@ class MemoryRunner:
     """One per process: accepts runs into the queue, works them with `workers` tasks, and
     sweeps what dead processes left."""
 
+    repos: Repositories
     search: SearchEngine
     clock: Clock
     settings: Settings
@@ -140,10 +139,6 @@ class MemoryRunner:
     turns: TurnBuilder
     bus: RunBus = field(default_factory=RunBus)
     _tasks: list["asyncio.Task[None]"] = field(default_factory=list)
-
-    @property
-    def table(self) -> Table:
-        return self.search.table
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -179,7 +174,7 @@ class MemoryRunner:
             if left <= 0:
                 break
             await self.bus.wait(run.run_id, min(POLL_SECONDS, left))
-            found = await repository.get(self.table, run.agent_id, run.run_id)
+            found = await self.repos.memory_runs.get(run.agent_id, run.run_id)
             if found is None:
                 raise MemoryRunNotFound("The memory run is gone: its subject was deleted.")
             current = found
@@ -209,13 +204,13 @@ class MemoryRunner:
     async def handle(self, delivery: Delivery, holder: str) -> Outcome:
         """One delivery: acknowledged once its run has ended, or handed back for later."""
         agent_id = delivery.group
-        run = await repository.get(self.table, agent_id, delivery.run_id)
+        run = await self.repos.memory_runs.get(agent_id, delivery.run_id)
         if run is None or run.ended:
             await self.queue.ack(delivery)
             return "done"
         me = this_process()
-        lease = await repository.take_lease(
-            self.table, agent_id, holder, me, self.clock.now() + LEASE_SECONDS
+        lease = await self.repos.memory_runs.take_lease(
+            agent_id, holder, me, self.clock.now() + LEASE_SECONDS
         )
         if lease is None:
             await self.queue.retry(delivery, BUSY_RETRY_SECONDS)
@@ -226,7 +221,7 @@ class MemoryRunner:
         finally:
             keeper.cancel()
             await asyncio.gather(keeper, return_exceptions=True)
-            await repository.release_lease(self.table, agent_id, holder)
+            await self.repos.memory_runs.release_lease(agent_id, holder)
         if outcome == "done":
             await self.queue.ack(delivery)
         else:
@@ -237,8 +232,8 @@ class MemoryRunner:
         """The lease renewed, and the delivery kept ours, while the runs are worked."""
         while True:
             await asyncio.sleep(RENEW_EVERY_SECONDS)
-            renewed = await repository.renew_lease(
-                self.table, agent_id, holder, self.clock.now() + LEASE_SECONDS
+            renewed = await self.repos.memory_runs.renew_lease(
+                agent_id, holder, self.clock.now() + LEASE_SECONDS
             )
             if not renewed:
                 log.warning("lost the memory lease of agent %s", agent_id)
@@ -249,10 +244,10 @@ class MemoryRunner:
         """The subject's runs, oldest first, until `run_id` has ended; ("retry", attempts)
         when an attempt failed (the runs after it wait: order is kept)."""
         while True:
-            queued = await repository.next_queued(self.table, agent_id)
+            queued = await self.repos.memory_runs.next_queued(agent_id)
             if queued is None:
                 return "done", 0
-            run = await repository.get(self.table, agent_id, queued.run_id)
+            run = await self.repos.memory_runs.get(agent_id, queued.run_id)
             if run is None:
                 return "done", 0  # its subject is being deleted
             ended, attempts = await self._attempt(run, holder)
@@ -263,10 +258,10 @@ class MemoryRunner:
 
     async def _attempt(self, run: MemoryRun, holder: str) -> tuple[bool, int]:
         """One attempt at the run; whether it has ended, and its attempts so far."""
-        started = await repository.start(self.table, run, holder, self.clock.now())
+        started = await self.repos.memory_runs.start(run, holder, self.clock.now())
         if started is None:
             return True, 0
-        await repository.touch(self.table, started, this_process(), self.clock.now())
+        await self.repos.memory_runs.touch(started, this_process(), self.clock.now())
         limit = self.settings.memory_run_attempts
         if started.attempts > limit:
             await self._end(started, "failed", error=started.error or "Too many attempts.")
@@ -284,7 +279,7 @@ class MemoryRunner:
             if started.attempts >= limit:
                 await self._end(started, "failed", error=error)
                 return True, started.attempts
-            await repository.failed_attempt(self.table, started, error)
+            await self.repos.memory_runs.failed_attempt(started, error)
             return False, started.attempts
         await self._end(started, "completed", result=result, edits=edits)
         return True, started.attempts
@@ -298,22 +293,22 @@ class MemoryRunner:
         error: str | None = None,
         edits: int = 0,
     ) -> None:
-        await repository.end(
-            self.table, run, state, self.clock.now(), result=result, error=error, edits=edits
+        await self.repos.memory_runs.end(
+            run, state, self.clock.now(), result=result, error=error, edits=edits
         )
         self.bus.touch(run.run_id)
 
     async def process(self, run: MemoryRun) -> tuple[str, int]:
         """The run's agent loop: what the model said it did, and how many edits it made."""
-        table = self.table
-        agent = await agents.get(table, run.user_email, run.agent_id)
+        repos = self.repos
+        agent = await repos.agents.get(run.user_email, run.agent_id)
         if agent is None:
             raise SubjectGone("The subject was deleted.")
         views, said = await asyncio.gather(
-            memory.list_blocks(table, run.agent_id),
-            messages.of_conversation(table, run.conversation_id, run.message_keys),
+            memory.list_blocks(repos, run.agent_id),
+            repos.messages.of_conversation(run.conversation_id, run.message_keys),
         )
-        provider = await self.providers.for_user(table, run.user_email, agent.agent_provider)
+        provider = await self.providers.for_user(repos, run.user_email, agent.agent_provider)
         state = TurnState(
             user_email=run.user_email,
             agent_id=run.agent_id,
@@ -361,17 +356,17 @@ class MemoryRunner:
         or silent for STALE_SECONDS) and whose subject nobody works on; forgets the
         markers of runs that ended or went. How many were sent."""
         me = this_process()
-        markers = await repository.pending(self.table)
+        markers = await self.repos.memory_runs.pending()
         sent = await asyncio.gather(*(self._sweep_one(me, marker) for marker in markers))
         return sum(sent)
 
     async def _sweep_one(self, me: ProcessId, marker: PendingMemoryRun) -> bool:
         run, lease = await asyncio.gather(
-            repository.get(self.table, marker.agent_id, marker.run_id),
-            repository.lease_of(self.table, marker.agent_id),
+            self.repos.memory_runs.get(marker.agent_id, marker.run_id),
+            self.repos.memory_runs.lease_of(marker.agent_id),
         )
         if run is None or run.ended:
-            await repository.forget(self.table, marker.run_id)
+            await self.repos.memory_runs.forget(marker.run_id)
             return False
         now = self.clock.now()
         dead = me.knows_dead(marker.host, marker.pid, marker.token)
@@ -379,6 +374,6 @@ class MemoryRunner:
             return False
         if lease is not None and not me.knows_dead(lease.host, lease.pid, lease.token):
             return False  # being worked on, by a process that may well be alive
-        await repository.touch(self.table, run, me, now)
+        await self.repos.memory_runs.touch(run, me, now)
         await self.queue.send(run.agent_id, run.run_id)
         return True

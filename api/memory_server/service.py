@@ -26,8 +26,9 @@ from api.memory import service as memory
 from api.memory.errors import BlockExists, VersionMismatch
 from api.memory.service import BlockView
 from api.memory_server.schemas import ContextIn, MemoryBlockIn, MemoryServerMessageIn
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
-from api.store.table import Table, TransactionCancelled
+from api.store.table import TransactionCancelled
 
 SESSION_ATTEMPTS = 2  # a session deleted meanwhile is opened afresh once
 
@@ -51,6 +52,7 @@ class Said:
 
 
 async def add_message(
+    repos: Repositories,
     search: SearchEngine,
     clock: Clock,
     stamp: Callable[[], datetime],
@@ -61,6 +63,7 @@ async def add_message(
     first message) and searchable on every replica when this returns. `stamp` gives its
     time (each later than the last, so that messages keep their order)."""
     agent, (message,) = await add_messages(
+        repos,
         search,
         clock,
         stamp,
@@ -73,6 +76,7 @@ async def add_message(
 
 
 async def add_messages(
+    repos: Repositories,
     search: SearchEngine,
     clock: Clock,
     stamp: Callable[[], datetime],
@@ -84,23 +88,22 @@ async def add_messages(
 ) -> tuple[Agent, list[Message]]:
     """Messages of one session stored as add_message stores one, all in one transaction
     (all or none), embedded in one call, in the order given."""
-    table = search.table
     texts = list(dict.fromkeys(s.content for s in said))
 
     async def session_of(agent_id: str) -> tuple[str, SessionLookup | None]:
         chosen = session_id or conversations.default_session_id(email, agent_id)
-        return chosen, await conversations.find_session(table, email, agent_id, chosen)
+        return chosen, await conversations.find_session(repos, email, agent_id, chosen)
 
     # The agent, its session and the vectors at once: one hop to the store.
     (agent, (session, found)), embedded = await asyncio.gather(
-        agents.by_name_with(table, email, agent_name, session_of), search.vectors(texts)
+        agents.by_name_with(repos, email, agent_name, session_of), search.vectors(texts)
     )
     vectors = dict(zip(texts, embedded, strict=True))
     for attempt in range(SESSION_ATTEMPTS):
         if attempt:
-            found = await conversations.find_session(table, email, agent.agent_id, session)
+            found = await conversations.find_session(repos, email, agent.agent_id, session)
         conversation_id = await conversations.open_session(
-            table, agent, session, clock, found=found
+            repos, agent, session, clock, found=found
         )
         stored = [_message(agent, email, conversation_id, s, stamp()) for s in said]
         ops, copies = messages.recorded_ops(search, email, agent.agent_id, stored, vectors)
@@ -132,6 +135,7 @@ def _message(
 
 
 async def search_messages(
+    repos: Repositories,
     search: SearchEngine,
     email: str,
     agent_name: str,
@@ -141,13 +145,21 @@ async def search_messages(
     min_similarity: float | None = None,
     as_of: datetime | None = None,
 ) -> tuple[Agent, list[MessageHit]]:
-    agent = await agents.get_by_name(search.table, email, agent_name)
+    agent = await agents.get_by_name(repos, email, agent_name)
     return agent, await _relevant(
-        search, email, agent.agent_id, query, limit, min_similarity=min_similarity, as_of=as_of
+        repos,
+        search,
+        email,
+        agent.agent_id,
+        query,
+        limit,
+        min_similarity=min_similarity,
+        as_of=as_of,
     )
 
 
 async def _relevant(
+    repos: Repositories,
     search: SearchEngine,
     owner: str,
     agent_id: str,
@@ -162,6 +174,7 @@ async def _relevant(
     least cosine a semantic match needs (None: the model's floor). `as_of`: among the
     messages said by that moment."""
     found = await messages.search(
+        repos,
         search,
         owner,
         agent_id,
@@ -175,23 +188,23 @@ async def _relevant(
 
 
 async def create_block(
-    table: Table, clock: Clock, email: str, body: MemoryBlockIn
+    repos: Repositories, clock: Clock, email: str, body: MemoryBlockIn
 ) -> tuple[Agent, BlockView]:
     """A new block holding the value's lines; BlockExists (409) when the label is taken.
     The default blocks every agent starts with (`human`, `persona`) count as absent while
     they are empty, so a seed-002 client creates them as it would on the seed's server."""
-    agent = await agents.get_by_name(table, email, body.agent_name)
+    agent = await agents.get_by_name(repos, email, body.agent_name)
     try:
         created = await memory.create_block(
-            table, agent.agent_id, body.label, content=body.value, clock=clock
+            repos, agent.agent_id, body.label, content=body.value, clock=clock
         )
     except BlockExists:
-        current = await memory.read_block(table, agent.agent_id, body.label)
+        current = await memory.read_block(repos, agent.agent_id, body.label)
         if not current.is_default or current.lines:
             raise
         try:
             created = await memory.write_lines(
-                table,
+                repos,
                 agent.agent_id,
                 current.name,
                 body.value.splitlines(),
@@ -204,7 +217,12 @@ async def create_block(
 
 
 async def context(
-    search: SearchEngine, email: str, agent_name: str, body: ContextIn, max_messages: int
+    repos: Repositories,
+    search: SearchEngine,
+    email: str,
+    agent_name: str,
+    body: ContextIn,
+    max_messages: int,
 ) -> tuple[Agent, list[BlockView], list[MessageHit]]:
     """What a prompt needs: the agent's blocks that hold something, and the messages most
     relevant to the query (none for a blank query). Called before every model call, so
@@ -212,11 +230,10 @@ async def context(
     its name's guard first), its blocks and the search's reads at once; the hits'
     metadata comes from the index. `as_of`: the messages said by then (the blocks are as
     they are now)."""
-    table = search.table
     if body.agent_name is not None and agents.normalize_name(
         body.agent_name
     ) != agents.normalize_name(agent_name):
-        await agents.id_by_name(table, email, agent_name)  # an unknown agent is a 404 first
+        await agents.id_by_name(repos, email, agent_name)  # an unknown agent is a 404 first
         raise AgentNameMismatch(
             "The body's agent_name names another agent than the path; leave it out or send "
             "the same name."
@@ -226,13 +243,13 @@ async def context(
     async def reads(agent_id: str) -> tuple[list[BlockView], list[MessageHit]]:
         # The blocks (one query) and the search, both sent with the agent's read.
         return await asyncio.gather(
-            memory.list_blocks(table, agent_id),
-            _relevant(search, email, agent_id, body.query, max_messages, as_of=body.as_of)
+            memory.list_blocks(repos, agent_id),
+            _relevant(repos, search, email, agent_id, body.query, max_messages, as_of=body.as_of)
             if wanted
             else _no_hits(),
         )
 
-    agent, (blocks, hits) = await agents.by_name_with(table, email, agent_name, reads)
+    agent, (blocks, hits) = await agents.by_name_with(repos, email, agent_name, reads)
     return agent, [b for b in blocks if b.lines], hits
 
 

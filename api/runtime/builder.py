@@ -10,6 +10,7 @@ from api.llm.types import LLMProvider
 from api.memory.models import ChangeSource
 from api.memory.service import BlockView
 from api.memory.summarizer import summarizer_for
+from api.repositories import Repositories
 from api.runtime.hooks import Hooks
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
@@ -20,9 +21,11 @@ from api.tools.native import NativeTool, ToolContext
 
 @dataclass(frozen=True)
 class TurnBuilder:
-    """One per app (api/main.py): the search engine the tools act through, the clock that
-    orders every message this process stores, and the step limit of a turn."""
+    """One per app (api/main.py): the repositories and the search engine the tools act
+    through, the clock that orders every message this process stores, and the step limit of
+    a turn."""
 
+    repos: Repositories
     search: SearchEngine
     message_clock: MessageClock
     max_steps: int
@@ -45,6 +48,7 @@ class TurnBuilder:
     ) -> Turn:
         """The turn of `agent` on `provider`; its tools' context is `turn.tools.context`."""
         tool_context = ToolContext(
+            self.repos,
             self.search,
             agent.agent_id,
             summarizer_for(provider, agent.agent_model),

@@ -11,6 +11,7 @@ from api.conversations.messages import repository as messages
 from api.conversations.messages import service as message_service
 from api.conversations.messages.models import Message, Said
 from api.journal.closing import ClosingWrite
+from api.repositories import Repositories
 from api.runtime.hooks import AgentInitialized, HookProvider, MessageAdded, TurnFinished
 from api.runtime.state import TurnState
 from api.search.engine import SearchEngine
@@ -67,9 +68,9 @@ def render(recent: Sequence[Said]) -> str:
 
 
 class ContinuityHook(HookProvider):
-    def __init__(self, search: SearchEngine) -> None:
+    def __init__(self, repos: Repositories, search: SearchEngine) -> None:
+        self.repos = repos
         self.search = search
-        self.table = search.table
         self._copies: dict[str, list[asyncio.Task[None]]] = {}  # per run: searchable copies
 
     async def on_agent_initialized(self, event: AgentInitialized) -> None:
@@ -77,8 +78,7 @@ class ContinuityHook(HookProvider):
         # The first page is read alongside the agent, sized for the default K: most
         # agents keep it, so the turn waits for one round of reads, not two.
         first_page = asyncio.ensure_future(
-            messages.newest_said(
-                self.table,
+            self.repos.messages.newest_said(
                 state.conversation_id,
                 limit=MESSAGES_PER_TURN * DEFAULT_RECENT_TURNS,
                 cursor=None,
@@ -98,8 +98,7 @@ class ContinuityHook(HookProvider):
         page, cursor = await first_page
         collector = TurnCollector(state.actor_id, k)
         while not collector.feed(page) and cursor is not None:
-            page, cursor = await messages.newest_said(
-                self.table,
+            page, cursor = await self.repos.messages.newest_said(
                 state.conversation_id,
                 limit=MESSAGES_PER_TURN * (k - collector.turns),
                 cursor=cursor,
@@ -112,20 +111,21 @@ class ContinuityHook(HookProvider):
         state = event.state
         if event.closing is not None and event.ends_turn and not event.written_with:
             # The answer: nothing of the turn follows it but the run's end, which carries it.
-            event.closing.add(_Said(self.search, state, event.message, stored=False))
+            event.closing.add(_Said(self.repos, self.search, state, event.message, stored=False))
             return
         if event.closing is not None and event.written_with:
             # The question, with the run's opening; its copy goes with the run's end.
-            await messages.add(self.table, event.message, written_with=event.written_with)
+            await self.repos.messages.add(event.message, written_with=event.written_with)
             if message_service.searchable(event.message):
-                event.closing.add(_Said(self.search, state, event.message, stored=True))
+                event.closing.add(_Said(self.repos, self.search, state, event.message, stored=True))
             return
         if event.ends_turn and not event.written_with:
             copying = await message_service.store_answer(
-                self.search, state.user_email, state.agent_id, event.message
+                self.repos, self.search, state.user_email, state.agent_id, event.message
             )
         else:
             copying = await message_service.store(
+                self.repos,
                 self.search,
                 state.user_email,
                 state.agent_id,
@@ -148,7 +148,16 @@ class _Said(ClosingWrite):
     is made meanwhile; one still not made then (a slow remote embedder) does not hold the
     run's end up: the copy is written after it, as any message's is."""
 
-    def __init__(self, search: SearchEngine, state: TurnState, message: Message, *, stored: bool):
+    def __init__(
+        self,
+        repos: Repositories,
+        search: SearchEngine,
+        state: TurnState,
+        message: Message,
+        *,
+        stored: bool,
+    ):
+        self.repos = repos
         self.search = search
         self.owner = state.user_email
         self.agent_id = state.agent_id
@@ -182,7 +191,9 @@ class _Said(ClosingWrite):
         if self.stored:
             await self._copy()
         else:
-            await message_service.store_answer(self.search, self.owner, self.agent_id, self.message)
+            await message_service.store_answer(
+                self.repos, self.search, self.owner, self.agent_id, self.message
+            )
 
     async def _copy(self) -> None:
         await message_service.write_copy(

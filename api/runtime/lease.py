@@ -9,11 +9,11 @@ import logging
 import math
 import time
 
-from api.conversations import repository as conversations
+from api.conversations.repository import ConversationRepository, release_lease_op
 from api.errors import AppError
 from api.journal.closing import ClosingWrite
 from api.kit.clock import Clock
-from api.store.table import Item, StoreError, Table, TxOp, WriteConflict
+from api.store.table import Item, StoreError, TxOp, WriteConflict
 
 log = logging.getLogger(__name__)
 
@@ -76,14 +76,14 @@ class Renewals:
 class Lease:
     def __init__(
         self,
-        table: Table,
+        conversations: ConversationRepository,
         clock: Clock,
         conversation_id: str,
         holder: str,
         *,
         renewals: Renewals,
     ) -> None:
-        self.table = table
+        self.conversations = conversations
         self.clock = clock
         self.conversation_id = conversation_id
         self.holder = holder
@@ -98,8 +98,8 @@ class Lease:
         while True:
             until = self.clock.now() + LEASE_SECONDS
             try:
-                taken = await conversations.take_lease(
-                    self.table, self.conversation_id, self.holder, until
+                taken = await self.conversations.take_lease(
+                    self.conversation_id, self.holder, until
                 )
             except WriteConflict:  # the turn before is ending: its closing frees it
                 taken = False
@@ -109,7 +109,7 @@ class Lease:
             if time.monotonic() >= deadline:
                 break
             await asyncio.sleep(min(WAIT_STEP_SECONDS, max(0.0, deadline - time.monotonic())))
-        other = await conversations.lease_until(self.table, self.conversation_id)
+        other = await self.conversations.lease_until(self.conversation_id)
         lapses = BUSY_RETRY_SECONDS if other is None else other - self.clock.now()
         raise ConversationBusy(min(BUSY_RETRY_SECONDS, lapses))
 
@@ -125,9 +125,7 @@ class Lease:
     async def _renew(self) -> None:
         until = self.clock.now() + LEASE_SECONDS
         try:
-            renewed = await conversations.renew_lease(
-                self.table, self.conversation_id, self.holder, until
-            )
+            renewed = await self.conversations.renew_lease(self.conversation_id, self.holder, until)
         except StoreError as e:  # a throttle or a blip: the lease has time left, try again
             log.warning("renewing the lease of conversation %s failed: %s", self.conversation_id, e)
             return
@@ -158,7 +156,7 @@ class Lease:
         if held:
             with contextlib.suppress(Exception):
                 await asyncio.shield(
-                    conversations.release_lease(self.table, self.conversation_id, self.holder)
+                    self.conversations.release_lease(self.conversation_id, self.holder)
                 )
 
 
@@ -168,7 +166,7 @@ class _Release(ClosingWrite):
 
     async def writes(self) -> tuple[list[TxOp], list[Item]]:
         lease = self.lease
-        return [conversations.release_lease_op(lease.conversation_id, lease.holder)], []
+        return [release_lease_op(lease.conversation_id, lease.holder)], []
 
     def written(self) -> None:
         self.lease.held = False

@@ -23,7 +23,6 @@ from api.conversations.messages.schemas import MAX_WAIT_SECONDS
 from api.conversations.models import Conversation
 from api.errors import AppError, public_body
 from api.journal import events
-from api.journal import repository as runs
 from api.journal.bus import RunBus
 from api.journal.closing import Closing, Commit
 from api.journal.journal import RunJournal
@@ -36,6 +35,7 @@ from api.memory import compaction
 from api.memory import service as memory
 from api.memory.service import BlockView
 from api.observability import metrics
+from api.repositories import Repositories
 from api.runtime.architectures.base import AgentArchitecture
 from api.runtime.builder import TurnBuilder
 from api.runtime.continuity import ContinuityHook
@@ -44,11 +44,10 @@ from api.runtime.lease import ConversationBusy, Lease, Renewals
 from api.runtime.state import TurnState
 from api.runtime.turn import DAY, Turn
 from api.search.engine import SearchEngine
-from api.settings import repository as provider_settings
 from api.settings import service as settings_service
 from api.settings.models import ProviderSettings
 from api.settings.providers import PROVIDERS
-from api.store.table import Item, Table, TxOp
+from api.store.table import Item, TxOp
 from api.tools.native import NATIVE_TOOLS, ToolContext
 
 log = logging.getLogger(__name__)
@@ -111,7 +110,7 @@ class Runtime:
 
     def __init__(
         self,
-        table: Table,
+        repos: Repositories,
         clock: Clock,
         settings: Settings,
         hook_providers: Sequence[HookProvider] = (),
@@ -121,14 +120,17 @@ class Runtime:
         providers: settings_service.ProviderFactory,
         turns: TurnBuilder,
     ) -> None:
-        self.table = table
+        self.repos = repos
         # The plug-ins its agents may have, by name: handed in at start-up (api/main.py), so
         # that which are installed is the app's choice, not an import's.
         self.architectures = architectures
         self.search = search
         self.clock = clock
         self.settings = settings
-        self.hook_providers: tuple[HookProvider, ...] = (ContinuityHook(search), *hook_providers)
+        self.hook_providers: tuple[HookProvider, ...] = (
+            ContinuityHook(repos, search),
+            *hook_providers,
+        )
         self.providers = providers
         self.turns = turns
         self.running: set[asyncio.Task[None]] = set()
@@ -150,7 +152,7 @@ class Runtime:
         )
         hooks = Hooks(self.hook_providers, state, Closing(self._committer(request.agent_id)))
         agent_read: asyncio.Future[Agent] = asyncio.ensure_future(
-            ready(agent) if agent else agents.get(self.table, request.user_email, request.agent_id)
+            ready(agent) if agent else agents.get(self.repos, request.user_email, request.agent_id)
         )
 
         async def load_agent() -> Agent:
@@ -160,7 +162,7 @@ class Runtime:
         # the same round as the reads; a turn that waits its turn takes it first, so that
         # it reads what the turn before it left.
         lease = Lease(
-            self.table,
+            self.repos.conversations,
             self.clock,
             request.conversation_id,
             state.run_id,
@@ -176,7 +178,7 @@ class Runtime:
         results = await asyncio.gather(
             ready(None) if wait else lease.take(),
             agent_read,
-            memory.blocks_and_warnings(self.table, request.agent_id),
+            memory.blocks_and_warnings(self.repos, request.agent_id),
             self._provider_settings(request.user_email, agent),
             hooks.agent_initialized(load_agent),
             return_exceptions=True,
@@ -231,7 +233,7 @@ class Runtime:
             expiry_days=agent.event_expiry_days,
             coalesce_seconds=self.settings.sse_coalesce_ms / 1000,
         )
-        journal = RunJournal(self.table, self.clock, run, self.runs, turn.draft.take)
+        journal = RunJournal(self.repos.journal, self.clock, run, self.runs, turn.draft.take)
         return PreparedTurn(self, architecture(), turn, turn.tools.context, lease, journal)
 
     def _committer(self, agent_id: str) -> Commit:
@@ -242,7 +244,7 @@ class Runtime:
             if upserts:
                 await self.search.commit(agent_id, ops, upserts=upserts)
             else:
-                await self.table.transact_write(ops)
+                await self.repos.table.transact_write(ops)
 
         return commit
 
@@ -252,11 +254,11 @@ class Runtime:
         """The stored settings the agent's provider needs: when the agent is not read yet,
         all of the user's (one query) so as not to wait for it."""
         if agent is None:
-            return {s.provider_name: s for s in await provider_settings.list_for(self.table, email)}
+            return {s.provider_name: s for s in await self.repos.provider_settings.list_for(email)}
         spec = PROVIDERS.get(agent.agent_provider)
         if spec is None or spec.credentials is None:
             return {}
-        found = await provider_settings.get(self.table, email, agent.agent_provider)
+        found = await self.repos.provider_settings.get(email, agent.agent_provider)
         return {found.provider_name: found} if found else {}
 
     def start(self, work: Awaitable[None]) -> asyncio.Task[None]:
@@ -285,7 +287,7 @@ class Runtime:
             await asyncio.wait({task}, timeout=max(0.0, deadline - self.clock.now()))
             if task.done():
                 return
-            run = await runs.get(self.table, run_id)
+            run = await self.repos.journal.get(run_id)
             watched = run.watched_until if run and run.watched_until else 0.0
             if watched <= self.clock.now():
                 task.cancel()
@@ -449,6 +451,7 @@ class PreparedTurn:
             return []
         try:
             report = await compaction.note_turn(
+                self.runtime.repos,
                 self.runtime.search,
                 turn.agent.agent_id,
                 self.tool_context.summarizer,

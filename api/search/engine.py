@@ -26,9 +26,10 @@ from api.search import documents, repository, tokens, when
 from api.search.documents import Doc
 from api.search.index import AgentIndex, Filters, Found, Listed, Mode, Query
 from api.search.recent_vectors import RecentVectors
+from api.search.repository import SearchRepository
 from api.search.vectors import Vector
 from api.store import keys
-from api.store.table import SK, Delete, Item, Key, Table, TxOp
+from api.store.table import SK, Delete, Item, Key, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -84,13 +85,15 @@ class _Pending:
 class SearchEngine:
     def __init__(
         self,
-        table: Table,
+        repository: SearchRepository,
         embedder: Embedder | None,
         clock: Clock,
         *,
         memory_budget: int = DEFAULT_MEMORY_BUDGET,
     ) -> None:
-        self.table = table
+        # Private: every other reader and writer of the table goes through its own
+        # repository, never through the engine.
+        self._repository = repository
         self.embedder = embedder
         self.clock = clock
         self.memory_budget = memory_budget
@@ -185,10 +188,10 @@ class SearchEngine:
         for attempt in range(MAX_ATTEMPTS):
             expected = self._versions.get(agent_id)
             if expected is None:
-                expected = await repository.version(self.table, agent_id)
+                expected = await self._repository.version(agent_id)
             try:
-                written = await repository.commit(
-                    self.table, agent_id, ops, touched, expected=expected, now=self.clock.now()
+                written = await self._repository.commit(
+                    agent_id, ops, touched, expected=expected, now=self.clock.now()
                 )
             except repository.VersionMoved:
                 self._versions.pop(agent_id, None)
@@ -298,7 +301,7 @@ class SearchEngine:
             # Its failure is reported by the await below, or never wanted (the read failed).
             vector_work.add_done_callback(lambda t: t.cancelled() or t.exception())
         try:
-            current = await repository.version(self.table, agent_id)
+            current = await self._repository.version(agent_id)
             if vector_work is not None:
                 vector = (await vector_work)[0]
         except BaseException:
@@ -336,7 +339,7 @@ class SearchEngine:
         """The newest items the filters admit, newest first, with how many there are: a
         listing from the agent's index, as fresh as a search's (one read of the version),
         never a read of the partition. `before`: a sort key; only items older than it."""
-        current = await repository.version(self.table, agent_id)
+        current = await self._repository.version(agent_id)
         now = self.clock.now()
         chosen = filters or Filters()
         async with self._lock(agent_id):
@@ -357,7 +360,7 @@ class SearchEngine:
         if index is not None and current < index.version:
             # Read before this call waited for the lock, while another caught the index up
             # further? Or the agent's partition was deleted (its version starts again)?
-            current = max(current, await repository.version(self.table, agent_id))
+            current = max(current, await self._repository.version(agent_id))
         if index is None or current < index.version:
             index = await self._load(agent_id, current)
         else:
@@ -397,7 +400,7 @@ class SearchEngine:
 
         async def read(query: keys.Query) -> list[Doc]:
             docs: list[Doc] = []
-            async for page in repository.pages(self.table, query):
+            async for page in self._repository.pages(query):
                 docs += await asyncio.to_thread(parse, page)  # off the loop, page by page
             return docs
 
@@ -419,11 +422,11 @@ class SearchEngine:
         needed instead."""
         if current - index.version > MAX_CATCH_UP:
             return False
-        refs = await repository.changes(self.table, agent_id, index.version + 1, current)
+        refs = await self._repository.changes(agent_id, index.version + 1, current)
         if refs is None:
             return False
         touched = [sk for change in refs for sk in change]
-        found = await repository.items(self.table, agent_id, touched)
+        found = await self._repository.items(agent_id, touched)
         # Re-read, not replayed: an item's state now is what its changes add up to.
         removed = [sk for sk in touched if sk not in found]
         if len(touched) <= INLINE_CHANGES:

@@ -47,81 +47,84 @@ class VersionMoved(Exception):
     """Another writer changed the agent's searchable items first: read the version again."""
 
 
-async def version(table: Table, agent_id: str) -> int:
-    item = await table.get(keys.search_version(agent_id))
-    return int(item["version"]) if item else 0
-
-
-async def changes(table: Table, agent_id: str, first: int, last: int) -> list[list[str]] | None:
-    """The sort keys each change from `first` to `last` touched; None when the log no longer
-    holds all of them."""
-    pk, sk = keys.search_changes_between(agent_id, first, last)
-    found = await query_all(table, pk, sk=sk)
-    if len(found) != last - first + 1:
-        return None
-    return [list(item.get("refs", [])) for item in found]
-
-
-async def items(table: Table, agent_id: str, sks: Sequence[str]) -> dict[str, Item]:
-    """The live items among these sort keys of the agent's partition."""
-    pk = keys.agent_partition(agent_id)
-    found = await table.batch_get([Key(pk, sk) for sk in dict.fromkeys(sks)])
-    return {item[SK]: item for item in found}
-
-
-def pages(table: Table, query: keys.Query) -> AsyncIterator[list[Item]]:
-    pk, sk = query
-    return store_pages(table, pk, sk=sk, limit=LOAD_PAGE)
-
-
 def searchable_queries(agent_id: str) -> tuple[keys.Query, ...]:
     """The queries that read every archival memory and message copy of the agent."""
     return keys.archival_of(agent_id), keys.message_recalls_of(agent_id)
 
 
-async def searchable(table: Table, agent_id: str) -> AsyncIterator[list[Item]]:
-    """Every archival memory and message copy of the agent, a page at a time (so that a
-    large agent is never held as items all at once)."""
-    for query in searchable_queries(agent_id):
-        async for page in pages(table, query):
-            yield page
+class SearchRepository:
+    """The search index's items: each agent's version and change log, and its searchable items."""
 
+    __slots__ = ("table",)
 
-async def commit(
-    table: Table,
-    agent_id: str,
-    ops: Sequence[TxOp],
-    touched: Sequence[str],
-    *,
-    expected: int,
-    now: float,
-) -> int:
-    """`ops` and change expected+1 naming `touched`, all or nothing; the new version.
+    def __init__(self, table: Table) -> None:
+        self.table = table
 
-    VersionMoved when another writer got there first; TransactionCancelled when one of
-    `ops` was refused (its condition), for the caller to read as before."""
-    condition: Condition = ItemAbsent() if expected == 0 else AttrEquals("version", expected)
-    after = expected + 1
-    bookkeeping: list[TxOp] = [
-        Update(
-            keys.search_version(agent_id),
-            set={"version": after, keys.ENTITY: keys.SEARCH_VERSION},
-            condition=condition,
-            label=VERSION,
-        ),
-        Put(
-            {
-                **keys.search_change(agent_id, after).as_item(),
-                keys.ENTITY: keys.SEARCH_CHANGE,
-                "refs": list(touched),
-                "ttl": int(now) + CHANGE_TTL_SECONDS,
-            }
-        ),
-    ]
-    try:
-        await table.transact_write([*ops, *bookkeeping])
-    except TransactionCancelled as e:
-        if e.refused(VERSION) and not any(e.refused(op.label) for op in ops):
-            raise VersionMoved from e
-        raise
-    return after
+    async def version(self, agent_id: str) -> int:
+        item = await self.table.get(keys.search_version(agent_id))
+        return int(item["version"]) if item else 0
+
+    async def changes(self, agent_id: str, first: int, last: int) -> list[list[str]] | None:
+        """The sort keys each change from `first` to `last` touched; None when the log no longer
+        holds all of them."""
+        pk, sk = keys.search_changes_between(agent_id, first, last)
+        found = await query_all(self.table, pk, sk=sk)
+        if len(found) != last - first + 1:
+            return None
+        return [list(item.get("refs", [])) for item in found]
+
+    async def items(self, agent_id: str, sks: Sequence[str]) -> dict[str, Item]:
+        """The live items among these sort keys of the agent's partition."""
+        pk = keys.agent_partition(agent_id)
+        found = await self.table.batch_get([Key(pk, sk) for sk in dict.fromkeys(sks)])
+        return {item[SK]: item for item in found}
+
+    def pages(self, query: keys.Query) -> AsyncIterator[list[Item]]:
+        pk, sk = query
+        return store_pages(self.table, pk, sk=sk, limit=LOAD_PAGE)
+
+    async def searchable(self, agent_id: str) -> AsyncIterator[list[Item]]:
+        """Every archival memory and message copy of the agent, a page at a time (so that a
+        large agent is never held as items all at once)."""
+        for query in searchable_queries(agent_id):
+            async for page in self.pages(query):
+                yield page
+
+    async def commit(
+        self,
+        agent_id: str,
+        ops: Sequence[TxOp],
+        touched: Sequence[str],
+        *,
+        expected: int,
+        now: float,
+    ) -> int:
+        """`ops` and change expected+1 naming `touched`, all or nothing; the new version.
+
+        VersionMoved when another writer got there first; TransactionCancelled when one of
+        `ops` was refused (its condition), for the caller to read as before."""
+        condition: Condition = ItemAbsent() if expected == 0 else AttrEquals("version", expected)
+        after = expected + 1
+        bookkeeping: list[TxOp] = [
+            Update(
+                keys.search_version(agent_id),
+                set={"version": after, keys.ENTITY: keys.SEARCH_VERSION},
+                condition=condition,
+                label=VERSION,
+            ),
+            Put(
+                {
+                    **keys.search_change(agent_id, after).as_item(),
+                    keys.ENTITY: keys.SEARCH_CHANGE,
+                    "refs": list(touched),
+                    "ttl": int(now) + CHANGE_TTL_SECONDS,
+                }
+            ),
+        ]
+        try:
+            await self.table.transact_write([*ops, *bookkeeping])
+        except TransactionCancelled as e:
+            if e.refused(VERSION) and not any(e.refused(op.label) for op in ops):
+                raise VersionMoved from e
+            raise
+        return after

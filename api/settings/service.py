@@ -17,10 +17,10 @@ from api.kit import netguard
 from api.kit.clock import Clock
 from api.kit.crypto import DecryptionFailed, KeyRing
 from api.llm.types import LLMProvider
-from api.settings import repository
+from api.repositories import Repositories
 from api.settings.models import ProviderSettings
 from api.settings.providers import PROVIDERS, Credentials, ProviderSpec
-from api.store.table import ConditionFailed, Table
+from api.store.table import ConditionFailed
 
 
 class UnknownProvider(NotFound):
@@ -118,11 +118,11 @@ def credentials_of(keys: KeyRing, settings: ProviderSettings) -> Credentials:
 
 
 async def stored_values(
-    table: Table, keys: KeyRing, email: str, provider: str, *, readable_only: bool = False
+    repos: Repositories, keys: KeyRing, email: str, provider: str, *, readable_only: bool = False
 ) -> dict[str, Any] | None:
     """The stored values in clear. With `readable_only`, values that no longer decrypt
     (their key was dropped) count as none, so that saving new ones still works."""
-    settings = await repository.get(table, email, provider)
+    settings = await repos.provider_settings.get(email, provider)
     if settings is None:
         return None
     try:
@@ -134,25 +134,25 @@ async def stored_values(
 
 
 async def load_stored(
-    table: Table, keys: KeyRing, email: str, provider: str
+    repos: Repositories, keys: KeyRing, email: str, provider: str
 ) -> tuple[ProviderSettings, Credentials]:
     """The stored item and its credentials, from one read."""
     spec = spec_of(provider, configurable=True)
-    settings = await repository.get(table, email, provider)
+    settings = await repos.provider_settings.get(email, provider)
     if settings is None:
         raise ProviderNotConfigured(f"{spec.label} is not configured yet.")
     return settings, credentials_of(keys, settings)
 
 
-async def load(table: Table, keys: KeyRing, email: str, provider: str) -> Credentials:
-    return (await load_stored(table, keys, email, provider))[1]
+async def load(repos: Repositories, keys: KeyRing, email: str, provider: str) -> Credentials:
+    return (await load_stored(repos, keys, email, provider))[1]
 
 
 async def list_configured(
-    table: Table, keys: KeyRing, email: str
+    repos: Repositories, keys: KeyRing, email: str
 ) -> list[tuple[ProviderSettings, Credentials]]:
     """Every provider this user configured, from one query."""
-    return [(s, credentials_of(keys, s)) for s in await repository.list_for(table, email)]
+    return [(s, credentials_of(keys, s)) for s in await repos.provider_settings.list_for(email)]
 
 
 def merge_secrets(
@@ -171,7 +171,7 @@ def merge_secrets(
 
 
 async def save(
-    table: Table,
+    repos: Repositories,
     keys: KeyRing,
     email: str,
     provider: str,
@@ -194,15 +194,15 @@ async def save(
         key_id=keys.current_id,
         updated_at=datetime.fromtimestamp(clock.now(), tz=UTC),
     )
-    await repository.save(table, settings)
+    await repos.provider_settings.save(settings)
     return settings
 
 
-async def delete(table: Table, email: str, provider: str) -> None:
+async def delete(repos: Repositories, email: str, provider: str) -> None:
     spec = spec_of(provider, configurable=True)
-    if await repository.get(table, email, provider) is None:
+    if await repos.provider_settings.get(email, provider) is None:
         raise ProviderNotConfigured(f"{spec.label} is not configured.")
-    await repository.delete(table, email, provider)
+    await repos.provider_settings.delete(email, provider)
 
 
 CLOSE_AFTER_SECONDS = 600.0  # longer than any turn's LLM calls
@@ -282,10 +282,10 @@ class ProviderFactory:
         self.allow_server_identity = settings.server_identity_for_users
         self.cache = ProviderCache()
 
-    async def for_user(self, table: Table, email: str, provider: str) -> LLMProvider:
+    async def for_user(self, repos: Repositories, email: str, provider: str) -> LLMProvider:
         """The adapter for this user's provider, with their stored credentials."""
         return await provider_for(
-            table,
+            repos,
             self.keyring,
             email,
             provider,
@@ -310,7 +310,7 @@ class ProviderFactory:
 
 
 async def provider_for(
-    table: Table,
+    repos: Repositories,
     keys: KeyRing,
     email: str,
     provider: str,
@@ -320,7 +320,11 @@ async def provider_for(
     cache: ProviderCache | None = None,
 ) -> LLMProvider:
     """The adapter for this user's provider, with their credentials."""
-    stored = await repository.get(table, email, provider) if spec_of(provider).credentials else None
+    stored = (
+        await repos.provider_settings.get(email, provider)
+        if spec_of(provider).credentials
+        else None
+    )
     return await provider_from(
         keys,
         stored,
@@ -371,7 +375,7 @@ async def provider_from(
     return adapter
 
 
-async def reencrypt(table: Table, keys: KeyRing, clock: Clock) -> int:
+async def reencrypt(repos: Repositories, keys: KeyRing, clock: Clock) -> int:
     """Rewrite every credential encrypted with an older key under the current one."""
     rewritten = 0
     for old_key in keys.key_ids:
@@ -379,7 +383,7 @@ async def reencrypt(table: Table, keys: KeyRing, clock: Clock) -> int:
             continue
         cursor: str | None = None
         while True:
-            batch, cursor = await repository.encrypted_with(table, old_key, cursor)
+            batch, cursor = await repos.provider_settings.encrypted_with(old_key, cursor)
             for settings in batch:
                 data = associated_data(settings.user_email, settings.provider_name)
                 plaintext = keys.decrypt(settings.encrypted_credentials, data)
@@ -391,7 +395,7 @@ async def reencrypt(table: Table, keys: KeyRing, clock: Clock) -> int:
                     }
                 )
                 try:
-                    await repository.replace_ciphertext(table, settings, fresh)
+                    await repos.provider_settings.replace_ciphertext(settings, fresh)
                     rewritten += 1
                 except ConditionFailed:
                     pass  # changed meanwhile, so written with the current key already

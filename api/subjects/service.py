@@ -1,7 +1,6 @@
 """Subjects: found through the caller's lookup item, made with their agent in one
 transaction, deleted with everything of theirs."""
 
-from api.agents import repository as agents_repository
 from api.agents import service as agents
 from api.agents.models import DEFAULT_ARCHITECTURE, Agent
 from api.agents.schemas import AgentCreate
@@ -9,9 +8,9 @@ from api.agents.service import AgentNameTaken
 from api.errors import NotFound
 from api.kit.clock import Clock
 from api.memory import service as memory
-from api.memory_runs import repository as memory_runs
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
-from api.store.table import ItemAbsent, Put, Table, TransactionCancelled, TxOp
+from api.store.table import ItemAbsent, Put, TransactionCancelled, TxOp
 from api.subjects import repository
 from api.subjects.models import Subject
 
@@ -29,40 +28,40 @@ class SubjectNotFound(NotFound):
         )
 
 
-async def get(table: Table, email: str, user_id: str) -> Subject:
+async def get(repos: Repositories, email: str, user_id: str) -> Subject:
     """The caller's subject, by its lookup item alone (one read)."""
-    subject = await repository.get(table, email, user_id)
+    subject = await repos.subjects.get(email, user_id)
     if subject is None:
         raise SubjectNotFound(user_id)
     return subject
 
 
-async def find(table: Table, email: str, user_id: str) -> tuple[Subject, Agent] | None:
-    subject = await repository.get(table, email, user_id)
+async def find(repos: Repositories, email: str, user_id: str) -> tuple[Subject, Agent] | None:
+    subject = await repos.subjects.get(email, user_id)
     if subject is None:
         return None
-    agent = await agents_repository.get(table, email, subject.agent_id)
+    agent = await repos.agents.get(email, subject.agent_id)
     return (subject, agent) if agent is not None else None
 
 
-async def get_with_agent(table: Table, email: str, user_id: str) -> tuple[Subject, Agent]:
-    found = await find(table, email, user_id)
+async def get_with_agent(repos: Repositories, email: str, user_id: str) -> tuple[Subject, Agent]:
+    found = await find(repos, email, user_id)
     if found is None:
         raise SubjectNotFound(user_id)
     return found
 
 
 async def open_subject(
-    table: Table, email: str, user_id: str, clock: Clock, *, provider: str, model: str
+    repos: Repositories, email: str, user_id: str, clock: Clock, *, provider: str, model: str
 ) -> tuple[Subject, Agent, bool]:
     """The caller's subject: the one that exists, or a new one with its agent (and whether
     it is new). Concurrent calls make one."""
-    stale = await repository.get(table, email, user_id)
+    stale = await repos.subjects.get(email, user_id)
     if stale is not None:
-        agent = await agents_repository.get(table, email, stale.agent_id)
+        agent = await repos.agents.get(email, stale.agent_id)
         if agent is not None:
             return stale, agent, False
-        await repository.delete(table, stale)  # its agent was deleted through /agents
+        await repos.subjects.delete(stale)  # its agent was deleted through /agents
     for attempt in range(NAME_ATTEMPTS):
         name = AGENT_NAME.format(user_id) + (f" ({attempt + 1})" if attempt else "")
         body = AgentCreate(
@@ -83,14 +82,14 @@ async def open_subject(
         try:
             # A subject's agent has the default architecture, always installed.
             agent = await agents.create_linked(
-                table, email, body, clock, linked, architectures=(DEFAULT_ARCHITECTURE,)
+                repos, email, body, clock, linked, architectures=(DEFAULT_ARCHITECTURE,)
             )
         except AgentNameTaken:
             continue
         except TransactionCancelled as e:
             if not e.refused(repository.SUBJECT):
                 raise
-            found = await find(table, email, user_id)  # made meanwhile by another call
+            found = await find(repos, email, user_id)  # made meanwhile by another call
             if found is None:
                 raise
             return (*found, False)
@@ -98,17 +97,16 @@ async def open_subject(
     raise AgentNameTaken(f"Your agents already use the names for {user_id!r}; rename one.")
 
 
-async def delete(search: SearchEngine, subject: Subject) -> None:
+async def delete(repos: Repositories, search: SearchEngine, subject: Subject) -> None:
     """The subject and everything of theirs: the lookup first (from then on no message can
     be added to it), the markers of its runs not ended, then the agent with its blocks,
     memories, runs, conversations and messages."""
-    table = search.table
-    agent = await agents_repository.get(table, subject.created_by, subject.agent_id)
-    if not await repository.delete(table, subject):
+    agent = await repos.agents.get(subject.created_by, subject.agent_id)
+    if not await repos.subjects.delete(subject):
         raise SubjectNotFound(subject.user_id)  # deleted or reset meanwhile
-    unfinished = await memory_runs.all_unfinished(table, subject.agent_id)
-    await memory_runs.forget_all(table, [q.run_id for q in unfinished])
+    unfinished = await repos.memory_runs.all_unfinished(subject.agent_id)
+    await repos.memory_runs.forget_all([q.run_id for q in unfinished])
     if agent is not None:
-        await agents.delete(search, agent)
+        await agents.delete(repos, search, agent)
     else:
-        await memory.delete_all(search, subject.agent_id)
+        await memory.delete_all(repos, search, subject.agent_id)

@@ -8,19 +8,15 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 
 from api.agents.models import Agent
-from api.conversations import repository as conversations
-from api.conversations.messages import repository as messages
 from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
 from api.kit.clock import Clock
 from api.kit.json_data import plain
-from api.memory import repository as memory
 from api.memory.models import ArchivalMemory
-from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
+from api.repositories import Repositories
 from api.search import vectors
-from api.store.table import Item, Table
-from api.subjects import repository as subjects
+from api.store.table import Item
 from api.transfer.format import (
     VERSION,
     AgentRecord,
@@ -152,7 +148,7 @@ def run_record(run: MemoryRun) -> MemoryRunRecord:
 
 
 async def export_agent(
-    table: Table, agent: Agent, clock: Clock, *, with_vectors: bool = True
+    repos: Repositories, agent: Agent, clock: Clock, *, with_vectors: bool = True
 ) -> AsyncIterator[bytes]:
     """The agent's export file, a chunk of lines at a time. The agent is the caller's (an
     owned agent): every read below is in its partitions or filtered to its owner."""
@@ -168,10 +164,10 @@ async def export_agent(
     head: list[Record] = [agent_record(agent)]
     subject_id = agent.metadata.get(SUBJECT_KEY) if isinstance(agent.metadata, dict) else None
     if isinstance(subject_id, str) and subject_id:
-        subject = await subjects.get(table, agent.created_by, subject_id)
+        subject = await repos.subjects.get(agent.created_by, subject_id)
         if subject is not None and subject.agent_id == agent_id:
             head.append(SubjectRecord(user_id=subject.user_id, created_at=subject.created_at))
-    blocks, warnings = await memory.blocks_and_warnings(table, agent_id)
+    blocks, warnings = await repos.memory.blocks_and_warnings(agent_id)
     for definition, core in blocks:
         head.append(
             BlockRecord(
@@ -190,7 +186,7 @@ async def export_agent(
 
     # The biggest kind: the next page is read while this one is encoded and sent.
     reading = asyncio.ensure_future(
-        memory.archival_items_page(table, agent_id, limit=PAGE, cursor=None)
+        repos.memory.archival_items_page(agent_id, limit=PAGE, cursor=None)
     )
     cursor: str | None
     try:
@@ -198,7 +194,7 @@ async def export_agent(
             found, cursor = await reading
             if cursor is not None:
                 reading = asyncio.ensure_future(
-                    memory.archival_items_page(table, agent_id, limit=PAGE, cursor=cursor)
+                    repos.memory.archival_items_page(agent_id, limit=PAGE, cursor=cursor)
                 )
             records: list[Record] = [
                 archival_record(m, item, with_vector=with_vectors) for m, item in found
@@ -213,8 +209,8 @@ async def export_agent(
     owner = agent.created_by
     cursor = None
     while True:
-        listed, cursor = await conversations.list_for_agent(
-            table, agent_id, limit=100, cursor=cursor
+        listed, cursor = await repos.conversations.list_for_agent(
+            agent_id, limit=100, cursor=cursor
         )
         for conversation in listed:
             # The index groups conversations by agent id alone: keep the owner's only.
@@ -223,8 +219,8 @@ async def export_agent(
             yield await _encoded([conversation_record(conversation)], digest)
             message_cursor: str | None = None
             while True:
-                page, message_cursor = await messages.oldest_first(
-                    table, conversation.conversation_id, limit=PAGE, cursor=message_cursor
+                page, message_cursor = await repos.messages.oldest_first(
+                    conversation.conversation_id, limit=PAGE, cursor=message_cursor
                 )
                 if page:
                     yield await _encoded([message_record(m) for m in page], digest)
@@ -235,7 +231,7 @@ async def export_agent(
 
     cursor = None
     while True:
-        runs, cursor = await memory_runs.runs_page(table, agent_id, limit=PAGE, cursor=cursor)
+        runs, cursor = await repos.memory_runs.runs_page(agent_id, limit=PAGE, cursor=cursor)
         if runs:
             yield await _encoded([run_record(r) for r in runs], digest)
         if cursor is None:

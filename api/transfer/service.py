@@ -14,8 +14,8 @@ from typing import IO, Protocol
 
 from api.agents.models import Agent
 from api.kit.clock import Clock
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
-from api.store.table import Table
 from api.transfer import exporter, letta, reader
 from api.transfer.checker import Checker, refuse
 from api.transfer.errors import ImportTooLarge
@@ -42,12 +42,13 @@ class NoProgress:
 
 
 def export_agent(
-    table: Table, agent: Agent, clock: Clock, *, with_vectors: bool = True
+    repos: Repositories, agent: Agent, clock: Clock, *, with_vectors: bool = True
 ) -> AsyncIterator[bytes]:
-    return exporter.export_agent(table, agent, clock, with_vectors=with_vectors)
+    return exporter.export_agent(repos, agent, clock, with_vectors=with_vectors)
 
 
 async def import_file(
+    repos: Repositories,
     search: SearchEngine,
     email: str,
     path: Path,
@@ -65,11 +66,11 @@ async def import_file(
     an editor) cannot bring unchecked records into pass 2."""
     progress = progress or NoProgress()
     if not await asyncio.to_thread(reader.is_export_file, path):
-        return await _import_letta(search, email, path, progress)
+        return await _import_letta(repos, search, email, path, progress)
     if private:
         plan = await asyncio.to_thread(reader.check_file, path)
         progress.checked(plan.records)
-        return [await _write_export(search, email, path, plan, progress)]
+        return [await _write_export(repos, search, email, path, plan, progress)]
     handle = await asyncio.to_thread(_spool_file)
     copy = Path(handle.name)
     try:
@@ -78,15 +79,20 @@ async def import_file(
         finally:
             await asyncio.to_thread(handle.close)
         progress.checked(plan.records)
-        return [await _write_export(search, email, copy, plan, progress)]
+        return [await _write_export(repos, search, email, copy, plan, progress)]
     finally:
         await asyncio.to_thread(copy.unlink, missing_ok=True)
 
 
 async def _write_export(
-    search: SearchEngine, email: str, path: Path, plan: reader.Plan, progress: Progress
+    repos: Repositories,
+    search: SearchEngine,
+    email: str,
+    path: Path,
+    plan: reader.Plan,
+    progress: Progress,
 ) -> ImportReport:
-    writer = Writer(search, email, plan.header.source_agent_id)
+    writer = Writer(repos, search, email, plan.header.source_agent_id)
     records = reader.RecordFile(path)
     # The next batch is read and parsed on a thread while this one is written.
     reading = asyncio.ensure_future(asyncio.to_thread(records.next_batch, READ_BATCH))
@@ -120,13 +126,13 @@ def _checked_letta(path: Path) -> list[letta.Converted]:
 
 
 async def _import_letta(
-    search: SearchEngine, email: str, path: Path, progress: Progress
+    repos: Repositories, search: SearchEngine, email: str, path: Path, progress: Progress
 ) -> list[ImportReport]:
     converted = await asyncio.to_thread(_checked_letta, path)
     progress.checked(sum(len(agent.records) for agent in converted))
     reports: list[ImportReport] = []
     for agent in converted:
-        writer = Writer(search, email, agent.source_agent_id)
+        writer = Writer(repos, search, email, agent.source_agent_id)
         for record in agent.records:
             await writer.add(record)
             progress.wrote(1)
@@ -179,10 +185,15 @@ def _discard(handle: IO[bytes], path: Path) -> None:
 
 
 async def import_body(
-    search: SearchEngine, email: str, chunks: AsyncIterator[bytes], *, limit: int
+    repos: Repositories,
+    search: SearchEngine,
+    email: str,
+    chunks: AsyncIterator[bytes],
+    *,
+    limit: int,
 ) -> list[ImportReport]:
     path = await spool(chunks, limit)
     try:
-        return await import_file(search, email, path, private=True)
+        return await import_file(repos, search, email, path, private=True)
     finally:
         await asyncio.to_thread(path.unlink, missing_ok=True)

@@ -15,9 +15,7 @@ from typing import Any
 from api.agents import repository as agents_repository
 from api.agents.models import DEFAULT_ARCHITECTURE, Agent, AgentNameGuard
 from api.agents.service import AgentNameTaken, normalize_name
-from api.conversations import repository as conversations
 from api.conversations import service as conversations_service
-from api.conversations.messages import repository as messages
 from api.conversations.messages import service as messages_service
 from api.conversations.messages.models import Message
 from api.conversations.models import Conversation, SessionLookup
@@ -25,13 +23,12 @@ from api.memory import archival, blocks
 from api.memory import repository as memory
 from api.memory import service as memory_service
 from api.memory.models import ArchivalMemory, CapacityWarning, CoreMemory, MemoryBlockDef
-from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
+from api.repositories import Repositories
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.search import vectors
 from api.search.engine import SearchEngine
 from api.search.vectors import Vector
-from api.settings import repository as provider_settings
 from api.settings.providers import PROVIDERS
 from api.store.table import Item, ItemAbsent, Put, TransactionCancelled, TxOp
 from api.subjects import repository as subjects
@@ -108,9 +105,11 @@ class ImportReport:
 class Writer:
     """Feed it the records of one checked file in order, then `finish()`."""
 
-    def __init__(self, search: SearchEngine, email: str, source_agent_id: str) -> None:
+    def __init__(
+        self, repos: Repositories, search: SearchEngine, email: str, source_agent_id: str
+    ) -> None:
+        self.repos = repos
         self.search = search
-        self.table = search.table
         self.email = email
         self.source_agent_id = source_agent_id
         self.agent_id = ids.agent_id(email, source_agent_id)
@@ -164,7 +163,7 @@ class Writer:
         # only what is missing is written.
         assert self._agent is not None
         await memory_service.ensure_default_blocks(
-            self.table, self.agent_id, persona=self._agent.persona, clock=self.search.clock
+            self.repos, self.agent_id, persona=self._agent.persona, clock=self.search.clock
         )
         return self.report
 
@@ -174,12 +173,12 @@ class Writer:
         record = self._agent
         assert record is not None, "the checker puts the agent first"
         self._agent_written = True
-        existing = await agents_repository.get(self.table, self.email, self.agent_id)
+        existing = await self.repos.agents.get(self.email, self.agent_id)
         if existing is not None:
             self.report.agent_name = existing.agent_name
             self.report.skip("agent", "imported before: this file's agent is already yours")
             if self._subject is not None:
-                subject = await subjects.get(self.table, self.email, self._subject.user_id)
+                subject = await self.repos.subjects.get(self.email, self._subject.user_id)
                 if subject is not None and subject.agent_id == self.agent_id:
                     self._subject_id = subject.user_id
             return
@@ -190,7 +189,7 @@ class Writer:
             guard = AgentNameGuard(
                 created_by=self.email, normalized_name=normalize_name(name), agent_id=self.agent_id
             )
-            if await agents_repository.guard_of(self.table, self.email, guard.normalized_name):
+            if await self.repos.agents.guard_of(self.email, guard.normalized_name):
                 continue
             metadata = dict(record.metadata)
             if subject is None:
@@ -216,7 +215,7 @@ class Writer:
                 else []
             )
             try:
-                await agents_repository.create(self.table, agent, guard, also)
+                await self.repos.agents.create(agent, guard, also)
             except TransactionCancelled as e:
                 # The agent was imported meanwhile by a concurrent import of this file.
                 if e.refused(agents_repository.AGENT):
@@ -244,7 +243,7 @@ class Writer:
     async def _free_subject(self) -> Subject | None:
         if self._subject is None:
             return None
-        taken = await subjects.get(self.table, self.email, self._subject.user_id)
+        taken = await self.repos.subjects.get(self.email, self._subject.user_id)
         if taken is not None and taken.agent_id == self.agent_id:
             # Written with this very agent by a concurrent import of the same file: the
             # agent's create below is refused, and the agent found with its subject.
@@ -276,7 +275,7 @@ class Writer:
         known = PROVIDERS.get(provider)
         if known is None or (
             known.credentials is not None
-            and await provider_settings.get(self.table, self.email, provider) is None
+            and await self.repos.provider_settings.get(self.email, provider) is None
         ):
             # Credentials never travel in a file: the agent waits for the user's own.
             self.report.notes.append(
@@ -306,7 +305,7 @@ class Writer:
             version=1,
             updated_at=record.updated_at,
         )
-        if await memory.create_block(self.table, definition, core):
+        if await self.repos.memory.create_block(definition, core):
             self.report.written["block"] += 1
         else:
             self.report.skip("block", "the agent has a block of that name already", record.name)
@@ -315,7 +314,7 @@ class Writer:
         warning = CapacityWarning(
             agent_id=self.agent_id, block_name=record.block, warning_turns=record.warning_turns
         )
-        if await memory.restore_warning(self.table, warning):
+        if await self.repos.memory.restore_warning(warning):
             self.report.written["capacity_warning"] += 1
         else:
             self.report.skip("capacity_warning", "the block has warned turns already")
@@ -393,7 +392,7 @@ class Writer:
             if self.report.created
             else [*digests, *(h for hs in legacy for h in hs)]
         )
-        stored = await memory.archival_guards(self.table, self.agent_id, wanted) if wanted else {}
+        stored = await self.repos.memory.archival_guards(self.agent_id, wanted) if wanted else {}
         holders = {
             digest: guard.memory_id
             for digest, older in zip(digests, legacy, strict=True)
@@ -407,7 +406,7 @@ class Writer:
             if holders.get(digest, record.memory_id) != record.memory_id
             for i in (holders[digest], record.memory_id)
         ]
-        items = await memory.archival_items(self.table, self.agent_id, ask) if ask else {}
+        items = await self.repos.memory.archival_items(self.agent_id, ask) if ask else {}
 
         planned: list[_Planned] = []
         latest: dict[str, _Planned] = {}  # the batch's latest memory of each text
@@ -525,7 +524,7 @@ class Writer:
             updated_at=record.updated_at,
         )
         if conversation.session_id is None:
-            created = await conversations.create(self.table, conversation)
+            created = await self.repos.conversations.create(conversation)
         else:
             lookup = SessionLookup(
                 created_by=self.email,
@@ -535,7 +534,7 @@ class Writer:
             )
             created = True
             try:
-                await conversations.create_for_session(self.table, conversation, lookup)
+                await self.repos.conversations.create_for_session(conversation, lookup)
             except TransactionCancelled:
                 created = False
         if created:
@@ -589,7 +588,7 @@ class Writer:
 
     async def _not_stored(self, wanted: list[Message]) -> list[Message]:
         """Those not in the store yet; the others are reported as imported before."""
-        stored = await messages.stored(self.table, [m.key() for m in wanted])
+        stored = await self.repos.messages.stored([m.key() for m in wanted])
         for m in wanted:
             if m.key() in stored:
                 self.report.skip("message", "imported before", m.message_id)
@@ -639,7 +638,7 @@ class Writer:
             started_at=record.started_at,
             ended_at=record.ended_at,
         )
-        if await memory_runs.restore(self.table, run):
+        if await self.repos.memory_runs.restore(run):
             self.report.written["memory_run"] += 1
         else:
             self.report.skip("memory_run", "imported before", record.run_id)

@@ -4,7 +4,8 @@ from datetime import UTC, datetime
 
 from api.errors import AppError
 from api.kit.clock import Clock
-from api.store.table import ConditionFailed, Table, TransactionCancelled
+from api.repositories import Repositories
+from api.store.table import ConditionFailed, TransactionCancelled
 from api.users import repository
 from api.users.models import User
 
@@ -23,14 +24,14 @@ def _now(clock: Clock) -> datetime:
     return datetime.fromtimestamp(clock.now(), tz=UTC)
 
 
-async def ensure_local_user(table: Table, email: str, clock: Clock) -> User:
+async def ensure_local_user(repos: Repositories, email: str, clock: Clock) -> User:
     """The one user of AUTH_MODE=local, created on first start."""
     now = _now(clock)
     user = User(email=email, name="Local user", created_at=now, updated_at=now)
     try:
-        await repository.create_if_absent(table, user)
+        await repos.users.create_if_absent(user)
     except ConditionFailed:
-        existing = await repository.get(table, email)
+        existing = await repos.users.get(email)
         assert existing is not None
         return existing
     return user
@@ -44,14 +45,14 @@ class LocalIdentity:
         self.email = email
         self._user: User | None = None
 
-    async def user(self, table: Table, clock: Clock) -> User:
+    async def user(self, repos: Repositories, clock: Clock) -> User:
         if self._user is None:
-            self._user = await ensure_local_user(table, self.email, clock)
+            self._user = await ensure_local_user(repos, self.email, clock)
         return self._user
 
 
 async def sign_in_with_google(
-    table: Table,
+    repos: Repositories,
     *,
     sub: str,
     email: str,
@@ -68,27 +69,27 @@ async def sign_in_with_google(
     if not email_verified:
         raise EmailNotVerified("Google has not verified this account's email address.")
     now = _now(clock)
-    known_email = await repository.email_for_google_subject(table, sub)
+    known_email = await repos.users.email_for_google_subject(sub)
     if known_email is None:
         user = User(
             email=email, name=name, picture=picture, google_sub=sub, created_at=now, updated_at=now
         )
         try:
-            await repository.create_with_google_subject(table, user, sub)
+            await repos.users.create_with_google_subject(user, sub)
             return user
         except TransactionCancelled as e:
             if e.failed(repository.USER):
                 raise AccountConflict(
                     "This email address already belongs to another account."
                 ) from e
-            known_email = await repository.email_for_google_subject(table, sub)
+            known_email = await repos.users.email_for_google_subject(sub)
             if known_email is None:
                 raise
-    existing = await repository.get(table, known_email)
+    existing = await repos.users.get(known_email)
     if existing is None or existing.google_sub != sub:
         raise AccountConflict("This Google account is linked to a missing user.")
     if (existing.name, existing.picture) == (name, picture):
         return existing
     updated = existing.model_copy(update={"name": name, "picture": picture, "updated_at": now})
-    await repository.save(table, updated)
+    await repos.users.save(updated)
     return updated

@@ -9,10 +9,11 @@ from typing import TypeVar
 
 import pytest
 
-from api.auth import repository, service
+from api.auth import service
 from api.auth.tokens import issuer_for
 from api.kit.clock import FrozenClock
 from api.kit.secrets import digest
+from api.repositories import Repositories
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Table, TransactionCancelled
@@ -49,31 +50,33 @@ async def table(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Cancellatio
 async def test_the_loser_of_a_concurrent_rotation_gets_the_same_successor(
     table: Cancellations, clock: FrozenClock
 ) -> None:
-    started = await service.start_session(table, "a@example.com", ISSUER, 30, clock)
+    repos = Repositories.over(table)
+    started = await service.start_session(repos, "a@example.com", ISSUER, 30, clock)
     first, second = await asyncio.gather(
-        service.refresh(table, started.refresh_token, ISSUER, clock),
-        service.refresh(table, started.refresh_token, ISSUER, clock),
+        service.refresh(repos, started.refresh_token, ISSUER, clock),
+        service.refresh(repos, started.refresh_token, ISSUER, clock),
     )
     [lost] = table.cancelled  # both rotated the unrotated token; one transaction lost
     assert lost.reasons[0] is not None
     assert first.refresh_token == second.refresh_token != started.refresh_token
-    successor = await repository.get_refresh_token(table, digest(first.refresh_token))
+    successor = await repos.auth.get_refresh_token(digest(first.refresh_token))
     assert successor is not None
     assert not successor.rotated
     # The one successor goes on rotating; the session is alive.
-    third = await service.refresh(table, first.refresh_token, ISSUER, clock)
+    third = await service.refresh(repos, first.refresh_token, ISSUER, clock)
     assert third.refresh_token not in (first.refresh_token, started.refresh_token)
 
 
 async def test_a_session_revoked_during_the_rotation_refuses_the_refresh(
     table: Cancellations, clock: FrozenClock
 ) -> None:
-    started = await service.start_session(table, "a@example.com", ISSUER, 30, clock)
-    token = await repository.get_refresh_token(table, digest(started.refresh_token))
+    repos = Repositories.over(table)
+    started = await service.start_session(repos, "a@example.com", ISSUER, 30, clock)
+    token = await repos.auth.get_refresh_token(digest(started.refresh_token))
     assert token is not None
     refreshed, revoked = await asyncio.gather(
-        service.refresh(table, started.refresh_token, ISSUER, clock),
-        repository.revoke_session(table, token.family_id),
+        service.refresh(repos, started.refresh_token, ISSUER, clock),
+        repos.auth.revoke_session(token.family_id),
         return_exceptions=True,
     )
     assert revoked is None
@@ -81,6 +84,6 @@ async def test_a_session_revoked_during_the_rotation_refuses_the_refresh(
     assert refreshed.message == "This session has ended; sign in again."
     [lost] = table.cancelled
     assert lost.reasons[0] is None  # the token was still unrotated: the session check failed
-    kept = await repository.get_refresh_token(table, token.token_hash)
+    kept = await repos.auth.get_refresh_token(token.token_hash)
     assert kept is not None
     assert not kept.rotated

@@ -15,6 +15,7 @@ from api.auth.service import NonceReplayed
 from api.config import Settings
 from api.kit.clock import FrozenClock, SystemClock
 from api.main import create_app
+from api.repositories import Repositories
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from tests.auth.conftest import (
@@ -128,10 +129,11 @@ def test_a_bad_id_token_is_refused(
 
 async def test_a_nonce_is_accepted_once(settings: Settings) -> None:
     table = SqliteTable(settings.sqlite_path, settings.dynamodb_table, load_definition())
+    repos = Repositories.over(table)
     await table.create()
-    await service.remember_nonce(table, "n-123", SystemClock())
+    await service.remember_nonce(repos, "n-123", SystemClock())
     with pytest.raises(NonceReplayed):
-        await service.remember_nonce(table, "n-123", SystemClock())
+        await service.remember_nonce(repos, "n-123", SystemClock())
     await table.close()
 
 

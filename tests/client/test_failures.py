@@ -21,6 +21,7 @@ from openai import AsyncOpenAI, OpenAI
 from api.auth.service import create_api_key
 from api.config import Settings
 from api.kit.clock import SystemClock
+from api.repositories import Repositories
 from api.store import build_table
 from api.users.service import ensure_local_user
 from client import MemoryServerError, learning
@@ -116,11 +117,12 @@ def test_messages_longer_than_the_server_takes_are_cut_not_lost(
 
 async def make_api_key(db: Path) -> str:
     table = build_table(Settings(store="sqlite", sqlite_path=db, encryption_key="k" * 40))
+    repos = Repositories.over(table)
     try:
         await table.create()
         clock = SystemClock()
-        await ensure_local_user(table, EMAIL, clock)
-        _, secret = await create_api_key(table, EMAIL, "learning", clock)
+        await ensure_local_user(repos, EMAIL, clock)
+        _, secret = await create_api_key(repos, EMAIL, "learning", clock)
     finally:
         await table.close()
     return secret

@@ -23,6 +23,7 @@ from api.conversations.models import Conversation
 from api.embeddings.base import Embedder, Vectors
 from api.embeddings.factory import get_embedding_backend
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
@@ -37,6 +38,7 @@ EMAIL = "ada@example.com"
 @dataclass
 class Setting:
     counter: RoundCounter
+    repos: Repositories  # over `counter`
     search: SearchEngine
     conversation: Conversation
 
@@ -51,19 +53,19 @@ class Setting:
 
     async def store(self, message: Message) -> None:
         copying = await message_service.store_answer(
-            self.search, EMAIL, self.conversation.agent_id, message
+            self.repos, self.search, EMAIL, self.conversation.agent_id, message
         )
         if copying is not None:
             await copying
 
     async def stored(self) -> list[tuple[str, bool]]:
-        found, _ = await repository.oldest_first(
-            self.counter, self.conversation.conversation_id, limit=10, cursor=None
+        found, _ = await self.repos.messages.oldest_first(
+            self.conversation.conversation_id, limit=10, cursor=None
         )
         return [(m.content, m.interrupted) for m in found]
 
     async def copies(self) -> list[str]:
-        found = await message_service.newest(self.counter, self.conversation.agent_id, limit=10)
+        found = await message_service.newest(self.repos, self.conversation.agent_id, limit=10)
         return [m.content for m in found]
 
 
@@ -105,13 +107,15 @@ async def setting(
     tmp_path: Path, clock: FrozenClock, embedder: GatedEmbedder
 ) -> AsyncIterator[Setting]:
     table = SqliteTable(tmp_path / "a.db", "answers", load_definition(), clock=clock)
+    repos = Repositories.over(table)
     await table.create()
     counter = RoundCounter(table)
     agent, _ = await agents.create(
-        table, EMAIL, AgentCreate(name="Kit"), clock, architectures=ARCHITECTURES
+        repos, EMAIL, AgentCreate(name="Kit"), clock, architectures=ARCHITECTURES
     )
-    conversation = await conversations.create(table, agent, "", clock)
-    yield Setting(counter, SearchEngine(counter, embedder, clock), conversation)
+    conversation = await conversations.create(repos, agent, "", clock)
+    counted = Repositories.over(counter)
+    yield Setting(counter, counted, SearchEngine(counted.search, embedder, clock), conversation)
     await table.close()
 
 
@@ -146,7 +150,7 @@ async def test_a_slow_vector_makes_it_two_writes(setting: Setting, embedder: Gat
     embedder.gate.clear()  # the vector does not come while the answer waits for it
     mark = setting.counter.mark()
     copying = await message_service.store_answer(
-        setting.search, EMAIL, setting.conversation.agent_id, setting.answer()
+        setting.repos, setting.search, EMAIL, setting.conversation.agent_id, setting.answer()
     )
     assert copying is not None
     assert writes(setting.counter.since(mark)) == ["put"]  # the answer, stored without it
@@ -160,7 +164,9 @@ async def test_a_slow_vector_makes_it_two_writes(setting: Setting, embedder: Gat
 async def test_in_a_conversation_being_deleted_the_answer_is_kept_without_a_copy(
     setting: Setting,
 ) -> None:
-    await conversations_repository.mark_deleting(setting.counter, setting.conversation)
+    await conversations_repository.ConversationRepository(setting.counter).mark_deleting(
+        setting.conversation
+    )
     await setting.store(setting.answer())
     assert await setting.stored() == [("The answer is 42.", False)]
     assert await setting.copies() == []
@@ -194,10 +200,15 @@ async def test_an_answer_that_cannot_be_written_leaves_no_vector_unawaited(
     loop.set_exception_handler(lambda _, context: unseen.append(context))
     try:
         embedder.gate.clear()
-        search = SearchEngine(ThrottledPuts(setting.counter.table), embedder, clock)
+        throttled = Repositories.over(ThrottledPuts(setting.counter.table))
+        search = SearchEngine(throttled.search, embedder, clock)
         with pytest.raises(Throttled):
             await message_service.store_answer(
-                search, EMAIL, setting.conversation.agent_id, setting.answer()
+                throttled,
+                search,
+                EMAIL,
+                setting.conversation.agent_id,
+                setting.answer(),
             )
         embedder.fail = True  # had it gone on, it would have failed now
         embedder.gate.set()

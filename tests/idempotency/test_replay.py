@@ -3,11 +3,10 @@ on every engine."""
 
 from fastapi.testclient import TestClient
 
-from api.idempotency import repository
 from api.idempotency.models import CLAIM_SECONDS, KEEP_SECONDS, IdempotencyRecord, fingerprint
 from api.idempotency.models import key_hash as hash_of
 from api.kit.clock import FrozenClock
-from api.store.table import Table
+from api.repositories import Repositories
 from tests.idempotency.conftest import key, records
 
 
@@ -143,9 +142,9 @@ def test_a_claim_left_by_a_dead_process_is_taken_over_once_it_lapses(
         until=int(now) + CLAIM_SECONDS,
         ttl=int(now) + KEEP_SECONDS,
     )
-    table: Table = client.app_state["table"]
+    repos: Repositories = client.app_state["repos"]
     assert client.portal is not None
-    assert client.portal.call(repository.claim, table, orphan)
+    assert client.portal.call(repos.idempotency.claim, orphan)
     headers = {**key("orphan"), "content-type": "application/json"}
 
     busy = client.post("/agents", content=body, headers=headers)

@@ -24,6 +24,7 @@ from api.http import errors as error_handlers
 from api.http.middleware.idempotency import Idempotency, Resume
 from api.idempotency.models import CLAIM_SECONDS
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Table
@@ -85,6 +86,7 @@ def tiny_app(
         await table.create()
         yield {
             "table": table,
+            "repos": Repositories.over(table),
             "settings": settings,
             "clock": clock,
             "local": LocalIdentity(EMAIL),
@@ -393,6 +395,7 @@ async def test_a_client_that_leaves_mid_body_runs_nothing(
         "headers": [(b"idempotency-key", b"left")],
         "state": {
             "table": table,
+            "repos": Repositories.over(table),
             "settings": Settings(sqlite_path=Path("unused.db"), local_user_email=EMAIL),
             "clock": clock,
             "local": LocalIdentity(EMAIL),

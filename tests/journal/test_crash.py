@@ -15,12 +15,11 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from api.conversations import repository as conversations
 from api.journal import reader as service
-from api.journal import repository as runs
 from api.journal.models import Run, RunEvents
 from api.journal.process import ProcessId, this_process
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from tests.fakes import serving
 from tests.fakes.llm_servers import FakeLLM, Reply
 from tests.fakes.serving import ServerProcess
@@ -187,6 +186,7 @@ async def test_the_sweep_ends_only_runs_whose_process_is_gone(
     store: Store, clock: FrozenClock
 ) -> None:
     table = store.open()
+    repos = Repositories.over(table)
     await table.create()
     here = this_process()
     cases = {
@@ -204,29 +204,29 @@ async def test_the_sweep_ends_only_runs_whose_process_is_gone(
             created_at=datetime.fromtimestamp(clock.now(), UTC),
         )
         started = RunEvents(run_id=name, first=1, events=[["run.started", "{}"]])
-        await runs.open_run(table, run, started, process)
-        assert await conversations.take_lease(table, run.conversation_id, name, clock.now() + 30)
+        await repos.journal.open_run(run, started, process)
+        assert await repos.conversations.take_lease(run.conversation_id, name, clock.now() + 30)
 
-    assert await service.sweep_dead(table, clock) == 2
-    states = {name: (await runs.get(table, name)).state for name in cases}  # type: ignore[union-attr]
+    assert await service.sweep_dead(repos, clock) == 2
+    states = {name: (await repos.journal.get(name)).state for name in cases}  # type: ignore[union-attr]
     assert states == {
         "elsewhere": "running",  # its lease is held: it may well be alive
         "dead-here": "interrupted",
         "restarted": "interrupted",
         "alive": "running",
     }
-    batches, _ = await runs.read_from(table, "dead-here", 1)
+    batches, _ = await repos.journal.read_from("dead-here", 1)
     ended = [(e.number, e.event) for b in batches for e in b.numbered()]
     # Numbered well past what the dead process may have sent without writing it down.
     assert ended == [(1, "run.started"), (1002, "error"), (1003, "run.failed")]
 
     clock.advance(20)  # this process renews its lease; the other host's stopped renewing
-    assert await conversations.renew_lease(table, "c-alive", "alive", clock.now() + 30)
+    assert await repos.conversations.renew_lease("c-alive", "alive", clock.now() + 30)
     clock.advance(11)
-    assert await service.sweep_dead(table, clock) == 1
-    assert (await runs.get(table, "elsewhere")).state == "interrupted"  # type: ignore[union-attr]
-    assert await runs.end(table, "alive", "completed", clock.now())
-    assert {m.run_id for m in await runs.live_runs(table)} == set()
+    assert await service.sweep_dead(repos, clock) == 1
+    assert (await repos.journal.get("elsewhere")).state == "interrupted"  # type: ignore[union-attr]
+    assert await repos.journal.end("alive", "completed", clock.now())
+    assert {m.run_id for m in await repos.journal.live_runs()} == set()
     await table.close()
 
 
@@ -235,6 +235,7 @@ async def test_two_processes_finding_one_dead_run_end_it_once(
 ) -> None:
     """Two workers start together and both sweep: the run gets one ending, not two."""
     table = store.open()
+    repos = Repositories.over(table)
     await table.create()
     run = Run(
         run_id="r-dead",
@@ -244,10 +245,10 @@ async def test_two_processes_finding_one_dead_run_end_it_once(
         created_at=datetime.fromtimestamp(clock.now(), UTC),
     )
     started = RunEvents(run_id="r-dead", first=1, events=[["run.started", "{}"]])
-    await runs.open_run(table, run, started, ProcessId(this_process().host, dead_pid(), "t"))
-    ended = await asyncio.gather(*(service.sweep_dead(table, clock) for _ in range(4)))
+    await repos.journal.open_run(run, started, ProcessId(this_process().host, dead_pid(), "t"))
+    ended = await asyncio.gather(*(service.sweep_dead(repos, clock) for _ in range(4)))
     assert sum(ended) == 1
-    batches, final = await runs.read_from(table, "r-dead", 1)
+    batches, final = await repos.journal.read_from("r-dead", 1)
     assert [e.event for b in batches for e in b.numbered()] == [
         "run.started",
         "error",

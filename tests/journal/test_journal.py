@@ -14,11 +14,12 @@ from api.conversations.messages import repository as messages
 from api.conversations.messages.models import Message
 from api.journal import journal as journal_module
 from api.journal import reader as service
-from api.journal import repository
 from api.journal.bus import RunBus
 from api.journal.journal import FLUSH_EVENTS, RunJournal
 from api.journal.models import Run
+from api.journal.repository import JournalRepository
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.store.definition import load_definition
 from api.store.keys import ENTITY, RUN_EVENTS
 from api.store.rounds import RoundCounter
@@ -37,7 +38,7 @@ def new_run(clock: FrozenClock, run_id: str = "r1") -> Run:
 
 
 async def stored_numbers(table: SqliteTable, run_id: str = "r1") -> list[int]:
-    batches, _ = await repository.read_from(table, run_id, 1)
+    batches, _ = await JournalRepository(table).read_from(run_id, 1)
     return [e.number for b in batches for e in b.numbered()]
 
 
@@ -58,9 +59,10 @@ def test_a_streaming_turn_writes_at_most_once_a_second() -> None:
 async def test_events_are_written_by_the_batch_or_by_the_clock(
     table: SqliteTable, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    repos = Repositories.over(table)
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.3)
     monkeypatch.setattr(journal_module, "FLUSH_EVENTS", 20)
-    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     for i in range(19):
         journal.add("text.delta", f'{{"i": {i}}}')
@@ -73,7 +75,7 @@ async def test_events_are_written_by_the_batch_or_by_the_clock(
     await asyncio.sleep(0.1)
     assert await stored_numbers(table) == list(range(1, 41))  # 20 are written at once
     await journal.close("completed")
-    _, run = await repository.read_from(table, "r1", 1)
+    _, run = await repos.journal.read_from("r1", 1)
     assert run is not None
     assert run.state == "completed"
 
@@ -85,8 +87,9 @@ async def test_what_a_failed_write_did_not_store_goes_with_the_next(
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    repos = Repositories.over(table)
     monkeypatch.setattr(journal_module, "FLUSH_EVENTS", 20)
-    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # another process holds the database
@@ -117,9 +120,10 @@ async def test_events_and_the_draft_go_in_one_call_and_a_refused_draft_keeps_the
 ) -> None:
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
     counter = RoundCounter(table)
+    repos = Repositories.over(counter)
     drafts: list[Message] = [answer(clock, "Hel")]
     journal = RunJournal(
-        counter, clock, new_run(clock), RunBus(), lambda: drafts.pop() if drafts else None
+        repos.journal, clock, new_run(clock), RunBus(), lambda: drafts.pop() if drafts else None
     )
     await journal.open("run.started", "{}")
     mark = counter.mark()
@@ -133,7 +137,7 @@ async def test_events_and_the_draft_go_in_one_call_and_a_refused_draft_keeps_the
 
     # The answer itself is stored; a draft taken before that arrives late: it is refused,
     # and the events of the same flush are written all the same, in the same call.
-    await messages.add(table, answer(clock, "Hello"))
+    await messages.MessageRepository(table).add(answer(clock, "Hello"))
     drafts.append(answer(clock, "Hell"))
     mark = counter.mark()
     journal.add("text.delta", "{}")
@@ -156,13 +160,14 @@ async def test_a_draft_too_large_to_store_never_holds_the_events_back(
     events of every flush are written all the same, and no more drafts are tried."""
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
     counter = RoundCounter(table)
+    repos = Repositories.over(counter)
     taken: list[int] = []
 
     def huge_draft() -> Message:
         taken.append(1)
         return answer(clock, "x" * 500_000)
 
-    journal = RunJournal(counter, clock, new_run(clock), RunBus(), huge_draft)
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus(), huge_draft)
     await journal.open("run.started", "{}")
     for _ in range(3):
         journal.add("text.delta", "{}")
@@ -195,6 +200,7 @@ async def test_an_event_too_large_to_store_is_dropped_and_holds_nothing_back(
     others are stored under the numbers their client saw, the one that never can be is
     dropped (and logged) rather than retried forever with every later event behind it;
     the drafts go on (the answer stays saved)."""
+    repos = Repositories.over(table)
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
     taken: list[int] = []
 
@@ -202,7 +208,7 @@ async def test_an_event_too_large_to_store_is_dropped_and_holds_nothing_back(
         taken.append(1)
         return answer(clock, f"Hel{'l' * len(taken)}")
 
-    journal = RunJournal(table, clock, new_run(clock), RunBus(), small_draft)
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus(), small_draft)
     await journal.open("run.started", "{}")
     for data in ('"a"', HUGE_EVENT, '"b"'):  # one batch
         journal.add("text.delta", data)
@@ -229,7 +235,7 @@ async def test_an_event_too_large_to_store_is_dropped_and_holds_nothing_back(
     ]
     await journal.close("completed")
     run = new_run(clock)
-    followed = [e.number async for e in service.follow(table, clock, RunBus(), run)]
+    followed = [e.number async for e in service.follow(repos, clock, RunBus(), run)]
     assert followed == [1, 2, 4, 5]
 
 
@@ -238,20 +244,24 @@ async def test_the_last_events_that_can_be_stored_are_when_one_cannot(
 ) -> None:
     """The events left for the run's end hold one too large: the others are written
     apart, and the run ends after them."""
-    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    repos = Repositories.over(table)
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     for data in ('"a"', HUGE_EVENT, '"b"'):
         journal.add("text.delta", data)
     await journal.close("completed")
     assert await stored_numbers(table) == [1, 2, 4]
     assert "event 3 (text.delta) of run r1 cannot be stored: dropped" in caplog.text
-    assert (await repository.get(table, "r1")).state == "completed"  # type: ignore[union-attr]
+    assert (await repos.journal.get("r1")).state == "completed"  # type: ignore[union-attr]
 
 
 async def test_a_failed_write_of_events_and_draft_says_both_failed(
     table: SqliteTable, clock: FrozenClock, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    journal = RunJournal(table, clock, new_run(clock), RunBus(), lambda: answer(clock, "Hel"))
+    repos = Repositories.over(table)
+    journal = RunJournal(
+        repos.journal, clock, new_run(clock), RunBus(), lambda: answer(clock, "Hel")
+    )
     await journal.open("run.started", "{}")
     blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # another process holds the database
@@ -273,21 +283,23 @@ async def test_a_failed_write_of_events_and_draft_says_both_failed(
 async def test_a_reader_ends_a_run_whose_process_is_gone(
     table: SqliteTable, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    repos = Repositories.over(table)
     monkeypatch.setattr(service, "ALIVE_CHECK_SECONDS", 0.0)
     run = new_run(clock)
-    journal = RunJournal(table, clock, run, RunBus())
+    journal = RunJournal(repos.journal, clock, run, RunBus())
     await journal.open("run.started", "{}")  # and then its process died: no lease is held
     followed = [
-        (e.number, e.event) async for e in service.follow(table, clock, RunBus(), run, after=0)
+        (e.number, e.event) async for e in service.follow(repos, clock, RunBus(), run, after=0)
     ]
     assert followed == [(1, "run.started"), (1002, "error"), (1003, "run.failed")]
-    assert (await repository.get(table, "r1")).state == "interrupted"  # type: ignore[union-attr]
+    assert (await repos.journal.get("r1")).state == "interrupted"  # type: ignore[union-attr]
 
 
 async def test_a_run_that_could_not_be_opened_leaves_nothing_behind(
     table: SqliteTable, clock: FrozenClock, tmp_path: Path
 ) -> None:
-    journal = RunJournal(table, clock, new_run(clock), RunBus())
+    repos = Repositories.over(table)
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus())
     blocker = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # the store refuses the run's first write
     with pytest.raises(StoreError):
@@ -302,7 +314,8 @@ async def test_a_run_that_could_not_be_opened_leaves_nothing_behind(
 
 async def test_the_last_events_go_with_the_runs_end(table: SqliteTable, clock: FrozenClock) -> None:
     counter = RoundCounter(table)
-    journal = RunJournal(counter, clock, new_run(clock), RunBus())
+    repos = Repositories.over(counter)
+    journal = RunJournal(repos.journal, clock, new_run(clock), RunBus())
     await journal.open("run.started", "{}")
     mark = counter.mark()
     for i in range(3):
@@ -310,7 +323,7 @@ async def test_the_last_events_go_with_the_runs_end(table: SqliteTable, clock: F
     await journal.close("completed")
     assert [c.operation for c in counter.since(mark)] == ["transact_write"]  # one call
     assert await stored_numbers(table) == [1, 2, 3, 4]
-    assert (await repository.get(table, "r1")).state == "completed"  # type: ignore[union-attr]
+    assert (await JournalRepository(table).get("r1")).state == "completed"  # type: ignore[union-attr]
 
 
 class RefusingLastEvents(RoundCounter):
@@ -330,11 +343,13 @@ async def test_a_run_whose_last_events_cannot_be_written_still_ends(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(journal_module, "FLUSH_SECONDS", 0.01)
-    journal = RunJournal(RefusingLastEvents(table), clock, new_run(clock), RunBus())
+    journal = RunJournal(
+        JournalRepository(RefusingLastEvents(table)), clock, new_run(clock), RunBus()
+    )
     await journal.open("run.started", "{}")
     journal.add("text.delta", "{}")
     await journal.close("completed")
     assert "ending run r1 with its last events failed" in caplog.text
     assert await stored_numbers(table) == [1]  # the last event is lost, but the run is
     # ended: a reader is not left following it
-    assert (await repository.get(table, "r1")).state == "completed"  # type: ignore[union-attr]
+    assert (await JournalRepository(table).get("r1")).state == "completed"  # type: ignore[union-attr]

@@ -8,6 +8,7 @@ import pytest
 from api.kit.clock import FrozenClock
 from api.memory import service as memory_service
 from api.memory.summarizer import TruncatingSummarizer
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
@@ -29,11 +30,16 @@ async def store(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Table]:
 
 
 @pytest.fixture
-def search(store: Table, clock: FrozenClock) -> SearchEngine:
-    return SearchEngine(store, None, clock)
+def repos(store: Table) -> Repositories:
+    return Repositories.over(store)
 
 
 @pytest.fixture
-async def ctx(search: SearchEngine) -> ToolContext:
-    await memory_service.ensure_default_blocks(search.table, AGENT)
-    return ToolContext(search, AGENT, TruncatingSummarizer())
+def search(repos: Repositories, clock: FrozenClock) -> SearchEngine:
+    return SearchEngine(repos.search, None, clock)
+
+
+@pytest.fixture
+async def ctx(repos: Repositories, search: SearchEngine) -> ToolContext:
+    await memory_service.ensure_default_blocks(repos, AGENT)
+    return ToolContext(repos, search, AGENT, TruncatingSummarizer())

@@ -30,7 +30,7 @@ OTHER = [
 async def remember(ctx: ToolContext, clock: FrozenClock, memories: list[tuple[str, str]]) -> None:
     for day, text in memories:
         at(clock, day)
-        await archival.insert(ctx.search, ctx.agent_id, text)
+        await archival.insert(ctx.repos, ctx.search, ctx.agent_id, text)
 
 
 async def test_search_page_1_as_in_the_seed(ctx: ToolContext, clock: FrozenClock) -> None:
@@ -99,7 +99,7 @@ async def test_insert_and_insert_again(ctx: ToolContext, clock: FrozenClock) -> 
     assert await call(ctx, "archival_memory_insert", content=f"  {text}\n") == (
         'Already in archival memory (2024-01-05): "Uses V60 brewing method..." (no change)'
     )
-    memories, _ = await archival.list_memories(ctx.table, ctx.agent_id)
+    memories, _ = await archival.list_memories(ctx.repos, ctx.agent_id)
     assert [m.content for m in memories] == [text]
 
 

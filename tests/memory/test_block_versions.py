@@ -13,6 +13,7 @@ from api.config import Settings
 from api.kit.clock import FrozenClock
 from api.memory import service as memory_service
 from api.memory.errors import VersionMismatch
+from api.repositories import Repositories
 from api.store.table import Table
 from tests.contract.conftest import skip_on_moto
 from tests.runtime.conftest import new_agent, running
@@ -25,16 +26,17 @@ async def test_twenty_read_modify_writes_with_versions_lose_nothing(
 ) -> None:
     """Seen from outside: 20 clients reading, adding a line and writing back lost 19 lines.
     With the version read sent back, a writer that lost the race reads again."""
+    repos = Repositories.over(table)
     skip_on_moto(engine, "its in-process tables are not thread-safe; transactions race")
-    await memory_service.ensure_default_blocks(table, AGENT)
+    await memory_service.ensure_default_blocks(repos, AGENT)
 
     async def add(line: str) -> int:
         refusals = 0
         while True:
-            block = await memory_service.read_block(table, AGENT, "human")
+            block = await memory_service.read_block(repos, AGENT, "human")
             try:
                 await memory_service.write_lines(
-                    table, AGENT, "human", [*block.lines, line], expected=block.version
+                    repos, AGENT, "human", [*block.lines, line], expected=block.version
                 )
                 return refusals
             except VersionMismatch:
@@ -42,22 +44,23 @@ async def test_twenty_read_modify_writes_with_versions_lose_nothing(
 
     lines = [f"Fact {i}" for i in range(20)]
     refusals = await asyncio.gather(*(add(line) for line in lines))
-    block = await memory_service.read_block(table, AGENT, "human")
+    block = await memory_service.read_block(repos, AGENT, "human")
     assert sorted(block.lines) == sorted(lines)
     assert block.version == 1 + len(lines)
     assert sum(refusals) > 0  # they did race, and were told so
 
 
 async def test_a_stale_write_changes_nothing(table: Table) -> None:
-    await memory_service.ensure_default_blocks(table, AGENT)
-    seen = await memory_service.read_block(table, AGENT, "human")
-    await memory_service.append_line(table, AGENT, "human", "Name: Alice")  # the agent
+    repos = Repositories.over(table)
+    await memory_service.ensure_default_blocks(repos, AGENT)
+    seen = await memory_service.read_block(repos, AGENT, "human")
+    await memory_service.append_line(repos, AGENT, "human", "Name: Alice")  # the agent
     with pytest.raises(VersionMismatch) as refused:
         await memory_service.update_block(
-            table, AGENT, "human", description="Edited", lines=["Name: Bob"], expected=seen.version
+            repos, AGENT, "human", description="Edited", lines=["Name: Bob"], expected=seen.version
         )
     assert refused.value.current == seen.version + 1
-    after = await memory_service.read_block(table, AGENT, "human")
+    after = await memory_service.read_block(repos, AGENT, "human")
     assert after.lines == ("Name: Alice",)
     assert after.description != "Edited"
 

@@ -12,6 +12,7 @@ from api.kit.clock import FrozenClock
 from api.llm.types import ToolCall
 from api.memory import archival
 from api.memory.schemas import MAX_CONTEXT_CHARS
+from api.repositories import Repositories
 from api.runtime.toolbox import Toolbox
 from api.search.engine import SearchEngine
 from api.tools.native import CATEGORIZED_MEMORY_TOOLS, ToolContext
@@ -133,7 +134,7 @@ async def store(ctx: ToolContext, clock: FrozenClock, **arguments: Any) -> str:
 
 
 async def stored(ctx: ToolContext) -> list[dict[str, Any]]:
-    memories, _ = await archival.list_memories(ctx.table, ctx.agent_id)
+    memories, _ = await archival.list_memories(ctx.repos, ctx.agent_id)
     return [
         {
             "content": m.content,
@@ -210,7 +211,7 @@ async def test_the_same_content_is_stored_once(ctx: ToolContext, clock: FrozenCl
         f"Already stored as fact memory: {text} (no change)"
     )
     clock.advance(60)
-    await archival.insert(ctx.search, ctx.agent_id, "Stored over REST, no category.")
+    await archival.insert(ctx.repos, ctx.search, ctx.agent_id, "Stored over REST, no category.")
     assert await store(ctx, clock, category="fact", content="Stored over REST, no category.") == (
         "Already stored as an uncategorized memory: Stored over REST, no category. (no change)"
     )
@@ -330,7 +331,7 @@ async def test_search_finds_every_memory_and_shows_doubt(
 ) -> None:
     await store(ctx, clock, category="pattern", content="Deploys fail\non Fridays", confidence=0.25)
     clock.advance(60)  # newer: among equal matches, it comes first
-    await archival.insert(ctx.search, ctx.agent_id, "Deploys need a green build.")
+    await archival.insert(ctx.repos, ctx.search, ctx.agent_id, "Deploys need a green build.")
     assert await call(ctx, "search_memories", query="  deploys  ", limit=5) == (
         "Found 2 memories for 'deploys':\n"
         "- [uncategorized] Deploys need a green build.\n"
@@ -346,11 +347,11 @@ async def test_search_finds_every_memory_and_shows_doubt(
 
 
 async def test_search_at_its_largest_limit_says_to_narrow_down(
-    ctx: ToolContext, search: SearchEngine, clock: FrozenClock
+    repos: Repositories, ctx: ToolContext, search: SearchEngine, clock: FrozenClock
 ) -> None:
     for i in range(21):
         at(clock, f"2024-01-{i + 1:02d}")
-        await archival.insert(search, ctx.agent_id, f"Coffee note {i}.", category="fact")
+        await archival.insert(repos, search, ctx.agent_id, f"Coffee note {i}.", category="fact")
     reply = await call(ctx, "search_memories", query="coffee", limit=20)
     lines = reply.splitlines()
     assert lines[0] == "Found 20 memories for 'coffee':"
@@ -448,11 +449,13 @@ async def test_list_replies_as_in_the_seed(ctx: ToolContext, clock: FrozenClock)
 
 
 async def test_list_at_its_largest_limit_points_to_search(
-    ctx: ToolContext, search: SearchEngine, clock: FrozenClock
+    repos: Repositories, ctx: ToolContext, search: SearchEngine, clock: FrozenClock
 ) -> None:
     for i in range(51):
         clock.advance(1)
-        await archival.insert(search, ctx.agent_id, f"Preference {i}.", category="preference")
+        await archival.insert(
+            repos, search, ctx.agent_id, f"Preference {i}.", category="preference"
+        )
     reply = await call(ctx, "list_memories", category="preference", limit=50)
     lines = reply.splitlines()
     assert lines[:3] == [
@@ -467,17 +470,17 @@ async def test_list_at_its_largest_limit_points_to_search(
 async def test_list_sees_what_another_server_wrote_and_deleted(
     ctx: ToolContext, clock: FrozenClock
 ) -> None:
-    other = SearchEngine(ctx.table, None, clock)  # another replica on the same table
+    other = SearchEngine(ctx.repos.search, None, clock)  # another replica on the same table
     await store(ctx, clock, category="fact", content="First fact")
     assert await call(ctx, "list_memories", category="fact") == (
         "My fact memories (1 total):\n- First fact"
     )
     clock.advance(60)
-    second = await archival.insert(other, ctx.agent_id, "Second fact", category="fact")
+    second = await archival.insert(ctx.repos, other, ctx.agent_id, "Second fact", category="fact")
     assert await call(ctx, "list_memories", category="fact") == (
         "My fact memories (2 total):\n- Second fact\n- First fact"
     )
-    await archival.delete_memory(other, ctx.agent_id, second.memory.memory_id)
+    await archival.delete_memory(ctx.repos, other, ctx.agent_id, second.memory.memory_id)
     assert await call(ctx, "list_memories", category="fact") == (
         "My fact memories (1 total):\n- First fact"
     )

@@ -6,16 +6,16 @@ from api.kit.clock import FrozenClock
 from api.llm.errors import ProviderUnavailable
 from api.llm.offline import OfflineProvider
 from api.llm.types import ChatRequest, Finish, LLMEvent, TextDelta
-from api.memory import archival, blocks, compaction, repository
+from api.memory import archival, blocks, compaction
 from api.memory import service as memory_service
 from api.memory.compaction import archived_line, note_turn
+from api.memory.repository import MemoryRepository
 from api.memory.summarizer import (
     LLMSummarizer,
     TruncatingSummarizer,
     summarizer_for,
     summary_line,
 )
-from api.store.table import Table
 from api.tools.native import ToolContext
 from tests.stored import all_archival
 
@@ -28,28 +28,28 @@ def fact(i: int) -> str:
 
 async def full_block(ctx: ToolContext, facts: int = 17) -> list[str]:
     """A 100-word block holding 5 words per fact: 17 facts are 85%."""
-    await memory_service.create_block(ctx.table, ctx.agent_id, "notes", word_limit=LIMIT)
+    await memory_service.create_block(ctx.repos, ctx.agent_id, "notes", word_limit=LIMIT)
     lines = [fact(i) for i in range(1, facts + 1)]
     for line in lines:
-        await memory_service.append_line(ctx.table, ctx.agent_id, "notes", line)
+        await memory_service.append_line(ctx.repos, ctx.agent_id, "notes", line)
     return lines
 
 
-async def archived_texts(table: Table, agent_id: str) -> set[str]:
-    return {m.content for m in await all_archival(table, agent_id)}
+async def archived_texts(memory: MemoryRepository, agent_id: str) -> set[str]:
+    return {m.content for m in await all_archival(memory, agent_id)}
 
 
 async def test_compaction_after_three_warned_turns(ctx: ToolContext, clock: FrozenClock) -> None:
     lines = await full_block(ctx)
-    first = await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
-    second = await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
+    first = await note_turn(ctx.repos, ctx.search, ctx.agent_id, ctx.summarizer)
+    second = await note_turn(ctx.repos, ctx.search, ctx.agent_id, ctx.summarizer)
     assert (first.warnings, first.compactions) == ({"notes": 1}, [])
     assert (second.warnings, second.compactions) == ({"notes": 2}, [])
 
-    third = await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
+    third = await note_turn(ctx.repos, ctx.search, ctx.agent_id, ctx.summarizer)
     assert third.warnings == {}
     [done] = third.compactions
-    block = await memory_service.read_block(ctx.table, ctx.agent_id, "notes")
+    block = await memory_service.read_block(ctx.repos, ctx.agent_id, "notes")
     assert block.word_count < LIMIT
     assert not block.needs_warning
     assert (done.words_before, done.words_after) == (85, block.word_count)
@@ -58,7 +58,7 @@ async def test_compaction_after_three_warned_turns(ctx: ToolContext, clock: Froz
     removed = [line for line in lines if line not in block.lines]
     assert removed
     assert list(done.archived) == removed
-    stored = await archived_texts(ctx.table, ctx.agent_id)
+    stored = await archived_texts(ctx.repos.memory, ctx.agent_id)
     assert {archived_line("notes", line) for line in removed} <= stored
     found = await archival.search(ctx.search, ctx.agent_id, "Fact number 1", page_size=50)
     assert archived_line("notes", fact(1)) in [m.content for m in found.memories]
@@ -68,7 +68,7 @@ async def test_compaction_after_three_warned_turns(ctx: ToolContext, clock: Froz
     assert list(block.lines[1:]) == lines[len(removed) :]
 
     # The count starts over: the next turn neither warns nor compacts.
-    fourth = await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
+    fourth = await note_turn(ctx.repos, ctx.search, ctx.agent_id, ctx.summarizer)
     assert (fourth.warnings, fourth.compactions) == ({}, [])
 
 
@@ -76,14 +76,14 @@ async def test_a_block_brought_under_80_percent_starts_counting_again(
     ctx: ToolContext, clock: FrozenClock
 ) -> None:
     await full_block(ctx)
-    await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
-    await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
+    await note_turn(ctx.repos, ctx.search, ctx.agent_id, ctx.summarizer)
+    await note_turn(ctx.repos, ctx.search, ctx.agent_id, ctx.summarizer)
     for _ in range(2):  # the model heeded the warning: 75 words
-        await memory_service.delete_line(ctx.table, ctx.agent_id, "notes", 1)
-    assert (await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)).warnings == {}
-    assert (await repository.blocks_and_warnings(ctx.table, ctx.agent_id))[1] == {}
-    await memory_service.append_line(ctx.table, ctx.agent_id, "notes", fact(99))
-    report = await note_turn(ctx.search, ctx.agent_id, ctx.summarizer)
+        await memory_service.delete_line(ctx.repos, ctx.agent_id, "notes", 1)
+    assert (await note_turn(ctx.repos, ctx.search, ctx.agent_id, ctx.summarizer)).warnings == {}
+    assert (await ctx.repos.memory.blocks_and_warnings(ctx.agent_id))[1] == {}
+    await memory_service.append_line(ctx.repos, ctx.agent_id, "notes", fact(99))
+    report = await note_turn(ctx.repos, ctx.search, ctx.agent_id, ctx.summarizer)
     assert (report.warnings, report.compactions) == ({"notes": 1}, [])
 
 
@@ -108,11 +108,11 @@ class Down:
 
 async def test_a_rewrite_archives_every_original_line(ctx: ToolContext, clock: FrozenClock) -> None:
     lines = await full_block(ctx)
-    done = await compaction.compact_block(ctx.search, ctx.agent_id, "notes", Rewriter())
-    block = await memory_service.read_block(ctx.table, ctx.agent_id, "notes")
+    done = await compaction.compact_block(ctx.repos, ctx.search, ctx.agent_id, "notes", Rewriter())
+    block = await memory_service.read_block(ctx.repos, ctx.agent_id, "notes")
     assert block.lines == ("Many facts about things, numbered 1 to 17",)
     assert list(done.archived) == lines
-    stored = await archived_texts(ctx.table, ctx.agent_id)
+    stored = await archived_texts(ctx.repos.memory, ctx.agent_id)
     assert {archived_line("notes", line) for line in lines} <= stored
 
 
@@ -122,9 +122,9 @@ async def test_a_useless_or_failed_summary_falls_back_to_the_rule(
     lines = await full_block(ctx)
     expected = await TruncatingSummarizer().summarize("notes", lines, LIMIT)
     for summarizer in (Verbose(), Down()):
-        await memory_service.write_lines(ctx.table, ctx.agent_id, "notes", lines)
-        await compaction.compact_block(ctx.search, ctx.agent_id, "notes", summarizer)
-        block = await memory_service.read_block(ctx.table, ctx.agent_id, "notes")
+        await memory_service.write_lines(ctx.repos, ctx.agent_id, "notes", lines)
+        await compaction.compact_block(ctx.repos, ctx.search, ctx.agent_id, "notes", summarizer)
+        block = await memory_service.read_block(ctx.repos, ctx.agent_id, "notes")
         assert list(block.lines) == expected
 
 
@@ -132,10 +132,10 @@ async def test_compacting_twice_archives_each_line_once(
     ctx: ToolContext, clock: FrozenClock
 ) -> None:
     lines = await full_block(ctx)
-    await compaction.compact_block(ctx.search, ctx.agent_id, "notes", ctx.summarizer)
-    await memory_service.write_lines(ctx.table, ctx.agent_id, "notes", lines)
-    await compaction.compact_block(ctx.search, ctx.agent_id, "notes", ctx.summarizer)
-    contents = [m.content for m in await all_archival(ctx.table, ctx.agent_id)]
+    await compaction.compact_block(ctx.repos, ctx.search, ctx.agent_id, "notes", ctx.summarizer)
+    await memory_service.write_lines(ctx.repos, ctx.agent_id, "notes", lines)
+    await compaction.compact_block(ctx.repos, ctx.search, ctx.agent_id, "notes", ctx.summarizer)
+    contents = [m.content for m in await all_archival(ctx.repos.memory, ctx.agent_id)]
     assert len(contents) == len(set(contents))
 
 
@@ -187,7 +187,7 @@ async def test_a_block_relieved_before_compaction_is_left_alone(ctx: ToolContext
     from api.memory import compaction
 
     await memory_service.create_block(
-        ctx.table,
+        ctx.repos,
         ctx.agent_id,
         "notes",
         word_limit=10,
@@ -200,8 +200,10 @@ async def test_a_block_relieved_before_compaction_is_left_alone(ctx: ToolContext
             calls.append(lines)
             return list(lines[-1:])
 
-    await memory_service.write_lines(ctx.table, ctx.agent_id, "notes", ["short"])
+    await memory_service.write_lines(ctx.repos, ctx.agent_id, "notes", ["short"])
     calls.clear()
-    untouched = await compaction.compact_block(ctx.search, ctx.agent_id, "notes", Recording())
+    untouched = await compaction.compact_block(
+        ctx.repos, ctx.search, ctx.agent_id, "notes", Recording()
+    )
     assert untouched.archived == ()
     assert calls == []  # no summarizer call for a block that no longer needs one

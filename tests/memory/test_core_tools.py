@@ -49,7 +49,7 @@ async def test_append_new_and_duplicate(ctx: ToolContext) -> None:
     assert duplicate == (
         'Line already exists in [human] at line 3: "Occupation: Software Engineer" (no change)'
     )
-    assert len((await memory_service.read_block(ctx.table, ctx.agent_id, "human")).lines) == 5
+    assert len((await memory_service.read_block(ctx.repos, ctx.agent_id, "human")).lines) == 5
 
 
 async def test_alice_as_in_the_seed(ctx: ToolContext) -> None:
@@ -102,7 +102,7 @@ async def test_delete_moves_the_lines_below_up(ctx: ToolContext) -> None:
 async def test_list_blocks_with_capacity(ctx: ToolContext) -> None:
     await johns_memory(ctx)
     await memory_service.create_block(
-        ctx.table, ctx.agent_id, "Projects", description="Work in progress", word_limit=200
+        ctx.repos, ctx.agent_id, "Projects", description="Work in progress", word_limit=200
     )
     assert await call(ctx, "core_memory_list_blocks") == (
         "Core Memory Blocks (3):\n"
@@ -182,7 +182,7 @@ async def test_line_numbers_sent_as_text_are_understood(ctx: ToolContext) -> Non
 
 
 async def test_warning_from_80_percent(ctx: ToolContext) -> None:
-    await memory_service.create_block(ctx.table, ctx.agent_id, "notes", word_limit=10)
+    await memory_service.create_block(ctx.repos, ctx.agent_id, "notes", word_limit=10)
     seven = await call(
         ctx, "core_memory_append", block="notes", content="one two three four five six seven"
     )
@@ -204,7 +204,7 @@ async def test_warning_from_80_percent(ctx: ToolContext) -> None:
 
 
 async def test_a_block_never_grows_past_its_limit(ctx: ToolContext) -> None:
-    await memory_service.create_block(ctx.table, ctx.agent_id, "notes", word_limit=5)
+    await memory_service.create_block(ctx.repos, ctx.agent_id, "notes", word_limit=5)
     await call(ctx, "core_memory_append", block="notes", content="one two three four")
     reply = await call(ctx, "core_memory_append", block="notes", content="five six")
     assert reply.startswith(

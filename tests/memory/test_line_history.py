@@ -13,10 +13,11 @@ from fastapi.testclient import TestClient
 
 from api.config import Settings
 from api.kit.clock import FrozenClock
-from api.memory import compaction, repository
+from api.memory import compaction
 from api.memory import service as memory_service
 from api.memory.errors import BlockNotFound, VersionMismatch
 from api.memory.summarizer import TruncatingSummarizer
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.store import keys
 from api.store.rounds import WRITES, RoundCounter
@@ -31,7 +32,8 @@ AGENT = "agent-1"
 
 async def history(table: Table, block: str = "human") -> list[dict[str, Any]]:
     """The whole history, newest first, as the fields that say what happened."""
-    changes, cursor = await memory_service.block_history(table, AGENT, block, limit=100)
+    repos = Repositories.over(table)
+    changes, cursor = await memory_service.block_history(repos, AGENT, block, limit=100)
     assert cursor is None
     return [
         c.model_dump(include={"version", "source", "action", "line_number", "old_line"})
@@ -56,11 +58,12 @@ def entry(version: int, source: str, action: str, **fields: Any) -> dict[str, An
 async def test_every_kind_of_edit_records_what_it_changed_and_through_what(
     table: Table, clock: FrozenClock
 ) -> None:
-    search = SearchEngine(table, None, clock)
-    await memory_service.ensure_default_blocks(table, AGENT)
-    chat = ToolContext(search, AGENT, TruncatingSummarizer())
-    run = ToolContext(search, AGENT, TruncatingSummarizer(), source="memory_run")
-    over_mcp = ToolContext(search, AGENT, TruncatingSummarizer(), source="mcp")
+    repos = Repositories.over(table)
+    search = SearchEngine(repos.search, None, clock)
+    await memory_service.ensure_default_blocks(repos, AGENT)
+    chat = ToolContext(repos, search, AGENT, TruncatingSummarizer())
+    run = ToolContext(repos, search, AGENT, TruncatingSummarizer(), source="memory_run")
+    over_mcp = ToolContext(repos, search, AGENT, TruncatingSummarizer(), source="mcp")
 
     await call(chat, "core_memory_append", block="human", content="Name: Alice Moreira")
     clock.advance(1)
@@ -74,17 +77,17 @@ async def test_every_kind_of_edit_records_what_it_changed_and_through_what(
     )
     await call(run, "core_memory_append", block="human", content="Lives in: Lisbon")
     await call(over_mcp, "core_memory_append", block="human", content="Likes: tea")
-    await memory_service.delete_line(table, AGENT, "human", 3, source="rest")
+    await memory_service.delete_line(repos, AGENT, "human", 3, source="rest")
     await memory_service.write_lines(
-        table, AGENT, "human", ["Name: Bob", "Lives in: Porto"], source="rest"
+        repos, AGENT, "human", ["Name: Bob", "Lives in: Porto"], source="rest"
     )
     # What changes no line leaves no entry: a line already there, a line replaced by
     # itself, a new description.
     await call(chat, "core_memory_append", block="human", content="Name: Bob")
     await call(chat, "core_memory_replace", block="human", line_number=1, new_content="Name: Bob")
-    await memory_service.update_block(table, AGENT, "human", description="About the user")
+    await memory_service.update_block(repos, AGENT, "human", description="About the user")
 
-    block = await memory_service.read_block(table, AGENT, "human")
+    block = await memory_service.read_block(repos, AGENT, "human")
     assert block.lines == ("Name: Bob", "Lives in: Porto")
     assert block.version == 8  # the description moved it on too
     assert await history(table) == [
@@ -102,19 +105,21 @@ async def test_every_kind_of_edit_records_what_it_changed_and_through_what(
         ),
         entry(2, "tool", "append", line_number=1, new_line="Name: Alice Moreira"),
     ]
-    changes, _ = await memory_service.block_history(table, AGENT, "human", limit=10)
+    changes, _ = await memory_service.block_history(repos, AGENT, "human", limit=10)
     started = datetime.fromtimestamp(clock.now() - 1, UTC)
     assert [c.at for c in changes][-2:] == [datetime.fromtimestamp(clock.now(), UTC), started]
 
 
 async def test_a_version_and_its_change_are_one_transaction(table: Table) -> None:
-    await memory_service.ensure_default_blocks(table, AGENT)
+    repos = Repositories.over(table)
+    await memory_service.ensure_default_blocks(repos, AGENT)
     counter = RoundCounter(table)
+    repos = Repositories.over(counter)
     for edit in (
-        memory_service.append_line(counter, AGENT, "human", "Name: Alice"),
-        memory_service.replace_line(counter, AGENT, "human", 1, "Name: Bob"),
-        memory_service.update_block(counter, AGENT, "human", description="x", lines=["A: b"]),
-        memory_service.delete_line(counter, AGENT, "human", 1),
+        memory_service.append_line(repos, AGENT, "human", "Name: Alice"),
+        memory_service.replace_line(repos, AGENT, "human", 1, "Name: Bob"),
+        memory_service.update_block(repos, AGENT, "human", description="x", lines=["A: b"]),
+        memory_service.delete_line(repos, AGENT, "human", 1),
     ):
         mark = counter.mark()
         await edit
@@ -124,13 +129,14 @@ async def test_a_version_and_its_change_are_one_transaction(table: Table) -> Non
 
 
 async def test_writers_that_lose_the_race_leave_no_entry_behind(table: Table, engine: str) -> None:
+    repos = Repositories.over(table)
     skip_on_moto(engine, "its in-process tables are not thread-safe; transactions race")
-    await memory_service.ensure_default_blocks(table, AGENT)
+    await memory_service.ensure_default_blocks(repos, AGENT)
     lines = [f"Fact {i}" for i in range(10)]
     await asyncio.gather(
-        *(memory_service.append_line(table, AGENT, "human", line, source="tool") for line in lines)
+        *(memory_service.append_line(repos, AGENT, "human", line, source="tool") for line in lines)
     )
-    block = await memory_service.read_block(table, AGENT, "human")
+    block = await memory_service.read_block(repos, AGENT, "human")
     found = list(reversed(await history(table)))
     # One entry per version, each the line that version added, where it added it.
     assert [c["version"] for c in found] == list(range(2, 12))
@@ -139,23 +145,22 @@ async def test_writers_that_lose_the_race_leave_no_entry_behind(table: Table, en
     )
     # A write refused for its stale version writes no entry either.
     with pytest.raises(VersionMismatch):
-        await memory_service.append_line(table, AGENT, "human", "Late", expected=1)
+        await memory_service.append_line(repos, AGENT, "human", "Late", expected=1)
     assert len(await history(table)) == 10
 
 
 async def test_compaction_records_the_lines_it_moved_out(
-    search: SearchEngine, clock: FrozenClock
+    repos: Repositories, search: SearchEngine, clock: FrozenClock
 ) -> None:
-    table = search.table
-    await memory_service.ensure_default_blocks(table, AGENT)
-    await memory_service.create_block(table, AGENT, "notes", word_limit=20)
+    await memory_service.ensure_default_blocks(repos, AGENT)
+    await memory_service.create_block(repos, AGENT, "notes", word_limit=20)
     lines = [f"Fact number {i} here" for i in range(1, 5)]  # 16 words of 20
     for line in lines:
-        await memory_service.append_line(table, AGENT, "notes", line, source="tool")
-    done = await compaction.compact_block(search, AGENT, "notes", TruncatingSummarizer())
+        await memory_service.append_line(repos, AGENT, "notes", line, source="tool")
+    done = await compaction.compact_block(repos, search, AGENT, "notes", TruncatingSummarizer())
     assert done.archived
-    [latest, *_] = await history(table, "notes")
-    block = await memory_service.read_block(table, AGENT, "notes")
+    [latest, *_] = await history(repos.table, "notes")
+    block = await memory_service.read_block(repos, AGENT, "notes")
     assert latest["version"] == block.version
     assert (latest["source"], latest["action"]) == ("compaction", "rewrite")
     assert latest["removed"] == list(done.archived)
@@ -165,37 +170,39 @@ async def test_compaction_records_the_lines_it_moved_out(
 async def test_deleting_a_block_deletes_its_history_and_a_new_one_starts_afresh(
     store: Table, clock: FrozenClock
 ) -> None:
-    await memory_service.ensure_default_blocks(store, AGENT)
-    await memory_service.create_block(store, AGENT, "notes")
+    repos = Repositories.over(store)
+    await memory_service.ensure_default_blocks(repos, AGENT)
+    await memory_service.create_block(repos, AGENT, "notes")
     for i in range(3):
-        await memory_service.append_line(store, AGENT, "notes", f"Old {i}")
-    await memory_service.append_line(store, AGENT, "human", "Name: Ada")
-    await memory_service.delete_block(store, AGENT, "notes")
+        await memory_service.append_line(repos, AGENT, "notes", f"Old {i}")
+    await memory_service.append_line(repos, AGENT, "human", "Name: Ada")
+    await memory_service.delete_block(repos, AGENT, "notes")
     stored = (await store.query(keys.agent_partition(AGENT))).items
     kept = [i for i in stored if i["entity"] == keys.CORE_MEMORY_CHANGE]
     assert [(i["block_name"], i["new_line"]) for i in kept] == [("human", "Name: Ada")]
     with pytest.raises(BlockNotFound):
-        await memory_service.block_history(store, AGENT, "notes", limit=10)
+        await memory_service.block_history(repos, AGENT, "notes", limit=10)
 
     clock.advance(1)
-    await memory_service.create_block(store, AGENT, "notes")
+    await memory_service.create_block(repos, AGENT, "notes")
     assert await history(store, "notes") == []
-    await memory_service.append_line(store, AGENT, "notes", "New")
+    await memory_service.append_line(repos, AGENT, "notes", "New")
     assert [c["new_line"] for c in await history(store, "notes")] == ["New"]
 
 
 async def test_a_block_from_before_blocks_kept_times_keeps_a_history_too(store: Table) -> None:
-    await memory_service.ensure_default_blocks(store, AGENT)
-    await memory_service.create_block(store, AGENT, "notes")
+    repos = Repositories.over(store)
+    await memory_service.ensure_default_blocks(repos, AGENT)
+    await memory_service.create_block(repos, AGENT, "notes")
     key = keys.memory_block_def(AGENT, "notes")
     item = await store.get(key)
     assert item is not None
     del item["created_at"]
     await store.put(item)
-    await memory_service.append_line(store, AGENT, "notes", "Kept")
+    await memory_service.append_line(repos, AGENT, "notes", "Kept")
     [change] = await history(store, "notes")
     assert change["new_line"] == "Kept"
-    [stored], _ = await repository.changes_page(store, AGENT, "notes", None, limit=5)
+    [stored], _ = await repos.memory.changes_page(AGENT, "notes", None, limit=5)
     assert stored.block_created_at is None
 
 

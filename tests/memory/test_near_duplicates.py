@@ -20,6 +20,7 @@ from api.memory import archival
 from api.memory import repository as memory_repository
 from api.memory.models import ArchivalMemory
 from api.search.engine import SearchEngine
+from api.search.repository import SearchRepository
 from api.store import build_table
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
 from tests.runtime.conftest import (
@@ -209,7 +210,7 @@ def store_as_before(settings: Settings, clock: FrozenClock, agent: str, text: st
                 content_hash=hashlib.sha256(text.encode()).hexdigest(),
                 created_at=created_at,
             )
-            engine = SearchEngine(table, None, clock)
+            engine = SearchEngine(SearchRepository(table), None, clock)
             assert await memory_repository.insert_archival(engine, memory, {})
             return memory.memory_id
         finally:
@@ -276,7 +277,7 @@ def test_a_guard_left_by_a_memory_gone_does_not_block_its_text(
         table = build_table(settings, clock)
         try:
             hashes = [hashlib.sha256(SHOPS.encode()).hexdigest(), archival.content_hash(SHOPS)]
-            found = await memory_repository.archival_guards(table, agent, hashes)
+            found = await memory_repository.MemoryRepository(table).archival_guards(agent, hashes)
             return [found[h].memory_id if h in found else "" for h in hashes]
         finally:
             await table.close()

@@ -6,13 +6,13 @@ import pytest
 from api.memory import service as memory_service
 from api.memory.errors import BlockTooLarge, InvalidCharLimit
 from api.tools.native import NATIVE_MEMORY_TOOLS, ToolContext
-from tests.memory.conftest import AGENT, ctx, search, store
+from tests.memory.conftest import AGENT, ctx, repos, search, store
 
-__all__ = ["ctx", "search", "store"]
+__all__ = ["ctx", "repos", "search", "store"]
 
 
 async def test_a_char_limit_warns_and_refuses(ctx: ToolContext) -> None:
-    await memory_service.create_block(ctx.table, AGENT, "notes", description="Notes", char_limit=20)
+    await memory_service.create_block(ctx.repos, AGENT, "notes", description="Notes", char_limit=20)
     append = NATIVE_MEMORY_TOOLS["core_memory_append"]
     reply = await append.execute(ctx, {"block": "notes", "content": "A" * 17})
     assert reply == (
@@ -24,16 +24,16 @@ async def test_a_char_limit_warns_and_refuses(ctx: ToolContext) -> None:
     )
     refused = await append.execute(ctx, {"block": "notes", "content": "BBBB"})
     assert refused.startswith("Cannot append to [notes]: it would hold 21 characters (at most 20)")
-    block = await memory_service.read_block(ctx.table, AGENT, "notes")
+    block = await memory_service.read_block(ctx.repos, AGENT, "notes")
     assert block.lines == ("A" * 17,)
     with pytest.raises(BlockTooLarge):
-        await memory_service.create_block(ctx.table, AGENT, "small", content="x" * 6, char_limit=5)
+        await memory_service.create_block(ctx.repos, AGENT, "small", content="x" * 6, char_limit=5)
     with pytest.raises(InvalidCharLimit):
-        await memory_service.create_block(ctx.table, AGENT, "zero", char_limit=0)
+        await memory_service.create_block(ctx.repos, AGENT, "zero", char_limit=0)
 
 
 async def test_without_a_char_limit_nothing_changes(ctx: ToolContext) -> None:
-    block = await memory_service.read_block(ctx.table, AGENT, "human")
+    block = await memory_service.read_block(ctx.repos, AGENT, "human")
     assert block.char_limit is None
     assert block.percent_used == 0
     assert not block.needs_warning

@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 from api.agents import service as agents
 from api.agents.schemas import AgentCreate
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.store.table import Table
 from tests.memory_server.conftest import new_agent, refused
@@ -102,10 +103,11 @@ def test_numbers_that_are_not_numbers_are_422(api: TestClient) -> None:
 
 async def test_metadata_round_trips_on_every_engine(table: Table, clock: FrozenClock) -> None:
     """Numbers come back from the store as Decimals: read as the JSON that was sent."""
+    repos = Repositories.over(table)
     body = AgentCreate(name="Meta", metadata=FREE_JSON)
     agent, _ = await agents.create(
-        table, "ada@example.com", body, clock, architectures=ARCHITECTURES
+        repos, "ada@example.com", body, clock, architectures=ARCHITECTURES
     )
-    stored = await agents.get_by_name(table, "ada@example.com", "meta")
+    stored = await agents.get_by_name(repos, "ada@example.com", "meta")
     assert stored.metadata == FREE_JSON
     assert stored.agent_id == agent.agent_id

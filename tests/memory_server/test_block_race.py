@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from api.kit.clock import FrozenClock
 from api.main import create_app
 from api.memory import service as memory
+from api.repositories import Repositories
 from api.store import keys
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
@@ -112,9 +113,10 @@ def test_a_put_reads_again_when_an_append_lands_between_its_read_and_write(
     tmp_path: Path, clock: FrozenClock
 ) -> None:
     table = AppendingFirst(tmp_path / "race.db", "race", load_definition(), clock=clock)
+    repos = Repositories.over(table)
     with running(local_settings(tmp_path), clock, table) as client:
         agent_id = new_agent(client)["id"]
-        table.meanwhile = lambda: memory.append_line(table, agent_id, "human", "Appended meanwhile")
+        table.meanwhile = lambda: memory.append_line(repos, agent_id, "human", "Appended meanwhile")
         put = client.put("/memory-blocks/my_agent/human", json={"value": "Name: Alice"})
         assert put.status_code == 200, put.text
         assert table.meanwhile is None  # the append did land between the PUT's read and write
@@ -154,22 +156,23 @@ def test_with_if_match_a_put_never_drops_an_append_it_did_not_see(
 async def test_replacing_and_appending_at_once_on_every_engine(table: Table, engine: str) -> None:
     """What the PUT route calls (write_lines, no If-Match) racing what the agent's append
     tool calls (append_line), on each engine."""
+    repos = Repositories.over(table)
     skip_on_moto(engine, "its in-process tables are not thread-safe; conditional puts race")
     agent_id = "agent-race"
-    await memory.ensure_default_blocks(table, agent_id)
+    await memory.ensure_default_blocks(repos, agent_id)
 
     async def replace() -> memory.BlockView:
         await asyncio.sleep(0.005)
-        return await memory.write_lines(table, agent_id, "human", REPLACEMENT)
+        return await memory.write_lines(repos, agent_id, "human", REPLACEMENT)
 
     put, *appends = await asyncio.gather(
-        replace(), *(memory.append_line(table, agent_id, "human", f"Fact {i}") for i in range(10))
+        replace(), *(memory.append_line(repos, agent_id, "human", f"Fact {i}") for i in range(10))
     )
     assert isinstance(put, memory.BlockView)
     changes = [a for a in appends if isinstance(a, memory.LineChange)]
     versions = sorted([c.block.version for c in changes] + [put.version])
     assert versions == list(range(2, 2 + 11))
-    final = await memory.read_block(table, agent_id, "human")
+    final = await memory.read_block(repos, agent_id, "human")
     after = sorted(
         (c for c in changes if c.block.version > put.version), key=lambda c: c.block.version
     )

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.conversations import repository as conversations
 from api.conversations.messages.models import Message, MessageRecall
 from api.conversations.messages.service import copy_item
+from api.conversations.repository import ConversationRepository
 from api.kit.clock import FrozenClock
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
@@ -248,12 +248,11 @@ def test_a_session_being_deleted_refuses_new_messages(tmp_path: Path, clock: Fro
         first = post_message(client, clock, "Before", session_id="s1")
         portal = client.portal  # the app's event loop
         assert portal is not None
-        conversation = portal.call(
-            conversations.get, table, "local@localhost", first["conversation_id"]
-        )
+        repo = ConversationRepository(table)
+        conversation = portal.call(repo.get, "local@localhost", first["conversation_id"])
         assert conversation is not None
         # A deletion has begun (and not yet removed the session's lookup).
-        portal.call(conversations.mark_deleting, table, conversation)
+        portal.call(repo.mark_deleting, conversation)
         body = {"agent_name": "my_agent", "role": "user", "content": "During", "session_id": "s1"}
         refused(client.post("/messages", json=body), 409, "session_closing")
         assert [m["content"] for m in client.get("/messages/my_agent").json()] == ["Before"]

@@ -4,6 +4,7 @@ from collections.abc import Sequence
 
 from api.config import Settings
 from api.kit.clock import Clock
+from api.repositories import Repositories
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.runtime.builder import TurnBuilder
 from api.runtime.hooks import HookProvider
@@ -23,14 +24,15 @@ def runtime_on(
     search: SearchEngine | None = None,
     hook_providers: Sequence[HookProvider] = (),
 ) -> Runtime:
-    search = search or SearchEngine(table, None, clock)
+    repos = Repositories.over(table)
+    search = search or SearchEngine(repos.search, None, clock)
     return Runtime(
-        table,
+        repos,
         clock,
         settings,
         hook_providers,
         search=search,
         architectures=ARCHITECTURES,
         providers=ProviderFactory(keys.keyring(settings), settings),
-        turns=TurnBuilder(search, MessageClock(clock), settings.max_turn_steps),
+        turns=TurnBuilder(repos, search, MessageClock(clock), settings.max_turn_steps),
     )

@@ -323,7 +323,9 @@ async def test_a_busy_conversation_is_a_409_saying_when_to_try_again(
     other = SqliteTable(
         settings.sqlite_path, settings.dynamodb_table, load_definition(), clock=clock
     )
-    assert await conversations.take_lease(other, conversation, "elsewhere", clock.now() + 20)
+    assert await conversations.ConversationRepository(other).take_lease(
+        conversation, "elsewhere", clock.now() + 20
+    )
     busy = client.post(f"/conversations/{conversation}/messages", json={"content": "hi"})
     assert busy.status_code == 409
     assert busy.json()["code"] == "conversation_busy"
@@ -331,7 +333,7 @@ async def test_a_busy_conversation_is_a_409_saying_when_to_try_again(
     assert busy.headers["Retry-After"] == "2"
     assert '"wait": true' in busy.json()["message"]
     assert messages(client, conversation) == []
-    await conversations.release_lease(other, conversation, "elsewhere")
+    await conversations.ConversationRepository(other).release_lease(conversation, "elsewhere")
     await other.close()
     done = client.post(
         f"/conversations/{conversation}/messages", json={"content": "hi", "stream": False}

@@ -10,9 +10,9 @@ import pytest
 from api.agents import service as agents
 from api.agents.schemas import AgentCreate
 from api.config import Settings
-from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.runtime import lease
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.runtime.lease import ConversationBusy
@@ -30,12 +30,13 @@ async def test_a_second_replica_is_refused_while_the_first_turn_runs(
     store: Store, settings: Settings, clock: FrozenClock
 ) -> None:
     a_table, b_table = store.open(), store.open()
+    repos = Repositories.over(a_table)
     await a_table.create()
     a, b = runtime_on(a_table, clock, settings), runtime_on(b_table, clock, settings)
     agent, _ = await agents.create(
-        a_table, EMAIL, AgentCreate(name="Leased"), clock, architectures=ARCHITECTURES
+        repos, EMAIL, AgentCreate(name="Leased"), clock, architectures=ARCHITECTURES
     )
-    conversation = await conversations.create(a_table, agent, "", clock)
+    conversation = await conversations.create(repos, agent, "", clock)
     request = TurnRequest.in_conversation(conversation, "hello", None)
 
     first = await a.prepare(request)
@@ -64,12 +65,13 @@ async def test_a_turn_that_asks_to_wait_gets_its_turn(
     import asyncio
 
     a_table, b_table = store.open(), store.open()
+    repos = Repositories.over(a_table)
     await a_table.create()
     a, b = runtime_on(a_table, clock, settings), runtime_on(b_table, clock, settings)
     agent, _ = await agents.create(
-        a_table, EMAIL, AgentCreate(name="Patient"), clock, architectures=ARCHITECTURES
+        repos, EMAIL, AgentCreate(name="Patient"), clock, architectures=ARCHITECTURES
     )
-    conversation = await conversations.create(a_table, agent, "", clock)
+    conversation = await conversations.create(repos, agent, "", clock)
     request = TurnRequest.in_conversation(conversation, "hello", None)
 
     first = await a.prepare(request)
@@ -103,8 +105,9 @@ async def test_a_failed_renewal_is_tried_again_not_given_up(
 ) -> None:
     monkeypatch.setattr(lease, "RENEW_EVERY_SECONDS", 0.01)
     table = ThrottledOnce(tmp_path / "lease.db", "leases", load_definition(), clock=clock)
+    repos = Repositories.over(table)
     await table.create()
-    held = lease.Lease(table, clock, "c1", "run-1", renewals=lease.Renewals())
+    held = lease.Lease(repos.conversations, clock, "c1", "run-1", renewals=lease.Renewals())
     await held.take()
     held.keep()
     await asyncio.sleep(0.05)  # the first renewal failed, later ones went through
@@ -112,6 +115,6 @@ async def test_a_failed_renewal_is_tried_again_not_given_up(
     for _ in range(2):  # 40 s on: held only if renewals went on after the failure
         clock.advance(20)
         await asyncio.sleep(0.05)
-    assert await conversations_repository.lease_holder(table, "c1") == "run-1"
+    assert await repos.conversations.lease_holder("c1") == "run-1"
     await held.free()
     await table.close()

@@ -16,13 +16,13 @@ from api.agents.schemas import AgentCreate
 from api.config import Settings
 from api.conversations import repository as conversations_repository
 from api.conversations import service as conversations
-from api.conversations.messages import repository as messages_repository
 from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
 from api.http.sse import event_stream, relay
 from api.journal.events import RunEvent, ToolCalled
 from api.kit.clock import FrozenClock
 from api.llm.types import ToolSpec
+from api.repositories import Repositories
 from api.runtime import lease
 from api.runtime.architectures.base import AgentArchitecture
 from api.runtime.architectures.registry import ARCHITECTURES, registered
@@ -76,14 +76,15 @@ class Stopped:
     """A runtime on SQLite with an agent on the Stuck architecture, and its conversation."""
 
     table: SqliteTable
+    repos: Repositories
     runtime: Runtime
     outcomes: Outcomes
     agent: Agent
     conversation: Conversation
 
     async def stored(self) -> list[Message]:
-        found, _ = await messages_repository.oldest_first(
-            self.table, self.conversation.conversation_id, limit=10, cursor=None
+        found, _ = await self.repos.messages.oldest_first(
+            self.conversation.conversation_id, limit=10, cursor=None
         )
         return found
 
@@ -91,16 +92,17 @@ class Stopped:
 @pytest.fixture
 async def stuck(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Stopped]:
     table = SqliteTable(tmp_path / "s.db", "stuck", load_definition(), clock=clock)
+    repos = Repositories.over(table)
     await table.create()
     settings = Settings(sqlite_path=tmp_path / "s.db", encryption_key="k" * 40)
     outcomes = Outcomes()
-    search = SearchEngine(table, None, clock)
+    search = SearchEngine(repos.search, None, clock)
     runtime = runtime_on(table, clock, settings, search=search, hook_providers=[outcomes])
     with registered(Stuck):
         create = AgentCreate(name="Stuck", architecture="test-stuck")
-        agent, _ = await agents.create(table, EMAIL, create, clock, architectures=ARCHITECTURES)
-        conversation = await conversations.create(table, agent, "", clock)
-        yield Stopped(table, runtime, outcomes, agent, conversation)
+        agent, _ = await agents.create(repos, EMAIL, create, clock, architectures=ARCHITECTURES)
+        conversation = await conversations.create(repos, agent, "", clock)
+        yield Stopped(table, repos, runtime, outcomes, agent, conversation)
     await table.close()
 
 
@@ -228,7 +230,7 @@ async def test_a_server_shutting_down_mid_turn_ends_the_stream_with_an_error(
 
 async def test_one_turn_at_a_time_in_a_conversation(stuck: Stopped, clock: FrozenClock) -> None:
     runtime = stuck.runtime
-    elsewhere = await conversations.create(stuck.table, stuck.agent, "", clock)
+    elsewhere = await conversations.create(stuck.repos, stuck.agent, "", clock)
     request = TurnRequest.in_conversation(stuck.conversation, "My name is Alice", None)
     first = await runtime.prepare(request)
     with pytest.raises(ConversationBusy) as busy:  # even before the first one started
@@ -268,8 +270,8 @@ async def test_two_replicas_never_run_two_turns_in_one_conversation(
     clock.advance(lease.LEASE_SECONDS + 1)
     third = await stuck.runtime.prepare(request)
     assert (
-        await conversations_repository.renew_lease(
-            table, stuck.conversation.conversation_id, second.turn.state.run_id, clock.now() + 30
+        await conversations_repository.ConversationRepository(table).renew_lease(
+            stuck.conversation.conversation_id, second.turn.state.run_id, clock.now() + 30
         )
         is False
     )  # the lapsed holder cannot take it back
@@ -303,9 +305,9 @@ async def test_a_turn_whose_stream_never_started_frees_its_conversation_at_once(
 
 async def test_events_ready_together_go_as_one_send(stuck: Stopped, clock: FrozenClock) -> None:
     talker, _ = await agents.create(
-        stuck.table, EMAIL, AgentCreate(name="Talker"), clock, architectures=ARCHITECTURES
+        stuck.repos, EMAIL, AgentCreate(name="Talker"), clock, architectures=ARCHITECTURES
     )
-    conversation = await conversations.create(stuck.table, talker, "", clock)
+    conversation = await conversations.create(stuck.repos, talker, "", clock)
     request = TurnRequest.in_conversation(conversation, "Hello there", None)
     sends: list[bytes] = []
     async for sent in relay(await stuck.runtime.prepare(request), grace_seconds=0):

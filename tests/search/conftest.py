@@ -9,6 +9,7 @@ import pytest
 from api.embeddings.base import Embedder
 from api.embeddings.factory import get_embedding_backend
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
@@ -33,5 +34,10 @@ async def store(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Table]:
 
 
 @pytest.fixture
-def engine(store: Table, static: Embedder, clock: FrozenClock) -> SearchEngine:
-    return SearchEngine(store, static, clock)
+def repos(store: Table) -> Repositories:
+    return Repositories.over(store)
+
+
+@pytest.fixture
+def engine(repos: Repositories, static: Embedder, clock: FrozenClock) -> SearchEngine:
+    return SearchEngine(repos.search, static, clock)

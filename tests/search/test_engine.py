@@ -13,6 +13,7 @@ from api.conversations.models import Conversation
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.memory import archival
+from api.repositories import Repositories
 from api.search import repository
 from api.search.engine import SearchEngine, SemanticSearchUnavailable
 from api.search.index import AgentIndex
@@ -28,10 +29,12 @@ FACTS = [
 ]
 
 
-async def remember(engine: SearchEngine, facts: list[str], clock: FrozenClock) -> None:
+async def remember(
+    repos: Repositories, engine: SearchEngine, facts: list[str], clock: FrozenClock
+) -> None:
     for fact in facts:
         clock.advance(60)
-        await archival.insert(engine, AGENT, fact)
+        await archival.insert(repos, engine, AGENT, fact)
 
 
 async def texts(engine: SearchEngine, query: str, **kwargs: object) -> list[str]:
@@ -40,20 +43,26 @@ async def texts(engine: SearchEngine, query: str, **kwargs: object) -> list[str]
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic"])
-async def test_a_paraphrase_is_found(engine: SearchEngine, clock: FrozenClock, mode: str) -> None:
-    await remember(engine, FACTS, clock)
+async def test_a_paraphrase_is_found(
+    repos: Repositories, engine: SearchEngine, clock: FrozenClock, mode: str
+) -> None:
+    await remember(repos, engine, FACTS, clock)
     found = await texts(engine, "what food do I like?", mode=mode)
     assert found[0] == FACTS[0]
 
 
-async def test_lexical_needs_a_shared_word(engine: SearchEngine, clock: FrozenClock) -> None:
-    await remember(engine, FACTS, clock)
+async def test_lexical_needs_a_shared_word(
+    repos: Repositories, engine: SearchEngine, clock: FrozenClock
+) -> None:
+    await remember(repos, engine, FACTS, clock)
     assert FACTS[0] not in await texts(engine, "what food do I like?", mode="lexical")
     assert await texts(engine, "pizza", mode="lexical") == [FACTS[0]]
 
 
-async def test_scores_come_with_the_mode(engine: SearchEngine, clock: FrozenClock) -> None:
-    await remember(engine, FACTS, clock)
+async def test_scores_come_with_the_mode(
+    repos: Repositories, engine: SearchEngine, clock: FrozenClock
+) -> None:
+    await remember(repos, engine, FACTS, clock)
     hybrid = await archival.search(engine, AGENT, "pizza with mushrooms", mode="hybrid")
     assert hybrid.mode == "hybrid"
     best = hybrid.matches[0]
@@ -65,28 +74,30 @@ async def test_scores_come_with_the_mode(engine: SearchEngine, clock: FrozenCloc
     assert lexical.matches[0].score > 0
 
 
-async def test_a_deleted_memory_is_never_found(engine: SearchEngine, clock: FrozenClock) -> None:
-    await remember(engine, FACTS, clock)
+async def test_a_deleted_memory_is_never_found(
+    repos: Repositories, engine: SearchEngine, clock: FrozenClock
+) -> None:
+    await remember(repos, engine, FACTS, clock)
     assert FACTS[1] in await texts(engine, "sister Maya")  # the index is loaded now
     found = await archival.search(engine, AGENT, "sister Maya")
-    await archival.delete_memory(engine, AGENT, found.memories[0].memory_id)
+    await archival.delete_memory(repos, engine, AGENT, found.memories[0].memory_id)
     for mode in ("hybrid", "lexical", "semantic"):
         assert FACTS[1] not in await texts(engine, "sister Maya", mode=mode)
 
 
 async def test_another_engine_on_the_same_table_catches_up(
-    engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
+    repos: Repositories, engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
-    other = SearchEngine(store, static, clock)
-    await remember(engine, FACTS[:2], clock)
+    other = SearchEngine(repos.search, static, clock)
+    await remember(repos, engine, FACTS[:2], clock)
     assert await texts(other, "pizza") == [FACTS[0]]  # loaded whole
-    await remember(engine, FACTS[2:], clock)
+    await remember(repos, engine, FACTS[2:], clock)
     found = await archival.search(engine, AGENT, "pizza")
-    await archival.delete_memory(engine, AGENT, found.memories[0].memory_id)
+    await archival.delete_memory(repos, engine, AGENT, found.memories[0].memory_id)
     # Caught up from the change log: three inserts and a delete.
     assert await texts(other, "cat on the radiator") == [FACTS[4]]
     assert await texts(other, "pizza", mode="lexical") == []
-    assert await repository.version(store, AGENT) == 6
+    assert await repos.search.version(AGENT) == 6
 
 
 async def background_done(engine: SearchEngine) -> None:
@@ -95,18 +106,18 @@ async def background_done(engine: SearchEngine) -> None:
 
 
 async def test_own_writes_reach_a_loaded_index_before_the_next_search(
-    engine: SearchEngine, store: Table, clock: FrozenClock
+    repos: Repositories, engine: SearchEngine, store: Table, clock: FrozenClock
 ) -> None:
-    await remember(engine, FACTS[:1], clock)
+    await remember(repos, engine, FACTS[:1], clock)
     assert await texts(engine, "pizza") == [FACTS[0]]  # loaded
-    await remember(engine, FACTS[1:3], clock)
+    await remember(repos, engine, FACTS[1:3], clock)
     await archival.delete_memory(
-        engine, AGENT, (await archival.search(engine, AGENT, "pizza")).memories[0].memory_id
+        repos, engine, AGENT, (await archival.search(engine, AGENT, "pizza")).memories[0].memory_id
     )
     await background_done(engine)
     loaded = engine._indexes[AGENT]
     # Applied when written, so the next search has nothing left to do first.
-    assert loaded.version == await repository.version(store, AGENT) == 4
+    assert loaded.version == await repos.search.version(AGENT) == 4
     assert AGENT not in engine._pending
     assert sorted(d.text for d in loaded.docs()) == sorted(FACTS[1:3])
     assert await texts(engine, "Maya in Porto", mode="lexical") == [FACTS[1]]
@@ -114,11 +125,15 @@ async def test_own_writes_reach_a_loaded_index_before_the_next_search(
 
 @pytest.mark.parametrize("rebuilt_by", ["own write", "search"])
 async def test_an_agent_forgotten_during_a_rebuild_is_not_kept(
-    engine: SearchEngine, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch, rebuilt_by: str
+    repos: Repositories,
+    engine: SearchEngine,
+    clock: FrozenClock,
+    monkeypatch: pytest.MonkeyPatch,
+    rebuilt_by: str,
 ) -> None:
     """The agent is deleted (forgotten) while its index is rebuilt in a thread: what the
     rebuild ends with is not put back among the indexes the engine holds."""
-    await remember(engine, FACTS[:1], clock)
+    await remember(repos, engine, FACTS[:1], clock)
     assert await texts(engine, "pizza") == [FACTS[0]]  # loaded
     started, release = threading.Event(), threading.Event()
     rebuild = AgentIndex.rebuild
@@ -131,7 +146,7 @@ async def test_an_agent_forgotten_during_a_rebuild_is_not_kept(
     monkeypatch.setattr(AgentIndex, "needs_rebuild", lambda _: True)
     monkeypatch.setattr(AgentIndex, "rebuild", slow_rebuild)
     if rebuilt_by == "own write":
-        await remember(engine, FACTS[1:2], clock)  # applied in the background
+        await remember(repos, engine, FACTS[1:2], clock)  # applied in the background
         rebuilding: asyncio.Future[object] = asyncio.ensure_future(background_done(engine))
     else:
         rebuilding = asyncio.ensure_future(texts(engine, "pizza"))
@@ -146,13 +161,13 @@ async def test_an_agent_forgotten_during_a_rebuild_is_not_kept(
 
 
 async def test_own_writes_after_another_engines_wait_for_the_change_log(
-    engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
+    repos: Repositories, engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
-    other = SearchEngine(store, static, clock)
-    await remember(engine, FACTS[:1], clock)
+    other = SearchEngine(repos.search, static, clock)
+    await remember(repos, engine, FACTS[:1], clock)
     assert await texts(engine, "pizza") == [FACTS[0]]  # loaded at version 1
-    await remember(other, FACTS[1:2], clock)  # version 2, unknown to `engine`
-    await remember(engine, FACTS[2:3], clock)  # version 3: a gap before it
+    await remember(repos, other, FACTS[1:2], clock)  # version 2, unknown to `engine`
+    await remember(repos, engine, FACTS[2:3], clock)  # version 3: a gap before it
     await background_done(engine)
     loaded = engine._indexes[AGENT]
     assert loaded.version == 1  # not applied past the gap...
@@ -163,39 +178,41 @@ async def test_own_writes_after_another_engines_wait_for_the_change_log(
 
 
 async def test_a_change_log_that_expired_means_a_full_reload(
-    engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
+    repos: Repositories, engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
-    other = SearchEngine(store, static, clock)
-    await remember(engine, FACTS[:1], clock)
+    other = SearchEngine(repos.search, static, clock)
+    await remember(repos, engine, FACTS[:1], clock)
     assert await texts(other, "pizza") == [FACTS[0]]
-    await remember(engine, FACTS[1:], clock)
+    await remember(repos, engine, FACTS[1:], clock)
     clock.advance(repository.CHANGE_TTL_SECONDS + 1)  # every change has expired
     assert await texts(other, "Maya in Porto", mode="lexical") == [FACTS[1]]
 
 
 async def test_writes_from_two_engines_at_once_all_land(
-    engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
+    repos: Repositories, engine: SearchEngine, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
     import asyncio
 
-    other = SearchEngine(store, static, clock)
+    other = SearchEngine(repos.search, static, clock)
     await asyncio.gather(
-        *(archival.insert(engine, AGENT, f"alpha note {i}") for i in range(10)),
-        *(archival.insert(other, AGENT, f"alpha memo {i}") for i in range(10)),
+        *(archival.insert(repos, engine, AGENT, f"alpha note {i}") for i in range(10)),
+        *(archival.insert(repos, other, AGENT, f"alpha memo {i}") for i in range(10)),
     )
-    assert await repository.version(store, AGENT) == 20
+    assert await repos.search.version(AGENT) == 20
     for e in (engine, other):
         found = await archival.search(e, AGENT, "alpha", mode="lexical")
         assert found.total == 20
 
 
-async def test_the_index_rebuilds_past_its_delta(engine: SearchEngine, clock: FrozenClock) -> None:
+async def test_the_index_rebuilds_past_its_delta(
+    repos: Repositories, engine: SearchEngine, clock: FrozenClock
+) -> None:
     from api.search import index as index_module
 
-    await remember(engine, ["seed memory"], clock)
+    await remember(repos, engine, ["seed memory"], clock)
     await texts(engine, "seed")  # loaded: one document in the main segment
     many = [f"note number {i} about gardening" for i in range(index_module.DELTA_MIN + 20)]
-    await remember(engine, many, clock)
+    await remember(repos, engine, many, clock)
     found = await archival.search(engine, AGENT, "gardening", mode="lexical")
     assert found.total == len(many)
     loaded = engine._indexes[AGENT]
@@ -206,10 +223,10 @@ async def test_the_index_rebuilds_past_its_delta(engine: SearchEngine, clock: Fr
 
 
 async def test_an_engine_without_a_model_searches_by_words(
-    engine: SearchEngine, store: Table, clock: FrozenClock
+    repos: Repositories, engine: SearchEngine, store: Table, clock: FrozenClock
 ) -> None:
-    await remember(engine, FACTS, clock)
-    lexical_only = SearchEngine(store, None, clock)
+    await remember(repos, engine, FACTS, clock)
+    lexical_only = SearchEngine(repos.search, None, clock)
     with pytest.raises(SemanticSearchUnavailable):
         await lexical_only.search(AGENT, "food", mode="semantic")
     # Hybrid without a model is lexical: found by the word, with no similarity.
@@ -248,7 +265,7 @@ def said(
 
 
 async def test_messages_are_found_across_conversations_with_filters(
-    engine: SearchEngine, store: Table
+    repos: Repositories, engine: SearchEngine, store: Table
 ) -> None:
     await open_conversations(store, "c1", "c2")
     history = [
@@ -259,69 +276,83 @@ async def test_messages_are_found_across_conversations_with_filters(
         said("c2", 3, "assistant", "", 20),  # a tool call only: nothing to search
     ]
     for message in history:
-        await messages.record(engine, OWNER, AGENT, message)
-    every = await messages.search(engine, OWNER, AGENT, "Biscuit", mode="lexical")
+        await messages.record(repos, engine, OWNER, AGENT, message)
+    every = await messages.search(repos, engine, OWNER, AGENT, "Biscuit", mode="lexical")
     assert {h.message_id for h in every.hits} == {"c1-1", "c1-2", "c2-1"}
-    users = await messages.search(engine, OWNER, AGENT, "Biscuit", roles=frozenset({"user"}))
+    users = await messages.search(repos, engine, OWNER, AGENT, "Biscuit", roles=frozenset({"user"}))
     assert {h.message_id for h in users.hits} == {"c1-1", "c2-1"}
-    bob = await messages.search(engine, OWNER, AGENT, "Biscuit", actor_id="bob")
+    bob = await messages.search(repos, engine, OWNER, AGENT, "Biscuit", actor_id="bob")
     assert [h.message_id for h in bob.hits] == ["c2-1"]
     one = await messages.search(
-        engine, OWNER, AGENT, "Biscuit", conversation_id="c1", mode="lexical"
+        repos, engine, OWNER, AGENT, "Biscuit", conversation_id="c1", mode="lexical"
     )
     assert {h.message_id for h in one.hits} == {"c1-1", "c1-2"}
     later = await messages.search(
-        engine, OWNER, AGENT, "Biscuit", after=datetime(2025, 5, 10, tzinfo=UTC), mode="lexical"
+        repos,
+        engine,
+        OWNER,
+        AGENT,
+        "Biscuit",
+        after=datetime(2025, 5, 10, tzinfo=UTC),
+        mode="lexical",
     )
     assert [h.message_id for h in later.hits] == ["c2-1"]
     earlier = await messages.search(
-        engine, OWNER, AGENT, "Biscuit", before=datetime(2025, 5, 10, tzinfo=UTC), mode="lexical"
+        repos,
+        engine,
+        OWNER,
+        AGENT,
+        "Biscuit",
+        before=datetime(2025, 5, 10, tzinfo=UTC),
+        mode="lexical",
     )
     assert {h.message_id for h in earlier.hits} == {"c1-1", "c1-2"}
     # Archival search never returns messages, nor message search memories.
-    await archival.insert(engine, AGENT, "Biscuit is a golden retriever.")
+    await archival.insert(repos, engine, AGENT, "Biscuit is a golden retriever.")
     assert await texts(engine, "Biscuit", mode="lexical") == ["Biscuit is a golden retriever."]
-    again = await messages.search(engine, OWNER, AGENT, "Biscuit", mode="lexical")
+    again = await messages.search(repos, engine, OWNER, AGENT, "Biscuit", mode="lexical")
     assert again.total == 3
 
 
 async def test_expired_messages_are_not_found(
-    engine: SearchEngine, store: Table, clock: FrozenClock
+    repos: Repositories, engine: SearchEngine, store: Table, clock: FrozenClock
 ) -> None:
     await open_conversations(store, "c1")
     message = said("c1", 1, "user", "My locker code is 4512.", 1)
     message = message.model_copy(update={"ttl": int(clock.now()) + 3600})
-    await messages.record(engine, OWNER, AGENT, message)
-    found = await messages.search(engine, OWNER, AGENT, "locker code", mode="lexical")
+    await messages.record(repos, engine, OWNER, AGENT, message)
+    found = await messages.search(repos, engine, OWNER, AGENT, "locker code", mode="lexical")
     assert found.total == 1
     clock.advance(3601)
-    gone = await messages.search(engine, OWNER, AGENT, "locker code", mode="lexical")
+    gone = await messages.search(repos, engine, OWNER, AGENT, "locker code", mode="lexical")
     assert gone.total == 0
 
 
 async def test_indexes_past_the_budget_are_evicted_least_recently_used_first(
-    store: Table, static: Embedder, clock: FrozenClock
+    repos: Repositories, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
-    writer = SearchEngine(store, static, clock)
+    writer = SearchEngine(repos.search, static, clock)
     for agent in ("a1", "a2", "a3"):
-        await archival.insert(writer, agent, f"The {agent} keeps bees")
+        await archival.insert(repos, writer, agent, f"The {agent} keeps bees")
     one_index = 1  # any index is over this budget: only the last one searched is kept
-    tight = SearchEngine(store, static, clock, memory_budget=one_index)
+    tight = SearchEngine(repos.search, static, clock, memory_budget=one_index)
     for agent in ("a1", "a2", "a3"):
         found = await archival.search(tight, agent, "bees", mode="lexical")
         assert [m.content for m in found.memories] == [f"The {agent} keeps bees"]
     assert list(tight._indexes) == ["a3"]
-    roomy = SearchEngine(store, static, clock)
+    roomy = SearchEngine(repos.search, static, clock)
     for agent in ("a1", "a2", "a1", "a3"):
         await archival.search(roomy, agent, "bees")
     assert list(roomy._indexes) == ["a2", "a1", "a3"]  # least recently used first
     # An evicted agent loads again, with what was written meanwhile.
-    await archival.insert(writer, "a1", "The a1 sells honey")
+    await archival.insert(repos, writer, "a1", "The a1 sells honey")
     found = await archival.search(tight, "a1", "honey", mode="lexical")
     assert [m.content for m in found.memories] == ["The a1 sells honey"]
 
 
-async def test_no_copy_outlives_its_conversation(engine: SearchEngine, store: Table) -> None:
+async def test_no_copy_outlives_its_conversation(
+    repos: Repositories, engine: SearchEngine, store: Table
+) -> None:
     """A conversation being deleted takes no new searchable copy, whichever way it comes."""
     await open_conversations(store, "c1")
     await store.update(
@@ -335,20 +366,26 @@ async def test_no_copy_outlives_its_conversation(engine: SearchEngine, store: Ta
         set={"deleting": True},
     )
     late = said("c1", 1, "user", "The passport expires in 2031", 2)
-    copying = await messages.store(engine, OWNER, AGENT, late)
+    copying = await messages.store(repos, engine, OWNER, AGENT, late)
     assert copying is not None
     await copying  # refused quietly: the message is stored, its copy is not
     with pytest.raises(TransactionCancelled):
-        await messages.record(engine, OWNER, AGENT, said("c1", 2, "user", "passport again", 2))
-    assert (await messages.search(engine, OWNER, AGENT, "passport", mode="lexical")).total == 0
+        await messages.record(
+            repos, engine, OWNER, AGENT, said("c1", 2, "user", "passport again", 2)
+        )
+    assert (
+        await messages.search(repos, engine, OWNER, AGENT, "passport", mode="lexical")
+    ).total == 0
     missing = said("nowhere", 1, "user", "passport in a conversation never opened", 2)
     with pytest.raises(TransactionCancelled):
-        await messages.record(engine, OWNER, AGENT, missing)
+        await messages.record(repos, engine, OWNER, AGENT, missing)
 
 
-async def test_an_index_of_documents_without_words_searches(engine: SearchEngine) -> None:
+async def test_an_index_of_documents_without_words_searches(
+    repos: Repositories, engine: SearchEngine
+) -> None:
     for text in ["\U0001f44d", "...", "?!"]:
-        await archival.insert(engine, AGENT, text)
+        await archival.insert(repos, engine, AGENT, text)
     assert (await archival.search(engine, AGENT, "thumbs up", mode="lexical")).total == 0
     # Hybrid ranks by meaning only: the emoji is the one memory with a vector at all.
     found = await archival.search(engine, AGENT, "thumbs up", mode="semantic")
@@ -357,11 +394,11 @@ async def test_an_index_of_documents_without_words_searches(engine: SearchEngine
 
 
 async def test_a_new_memory_ties_with_an_equal_older_one_and_comes_first(
-    engine: SearchEngine, clock: FrozenClock
+    repos: Repositories, engine: SearchEngine, clock: FrozenClock
 ) -> None:
-    await remember(engine, [f"coffee note {i}" for i in range(10)], clock)
+    await remember(repos, engine, [f"coffee note {i}" for i in range(10)], clock)
     await texts(engine, "coffee")  # loaded: these ten are the main segment
-    await remember(engine, ["coffee note 10"], clock)  # in the delta
+    await remember(repos, engine, ["coffee note 10"], clock)  # in the delta
     # Scored in the delta as the main segment scores, a word said twice counting once.
     assert (await texts(engine, "coffee coffee", mode="lexical"))[0] == "coffee note 10"
 

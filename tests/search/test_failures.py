@@ -18,7 +18,7 @@ from api.conversations.models import Conversation
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.memory import archival
-from api.memory import repository as memory_items
+from api.repositories import Repositories
 from api.search import engine as engine_module
 from api.search import repository, vectors
 from api.search.engine import SearchBusy, SearchEngine
@@ -34,42 +34,43 @@ OWNER = "ada@example.com"
 
 
 async def test_losing_every_version_race_is_a_clear_503(
-    engine: SearchEngine, monkeypatch: pytest.MonkeyPatch
+    repos: Repositories, engine: SearchEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async def always_moved(*args: Any, **kwargs: Any) -> int:
         raise repository.VersionMoved
 
-    monkeypatch.setattr(repository, "commit", always_moved)
+    monkeypatch.setattr(repository.SearchRepository, "commit", always_moved)
     monkeypatch.setattr(engine_module, "MAX_ATTEMPTS", 3)
     with pytest.raises(SearchBusy) as refused:
-        await archival.insert(engine, AGENT, "a memory that never lands")
+        await archival.insert(repos, engine, AGENT, "a memory that never lands")
     assert refused.value.status_code == 503
 
 
 async def test_too_many_changes_to_replay_means_a_reload(
+    repos: Repositories,
     engine: SearchEngine,
     store: Table,
     static: Embedder,
     clock: FrozenClock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    reader = SearchEngine(store, static, clock)
-    await archival.insert(engine, AGENT, "first note about kites")
+    reader = SearchEngine(repos.search, static, clock)
+    await archival.insert(repos, engine, AGENT, "first note about kites")
     await archival.search(reader, AGENT, "kites")
     loaded = reader._indexes[AGENT]
     monkeypatch.setattr(engine_module, "MAX_CATCH_UP", 2)
     for i in range(5):
-        await archival.insert(engine, AGENT, f"kite note {i}")
+        await archival.insert(repos, engine, AGENT, f"kite note {i}")
     found = await archival.search(reader, AGENT, "kite", mode="lexical", page_size=10)
     assert found.total == 6
     assert reader._indexes[AGENT] is not loaded  # loaded again, not caught up
 
 
 async def test_large_indexes_are_searched_in_a_thread_with_the_same_results(
-    engine: SearchEngine, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+    repos: Repositories, engine: SearchEngine, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for i in range(20):
-        await archival.insert(engine, AGENT, f"Note {i} about the garden")
+        await archival.insert(repos, engine, AGENT, f"Note {i} about the garden")
     inline = await archival.search(engine, AGENT, "garden", page_size=20)
     monkeypatch.setattr(engine_module, "INLINE_DOCS", 0)
     threaded = await archival.search(engine, AGENT, "garden", page_size=20)
@@ -77,17 +78,18 @@ async def test_large_indexes_are_searched_in_a_thread_with_the_same_results(
 
 
 async def test_a_large_catch_up_is_applied_off_the_loop_with_the_same_results(
+    repos: Repositories,
     engine: SearchEngine,
     store: Table,
     static: Embedder,
     clock: FrozenClock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    reader = SearchEngine(store, static, clock)
-    await archival.insert(engine, AGENT, "First note about the garden")
+    reader = SearchEngine(repos.search, static, clock)
+    await archival.insert(repos, engine, AGENT, "First note about the garden")
     await archival.search(reader, AGENT, "garden")  # loaded
     for i in range(5):
-        await archival.insert(engine, AGENT, f"Note {i} about the garden")
+        await archival.insert(repos, engine, AGENT, f"Note {i} about the garden")
     loaded = reader._indexes[AGENT]
     applied_in: list[str] = []
     real_apply = reader._apply
@@ -107,11 +109,15 @@ async def test_a_large_catch_up_is_applied_off_the_loop_with_the_same_results(
     assert applied_in[0] != "MainThread"
 
 
-async def test_deleted_documents_piling_up_trigger_a_rebuild(engine: SearchEngine) -> None:
-    made = [await archival.insert(engine, AGENT, f"Receipt {i} for the bike") for i in range(300)]
+async def test_deleted_documents_piling_up_trigger_a_rebuild(
+    repos: Repositories, engine: SearchEngine
+) -> None:
+    made = [
+        await archival.insert(repos, engine, AGENT, f"Receipt {i} for the bike") for i in range(300)
+    ]
     await archival.search(engine, AGENT, "bike")  # loaded: all in the main segment
     for inserted in made[:280]:
-        await archival.delete_memory(engine, AGENT, inserted.memory.memory_id)
+        await archival.delete_memory(repos, engine, AGENT, inserted.memory.memory_id)
     found = await archival.search(engine, AGENT, "bike receipt", mode="lexical", page_size=50)
     assert found.total == 20
     index = engine._indexes[AGENT]
@@ -139,7 +145,7 @@ def test_damaged_or_foreign_vectors_are_not_used() -> None:
 
 
 async def test_a_long_conversation_deleted_leaves_no_message_to_find(
-    engine: SearchEngine, store: Table
+    repos: Repositories, engine: SearchEngine, store: Table
 ) -> None:
     start = datetime(2025, 1, 1, tzinfo=UTC)
     conversation = Conversation(
@@ -158,22 +164,24 @@ async def test_a_long_conversation_deleted_leaves_no_message_to_find(
             content=f"Shopping list item {i}",
             created_at=start + timedelta(seconds=i),
         )
-        await messages.record(engine, OWNER, AGENT, message)
-    assert (await messages.search(engine, OWNER, AGENT, "shopping", mode="lexical")).total == 110
-    await conversations.delete(engine, conversation)
-    assert (await messages.search(engine, OWNER, AGENT, "shopping")).total == 0
+        await messages.record(repos, engine, OWNER, AGENT, message)
+    assert (
+        await messages.search(repos, engine, OWNER, AGENT, "shopping", mode="lexical")
+    ).total == 110
+    await conversations.delete(repos, engine, conversation)
+    assert (await messages.search(repos, engine, OWNER, AGENT, "shopping")).total == 0
     pk, sk = keys.message_recalls_of(AGENT)
     assert (await store.query(pk, sk=sk)).items == []
 
 
 async def test_deleting_a_memory_whose_guard_names_another_leaves_the_guard(
-    engine: SearchEngine, store: Table
+    repos: Repositories, engine: SearchEngine, store: Table
 ) -> None:
-    made = await archival.insert(engine, AGENT, "The shed key is under the mat")
+    made = await archival.insert(repos, engine, AGENT, "The shed key is under the mat")
     guard_key = keys.archival_hash_guard(AGENT, made.memory.content_hash)
     await store.update(guard_key, set={"memory_id": "someone-else"})
-    await archival.delete_memory(engine, AGENT, made.memory.memory_id)
-    assert await memory_items.get_archival(store, AGENT, made.memory.memory_id) is None
+    await archival.delete_memory(repos, engine, AGENT, made.memory.memory_id)
+    assert await repos.memory.get_archival(AGENT, made.memory.memory_id) is None
     assert await store.get(guard_key) is not None
     assert (await archival.search(engine, AGENT, "shed key", mode="lexical")).total == 0
 

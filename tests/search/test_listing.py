@@ -11,7 +11,9 @@ from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.memory import archival
 from api.memory.models import CATEGORIES, Category
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
+from api.search.repository import SearchRepository
 from api.store.definition import load_definition
 from api.store.rounds import RoundCounter
 from api.store.sqlite import SqliteTable
@@ -20,11 +22,13 @@ from tests.search.conftest import AGENT
 from tests.search.test_engine import OWNER, open_conversations, said
 
 
-async def fill(engine: SearchEngine, clock: FrozenClock, count: int, start: int = 0) -> None:
+async def fill(
+    repos: Repositories, engine: SearchEngine, clock: FrozenClock, count: int, start: int = 0
+) -> None:
     """Memories `start`..: the i-th of category CATEGORIES[i % 4], a second apart."""
     for i in range(start, start + count):
         clock.advance(1)
-        await archival.insert(engine, AGENT, f"Memory {i}.", category=CATEGORIES[i % 4])
+        await archival.insert(repos, engine, AGENT, f"Memory {i}.", category=CATEGORIES[i % 4])
 
 
 def expected(count: int, category: Category | None = None) -> list[str]:
@@ -49,9 +53,9 @@ async def every_page(
 
 
 async def test_newest_first_by_category_with_the_total(
-    engine: SearchEngine, clock: FrozenClock
+    repos: Repositories, engine: SearchEngine, clock: FrozenClock
 ) -> None:
-    await fill(engine, clock, 10)
+    await fill(repos, engine, clock, 10)
     facts = await archival.newest(engine, AGENT, categories=frozenset({"fact"}), limit=2)
     assert [m.content for m in facts.memories] == expected(10, "fact")[:2]
     assert (facts.total, facts.more) == (3, True)
@@ -67,14 +71,14 @@ async def test_newest_first_by_category_with_the_total(
 
 @pytest.mark.parametrize("limit", [1, 3, 7])
 async def test_pages_across_the_main_segment_and_the_delta(
-    engine: SearchEngine, clock: FrozenClock, limit: int
+    repos: Repositories, engine: SearchEngine, clock: FrozenClock, limit: int
 ) -> None:
-    await fill(engine, clock, 12)
+    await fill(repos, engine, clock, 12)
     await archival.newest(engine, AGENT)  # loads the index: these 12 are its main segment
-    await fill(engine, clock, 9, start=12)  # and these its delta
+    await fill(repos, engine, clock, 9, start=12)  # and these its delta
     old = (await archival.search(engine, AGENT, "Memory 5", mode="lexical")).memories
     await archival.delete_memory(
-        engine, AGENT, next(m for m in old if m.content == "Memory 5.").memory_id
+        repos, engine, AGENT, next(m for m in old if m.content == "Memory 5.").memory_id
     )
     # Memory 5 was a preference: gone from both listings.
     everything = [m for m in expected(21) if m != "Memory 5."]
@@ -86,22 +90,24 @@ async def test_pages_across_the_main_segment_and_the_delta(
     )
 
 
-async def test_a_rebuilt_index_lists_the_same(engine: SearchEngine, clock: FrozenClock) -> None:
-    await fill(engine, clock, 5)
+async def test_a_rebuilt_index_lists_the_same(
+    repos: Repositories, engine: SearchEngine, clock: FrozenClock
+) -> None:
+    await fill(repos, engine, clock, 5)
     await archival.newest(engine, AGENT)
-    await fill(engine, clock, 300, start=5)  # past the delta's limit: the next read rebuilds
+    await fill(repos, engine, clock, 300, start=5)  # past the delta's limit: the next read rebuilds
     listed = await archival.newest(engine, AGENT, categories=frozenset({"capability"}), limit=3)
     assert [m.content for m in listed.memories] == expected(305, "capability")[:3]
     assert listed.total == len(expected(305, "capability"))
 
 
 async def test_messages_are_never_listed(
-    engine: SearchEngine, store: Table, clock: FrozenClock
+    repos: Repositories, engine: SearchEngine, store: Table, clock: FrozenClock
 ) -> None:
-    await fill(engine, clock, 2)
+    await fill(repos, engine, clock, 2)
     await open_conversations(store, "c1")
-    await messages.record(engine, OWNER, AGENT, said("c1", 1, "user", "Memory 9.", 2))
-    assert (await messages.search(engine, OWNER, AGENT, "Memory 9")).total == 1
+    await messages.record(repos, engine, OWNER, AGENT, said("c1", 1, "user", "Memory 9.", 2))
+    assert (await messages.search(repos, engine, OWNER, AGENT, "Memory 9")).total == 1
     listed = await archival.newest(engine, AGENT)
     assert [m.content for m in listed.memories] == expected(2)
     assert listed.total == 2
@@ -120,8 +126,8 @@ async def test_a_listing_reads_the_version_not_the_partition(
     )
     table: Table = counter
     await table.create()
-    engine = SearchEngine(table, static, clock)
-    await fill(engine, clock, 40)
+    engine = SearchEngine(SearchRepository(table), static, clock)
+    await fill(Repositories.over(table), engine, clock, 40)
     await archival.newest(engine, AGENT)  # the first listing loads the index
     mark = counter.mark()
     listed = await archival.newest(engine, AGENT, categories=frozenset({"fact"}), limit=5)

@@ -12,6 +12,7 @@ from api.kit.clock import FrozenClock
 from api.memory import archival
 from api.search.engine import RECENT_BATCH, SearchEngine
 from api.search.recent_vectors import RecentVectors
+from api.search.repository import SearchRepository
 from api.store.table import Table
 from tests.fakes.embedders import DelegatingEmbedder
 from tests.search.conftest import AGENT
@@ -36,7 +37,7 @@ def counting(static: Embedder) -> CountingEmbedder:
 
 @pytest.fixture
 def counted_engine(store: Table, counting: CountingEmbedder, clock: FrozenClock) -> SearchEngine:
-    return SearchEngine(store, counting, clock)
+    return SearchEngine(SearchRepository(store), counting, clock)
 
 
 async def test_a_query_then_the_same_text_stored_is_embedded_once(
@@ -90,7 +91,7 @@ async def test_a_failed_embedding_keeps_nothing(
             raise RuntimeError("backend down")
 
     failing = Failing(static)
-    engine = SearchEngine(store, failing, clock)
+    engine = SearchEngine(SearchRepository(store), failing, clock)
     for _ in range(2):
         with pytest.raises(RuntimeError, match="backend down"):
             await engine.vectors(["never kept"])

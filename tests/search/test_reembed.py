@@ -8,13 +8,13 @@ from pathlib import Path
 from api.agents import service as agents
 from api.agents.schemas import AgentCreate
 from api.conversations import service as conversations
-from api.conversations.messages import repository as message_items
 from api.conversations.messages import service as messages
 from api.conversations.messages.models import Message
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.maintenance import reembed
 from api.memory import archival
+from api.repositories import Repositories
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.search import vectors
 from api.search.engine import SearchEngine
@@ -40,18 +40,18 @@ class Counted:
 async def legacy_agent(store: Table, clock: FrozenClock) -> tuple[str, str]:
     """An agent whose memories were stored without vectors and whose messages were stored
     before messages were searchable."""
+    repos = Repositories.over(store)
     agent, _ = await agents.create(
-        store, EMAIL, AgentCreate(name="Legacy"), clock, architectures=ARCHITECTURES
+        repos, EMAIL, AgentCreate(name="Legacy"), clock, architectures=ARCHITECTURES
     )
-    lexical = SearchEngine(store, None, clock)
+    lexical = SearchEngine(repos.search, None, clock)
     for text in ["I love pizza", "My bike is red", "The dentist is on Thursday"]:
-        await archival.insert(lexical, agent.agent_id, text)
-    conversation = await conversations.create(store, agent, "old chat", clock)
+        await archival.insert(repos, lexical, agent.agent_id, text)
+    conversation = await conversations.create(repos, agent, "old chat", clock)
     for i, (role, text) in enumerate(
         [("user", "We adopted a puppy called Biscuit"), ("assistant", "Lovely name!")]
     ):
-        await message_items.add(
-            store,
+        await repos.messages.add(
             Message(
                 conversation_id=conversation.conversation_id,
                 message_id=f"m{i}",
@@ -64,22 +64,22 @@ async def legacy_agent(store: Table, clock: FrozenClock) -> tuple[str, str]:
 
 
 async def test_reembed_gives_every_item_the_model_and_serving_engines_see_it(
-    store: Table, static: Embedder, clock: FrozenClock
+    repos: Repositories, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
     agent_id, _ = await legacy_agent(store, clock)
-    serving = SearchEngine(store, static, clock)
+    serving = SearchEngine(repos.search, static, clock)
     before = await archival.search(serving, agent_id, "what food do I like?", mode="semantic")
     assert before.total == 0  # no vector of its model yet
-    assert (await messages.search(serving, EMAIL, agent_id, "Biscuit")).total == 0
+    assert (await messages.search(repos, serving, EMAIL, agent_id, "Biscuit")).total == 0
 
     progress = Counted()
-    tally = await reembed.reembed(SearchEngine(store, static, clock), progress)
+    tally = await reembed.reembed(repos, SearchEngine(repos.search, static, clock), progress)
     assert (tally.agents, tally.embedded, tally.copied, tally.skipped) == (1, 3, 2, 0)
     assert progress.found_total == progress.done_total == 5
 
     after = await archival.search(serving, agent_id, "what food do I like?", mode="semantic")
     assert after.memories[0].content == "I love pizza"
-    found = await messages.search(serving, EMAIL, agent_id, "Biscuit", mode="lexical")
+    found = await messages.search(repos, serving, EMAIL, agent_id, "Biscuit", mode="lexical")
     # The reply comes with it, as its context, not as a match of its own.
     assert [h.message_id for h in found.hits] == ["m0"]
     assert found.hits[0].after is not None
@@ -88,19 +88,19 @@ async def test_reembed_gives_every_item_the_model_and_serving_engines_see_it(
     stored = await store.query(pk, sk=sk)
     assert {i[vectors.EMBEDDING_MODEL] for i in stored.items} == {static.model_id}
 
-    again = await reembed.reembed(SearchEngine(store, static, clock), Counted())
+    again = await reembed.reembed(repos, SearchEngine(repos.search, static, clock), Counted())
     assert (again.embedded, again.copied) == (0, 0)
 
 
 async def test_what_was_deleted_meanwhile_is_skipped_not_revived(
-    store: Table, static: Embedder, clock: FrozenClock
+    repos: Repositories, store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
     agent_id, _ = await legacy_agent(store, clock)
-    engine = SearchEngine(store, static, clock)
-    work = await reembed._work_of(engine, EMAIL, agent_id)
+    engine = SearchEngine(repos.search, static, clock)
+    work = await reembed._work_of(repos, engine, EMAIL, agent_id)
     doomed = next(w for w in work if w.item is not None and w.text == "My bike is red")
     memory = await archival.search(engine, agent_id, "bike", mode="lexical")
-    await archival.delete_memory(engine, agent_id, memory.memories[0].memory_id)
+    await archival.delete_memory(repos, engine, agent_id, memory.memories[0].memory_id)
     tally = reembed.Tally()
     await reembed._commit(engine, EMAIL, agent_id, work, tally)
     assert (tally.embedded, tally.copied, tally.skipped) == (2, 2, 1)

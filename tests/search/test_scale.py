@@ -15,6 +15,7 @@ from api.memory.models import ArchivalMemory
 from api.search import documents, vectors
 from api.search.engine import SearchEngine
 from api.search.index import AgentIndex
+from api.search.repository import SearchRepository
 from api.store.table import Item, Table
 from tests.search.conftest import AGENT
 
@@ -42,7 +43,7 @@ async def test_an_agent_with_12000_memories_finds_its_oldest(
         items.append({**memory.to_dynamo_item(), **vectors.attributes(vector, static.model_id)})
     await store.batch_write(puts=items)
 
-    engine = SearchEngine(store, static, clock)
+    engine = SearchEngine(SearchRepository(store), static, clock)
     for mode in ("hybrid", "lexical", "semantic"):
         found = await archival.search(engine, AGENT, "where is the spare key hidden", mode=mode)
         assert found.memories[0].content == texts[0], mode

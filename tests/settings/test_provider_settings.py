@@ -16,6 +16,7 @@ from pydantic import SecretStr
 
 from api.config import Settings
 from api.main import create_app
+from api.repositories import Repositories
 from tests.fakes.llm_servers import FakeLLM
 
 LOCAL = "http://127.0.0.1"
@@ -387,10 +388,11 @@ async def test_only_local_mode_lends_the_servers_aws_identity(tmp_path: Path) ->
     from api.store.sqlite import SqliteTable
 
     table = SqliteTable(tmp_path / "t.db", "agent-memory", load_definition())
+    repos = Repositories.over(table)
     await table.create()
     with pytest.raises(service.ServerIdentityRefused):
         await service.save(
-            table,
+            repos,
             KeyRing("k" * 40),
             "a@x.io",
             "bedrock",

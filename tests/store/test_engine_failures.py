@@ -12,6 +12,7 @@ from typing import ClassVar
 import pytest
 
 from api.kit.clock import SystemClock
+from api.repositories import Repositories
 from api.runtime.lease import ConversationBusy, Lease, Renewals
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable, StoreUnavailable
@@ -183,12 +184,13 @@ async def test_a_write_that_meets_a_transaction_is_a_conflict_and_a_lease_is_bus
     threading.Thread(target=server.serve_forever, daemon=True).start()
     endpoint = f"http://127.0.0.1:{server.server_address[1]}"
     table = DynamoTable("t", load_definition(), endpoint_url=endpoint, max_attempts=1)
+    repos = Repositories.over(table)
     try:
         with pytest.raises(WriteConflict):
             await table.put({"pk": "a", "sk": "b"}, condition=ItemAbsent())
         # A turn starting as the one before it ends hears "busy", as it would a moment
         # before, not a store failure.
-        lease = Lease(table, SystemClock(), "c1", "r2", renewals=Renewals())
+        lease = Lease(repos.conversations, SystemClock(), "c1", "r2", renewals=Renewals())
         with pytest.raises(ConversationBusy):
             await lease.take()
     finally:

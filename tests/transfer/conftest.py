@@ -21,10 +21,9 @@ from api.embeddings.base import Embedder
 from api.embeddings.factory import get_embedding_backend
 from api.kit.clock import FrozenClock
 from api.memory import archival
-from api.memory import repository as memory_repository
 from api.memory import service as memory
-from api.memory_runs import repository as memory_runs
 from api.memory_runs.models import MemoryRun
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.dynamodb import DynamoTable
@@ -79,13 +78,23 @@ async def sqlite(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[Table]:
 
 
 @pytest.fixture
-def search(table: Table, static: Embedder, clock: FrozenClock) -> SearchEngine:
-    return SearchEngine(table, static, clock)
+def repos(table: Table) -> Repositories:
+    return Repositories.over(table)
 
 
 @pytest.fixture
-def search_sqlite(sqlite: Table, static: Embedder, clock: FrozenClock) -> SearchEngine:
-    return SearchEngine(sqlite, static, clock)
+def repos_sqlite(sqlite: Table) -> Repositories:
+    return Repositories.over(sqlite)
+
+
+@pytest.fixture
+def search(repos: Repositories, static: Embedder, clock: FrozenClock) -> SearchEngine:
+    return SearchEngine(repos.search, static, clock)
+
+
+@pytest.fixture
+def search_sqlite(repos_sqlite: Repositories, static: Embedder, clock: FrozenClock) -> SearchEngine:
+    return SearchEngine(repos_sqlite.search, static, clock)
 
 
 @dataclass
@@ -95,17 +104,18 @@ class Made:
     run_id: str
 
 
-async def make_agent(search: SearchEngine, clock: FrozenClock, email: str = ADA) -> Made:
+async def make_agent(
+    repos: Repositories, search: SearchEngine, clock: FrozenClock, email: str = ADA
+) -> Made:
     """Seed 004's subject with everything an agent can hold: blocks (one with a character
     limit), a capacity warning, archival memories with seed 003's fields, a conversation
     with a tool call and its result, and an ended memory run."""
-    table = search.table
     _, agent, _ = await subjects.open_subject(
-        table, email, SUBJECT, clock, provider="offline", model="offline-demo"
+        repos, email, SUBJECT, clock, provider="offline", model="offline-demo"
     )
-    await memory.append_line(table, agent.agent_id, "human", "Name is Ada Lovelace", clock=clock)
+    await memory.append_line(repos, agent.agent_id, "human", "Name is Ada Lovelace", clock=clock)
     await memory.create_block(
-        table,
+        repos,
         agent.agent_id,
         "projects",
         description="What Ada works on",
@@ -114,9 +124,10 @@ async def make_agent(search: SearchEngine, clock: FrozenClock, email: str = ADA)
         content="Analytical engine notes\nA compiler for Acme",
         clock=clock,
     )
-    await memory_repository.add_warning_turn(table, agent.agent_id, "projects")
+    await repos.memory.add_warning_turn(agent.agent_id, "projects")
     for content, category, context, confidence, tags in FACTS:
         await archival.insert(
+            repos,
             search,
             agent.agent_id,
             content,
@@ -125,7 +136,7 @@ async def make_agent(search: SearchEngine, clock: FrozenClock, email: str = ADA)
             confidence=confidence,
             tags=tags,
         )
-    conversation = await conversations.create(table, agent, "Tea talk", clock)
+    conversation = await conversations.create(repos, agent, "Tea talk", clock)
     said = [
         ("user", "I'd like my usual tea, please.", [], None),
         (
@@ -140,6 +151,7 @@ async def make_agent(search: SearchEngine, clock: FrozenClock, email: str = ADA)
     for i, (role, content, calls, call_id) in enumerate(said):
         at = datetime.fromtimestamp(clock.now() + i, UTC)
         await messages.record(
+            repos,
             search,
             email,
             agent.agent_id,
@@ -171,13 +183,14 @@ async def make_agent(search: SearchEngine, clock: FrozenClock, email: str = ADA)
         created_at=now,
         ended_at=now,
     )
-    assert await memory_runs.restore(table, run)
+    assert await repos.memory_runs.restore(run)
     return Made(agent, conversation.conversation_id, run.run_id)
 
 
 async def export_bytes(table: Table, agent: Agent, clock: FrozenClock, **options: Any) -> bytes:
+    repos = Repositories.over(table)
     out = bytearray()
-    async for chunk in transfer.export_agent(table, agent, clock, **options):
+    async for chunk in transfer.export_agent(repos, agent, clock, **options):
         out += chunk
     return bytes(out)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
 from api.memory import archival
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
@@ -22,7 +23,8 @@ def test_export_to_stdout_then_import_for_another_user(
     async def setup() -> str:
         table = SqliteTable(db, "agent-memory", load_definition(), clock=clock)
         await table.create()
-        made = await make_agent(SearchEngine(table, static, clock), clock)
+        repos = Repositories.over(table)
+        made = await make_agent(repos, SearchEngine(repos.search, static, clock), clock)
         await table.close()
         return made.agent.agent_id
 
@@ -53,10 +55,9 @@ def test_export_to_stdout_then_import_for_another_user(
 
     async def bobs_memory() -> list[str]:
         table = SqliteTable(db, "agent-memory", load_definition(), clock=clock)
-        engine = SearchEngine(table, static, clock)
-        from api.agents import repository as agents
-
-        (agent,) = await agents.list_for(table, BOB)
+        repos = Repositories.over(table)
+        engine = SearchEngine(repos.search, static, clock)
+        (agent,) = await repos.agents.list_for(BOB)
         found = await archival.search(engine, agent.agent_id, "cat")
         await table.close()
         return [m.content for m in found.memories]

@@ -1,16 +1,17 @@
 """What an export reads of the agent's partition before its archival memory."""
 
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.store.rounds import RoundCounter
 from tests.transfer.conftest import export_bytes, make_agent, records
 
 
 async def test_the_blocks_and_their_warnings_are_one_query(
-    search_sqlite: SearchEngine, clock: FrozenClock
+    repos_sqlite: Repositories, search_sqlite: SearchEngine, clock: FrozenClock
 ) -> None:
-    made = await make_agent(search_sqlite, clock)
-    counter = RoundCounter(search_sqlite.table)
+    made = await make_agent(repos_sqlite, search_sqlite, clock)
+    counter = RoundCounter(repos_sqlite.table)
     data = await export_bytes(counter, made.agent, clock)
     kinds = [r["type"] for r in records(data)]
     assert {"block", "capacity_warning"} <= set(kinds)

@@ -10,7 +10,9 @@ import pytest
 
 from api.embeddings.base import Embedder
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
+from api.search.repository import SearchRepository
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Item, Table
@@ -34,8 +36,10 @@ async def imported_alone(
     """The same file imported once, into a store of its own: what the race must end as."""
     table = SqliteTable(tmp_path / "alone.db", "transfer-test", load_definition(), clock=clock)
     await table.create()
-    search = SearchEngine(table, static, clock)
-    await transfer.import_file(search, BOB, write(tmp_path, data, "alone.jsonl"))
+    search = SearchEngine(SearchRepository(table), static, clock)
+    await transfer.import_file(
+        Repositories.over(table), search, BOB, write(tmp_path, data, "alone.jsonl")
+    )
     found = await memory_of(table)
     await search.aclose()
     await table.close()
@@ -43,19 +47,23 @@ async def imported_alone(
 
 
 async def test_two_imports_of_one_file_at_once_make_one_agent(
-    search_sqlite: SearchEngine, static: Embedder, clock: FrozenClock, tmp_path: Path
+    repos_sqlite: Repositories,
+    search_sqlite: SearchEngine,
+    static: Embedder,
+    clock: FrozenClock,
+    tmp_path: Path,
 ) -> None:
-    made = await make_agent(search_sqlite, clock)
-    data = await export_bytes(search_sqlite.table, made.agent, clock)
+    made = await make_agent(repos_sqlite, search_sqlite, clock)
+    data = await export_bytes(repos_sqlite.table, made.agent, clock)
     path = write(tmp_path, data)
-    before = await memory_of(search_sqlite.table)
+    before = await memory_of(repos_sqlite.table)
     # A second connection to the same file, with its own search engine: another worker.
     other = SqliteTable(tmp_path / "transfer.db", "transfer-test", load_definition(), clock=clock)
-    other_search = SearchEngine(other, static, clock)
+    other_search = SearchEngine(SearchRepository(other), static, clock)
     try:
         first, second = await asyncio.gather(
-            transfer.import_file(search_sqlite, BOB, path),
-            transfer.import_file(other_search, BOB, path),
+            transfer.import_file(repos_sqlite, search_sqlite, BOB, path),
+            transfer.import_file(Repositories.over(other), other_search, BOB, path),
         )
     finally:
         await other_search.aclose()
@@ -81,7 +89,7 @@ async def test_two_imports_of_one_file_at_once_make_one_agent(
         "the same text is stored already",
     }, reasons
     # And the store holds what one import alone makes.
-    added = [i for i in await memory_of(search_sqlite.table) if i not in before]
+    added = [i for i in await memory_of(repos_sqlite.table) if i not in before]
     assert added == await imported_alone(tmp_path, static, clock, data)
 
 
@@ -101,13 +109,17 @@ class RewriteBetweenPasses:
 
 
 async def test_a_file_changed_between_the_passes_is_imported_as_it_was_checked(
-    search_sqlite: SearchEngine, clock: FrozenClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repos_sqlite: Repositories,
+    search_sqlite: SearchEngine,
+    clock: FrozenClock,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     spool = tmp_path / "spool"
     spool.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(spool))  # where the private copy goes
-    made = await make_agent(search_sqlite, clock)
-    data = await export_bytes(search_sqlite.table, made.agent, clock)
+    made = await make_agent(repos_sqlite, search_sqlite, clock)
+    data = await export_bytes(repos_sqlite.table, made.agent, clock)
     path = write(tmp_path, data)
     # What replaces it: a planted memory (its own hash right, so that only the file's
     # digest, checked in pass 1, could tell), and a line that is not a record at all.
@@ -115,27 +127,31 @@ async def test_a_file_changed_between_the_passes_is_imported_as_it_was_checked(
     changed = changed.replace(b'{"type":"conversation"', b'{not a record\n{"type":"conversation"')
     assert changed != data
     progress = RewriteBetweenPasses(path, changed)
-    (report,) = await transfer.import_file(search_sqlite, BOB, path, progress)
+    (report,) = await transfer.import_file(repos_sqlite, search_sqlite, BOB, path, progress)
     assert path.read_bytes() == changed  # the file did change under the import
     assert report.created
     assert report.written["archival"] == 5
     assert report.written["message"] == 4
     exported = [r["content"] for r in records(data) if r["type"] == "archival"]
-    stored = await all_archival(search_sqlite.table, report.agent_id)
+    stored = await all_archival(repos_sqlite.memory, report.agent_id)
     assert sorted(m.content for m in stored) == sorted(exported)
     assert progress.written == sum(1 for r in records(data) if r["type"] not in ("header", "end"))
     assert list(spool.iterdir()) == []  # the import's private copy is gone
 
 
 async def test_a_file_refused_leaves_no_copy_behind(
-    search_sqlite: SearchEngine, clock: FrozenClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repos_sqlite: Repositories,
+    search_sqlite: SearchEngine,
+    clock: FrozenClock,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     spool = tmp_path / "spool"
     spool.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(spool))
-    made = await make_agent(search_sqlite, clock)
-    data = await export_bytes(search_sqlite.table, made.agent, clock)
+    made = await make_agent(repos_sqlite, search_sqlite, clock)
+    data = await export_bytes(repos_sqlite.table, made.agent, clock)
     cut = b"".join(data.splitlines(keepends=True)[:-2])
     with pytest.raises(InvalidImportFile, match="cut short"):
-        await transfer.import_file(search_sqlite, BOB, write(tmp_path, cut))
+        await transfer.import_file(repos_sqlite, search_sqlite, BOB, write(tmp_path, cut))
     assert list(spool.iterdir()) == []

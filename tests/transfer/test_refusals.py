@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from api.kit.clock import FrozenClock
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.transfer import service as transfer
 from api.transfer.errors import InvalidImportFile
@@ -26,66 +27,74 @@ from tests.transfer.conftest import (
 
 
 @pytest.fixture
-async def exported(search_sqlite: SearchEngine, clock: FrozenClock) -> bytes:
-    made = await make_agent(search_sqlite, clock)
-    return await export_bytes(search_sqlite.table, made.agent, clock)
+async def exported(
+    repos_sqlite: Repositories, search_sqlite: SearchEngine, clock: FrozenClock
+) -> bytes:
+    made = await make_agent(repos_sqlite, search_sqlite, clock)
+    return await export_bytes(repos_sqlite.table, made.agent, clock)
 
 
-async def refused(search: SearchEngine, tmp_path: Path, data: bytes) -> str:
+async def refused(repos: Repositories, search: SearchEngine, tmp_path: Path, data: bytes) -> str:
     """The import's error message; and the store exactly as it was."""
-    before = await everything(search.table)
+    before = await everything(repos.table)
     with pytest.raises(InvalidImportFile) as refusal:
-        await transfer.import_file(search, BOB, write(tmp_path, data, "bad.jsonl"))
+        await transfer.import_file(repos, search, BOB, write(tmp_path, data, "bad.jsonl"))
     assert refusal.value.status_code == 400
     assert refusal.value.code == "invalid_import_file"
-    assert await everything(search.table) == before
+    assert await everything(repos.table) == before
     assert refusal.value.message.endswith("Nothing was imported.")
     return refusal.value.message
 
 
 async def test_a_file_cut_short_is_refused(
-    search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
+    repos_sqlite: Repositories, search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
 ) -> None:
     lines = exported.splitlines(keepends=True)
     at_a_line = b"".join(lines[:-3])
-    message = await refused(search_sqlite, tmp_path, at_a_line)
+    message = await refused(repos_sqlite, search_sqlite, tmp_path, at_a_line)
     assert "without its trailer line: it was cut short" in message
     mid_line = exported[: len(exported) // 2]
-    assert "Line" in await refused(search_sqlite, tmp_path, mid_line)  # a half record
+    assert "Line" in await refused(repos_sqlite, search_sqlite, tmp_path, mid_line)  # a half record
 
 
 async def test_a_file_changed_after_export_is_refused(
-    search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
+    repos_sqlite: Repositories, search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
 ) -> None:
     tampered = exported.replace(b"Name is Ada Lovelace", b"Name is Eve Lovelace")
     assert tampered != exported
-    message = await refused(search_sqlite, tmp_path, tampered)
+    message = await refused(repos_sqlite, search_sqlite, tmp_path, tampered)
     assert "does not match the digest in its trailer" in message
     *body, last = exported.splitlines(keepends=True)
     trailer = json.loads(last)
     trailer["counts"]["archival"] = 4  # the trailer itself, changed: the body is intact
     forged = b"".join(body) + json.dumps(trailer).encode() + b"\n"
-    assert "record counts do not match" in await refused(search_sqlite, tmp_path, forged)
+    assert "record counts do not match" in await refused(
+        repos_sqlite, search_sqlite, tmp_path, forged
+    )
 
 
 async def test_a_file_of_a_newer_format_or_another_kind_is_refused(
-    search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
+    repos_sqlite: Repositories, search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
 ) -> None:
     lines = records(exported)
     lines[0]["version"] = VERSION + 1
-    message = await refused(search_sqlite, tmp_path, reframed(lines))
+    message = await refused(repos_sqlite, search_sqlite, tmp_path, reframed(lines))
     assert f"version {VERSION + 1} of the format, made by a newer server" in message
     assert "neither an agent-memory export nor a Letta" in await refused(
-        search_sqlite, tmp_path, b"hello, world\n"
+        repos_sqlite, search_sqlite, tmp_path, b"hello, world\n"
     )
     legacy = json.dumps({"agent_type": "memgpt_agent", "core_memory": [], "messages": []})
-    assert "old layout" in await refused(search_sqlite, tmp_path, legacy.encode())
-    assert "holds no agent" in await refused(search_sqlite, tmp_path, b'{"agents": []}')
-    assert "Not a Letta agent file" in await refused(search_sqlite, tmp_path, b'{"agents": 3}')
+    assert "old layout" in await refused(repos_sqlite, search_sqlite, tmp_path, legacy.encode())
+    assert "holds no agent" in await refused(
+        repos_sqlite, search_sqlite, tmp_path, b'{"agents": []}'
+    )
+    assert "Not a Letta agent file" in await refused(
+        repos_sqlite, search_sqlite, tmp_path, b'{"agents": 3}'
+    )
     lines = records(exported)
     lines[0]["format"] = "something-else"
     assert "not an agent-memory-export file" in await refused(
-        search_sqlite, tmp_path, reframed(lines)
+        repos_sqlite, search_sqlite, tmp_path, reframed(lines)
     )
 
 
@@ -174,45 +183,53 @@ BROKEN: dict[str, tuple[Callable[[list[dict[str, Any]]], None], str]] = {
 
 @pytest.mark.parametrize("case", BROKEN, ids=list(BROKEN))
 async def test_a_record_the_store_could_not_hold_whole_is_refused(
-    search_sqlite: SearchEngine, exported: bytes, tmp_path: Path, case: str
+    repos_sqlite: Repositories,
+    search_sqlite: SearchEngine,
+    exported: bytes,
+    tmp_path: Path,
+    case: str,
 ) -> None:
     change, expected = BROKEN[case]
     lines = records(exported)
     change(lines)
     if case == "second header":  # a header moved into the body: put the real one first
         lines.insert(0, lines.pop(1))
-    message = await refused(search_sqlite, tmp_path, reframed(lines))
+    message = await refused(repos_sqlite, search_sqlite, tmp_path, reframed(lines))
     assert expected in message
     assert message.startswith("Line ")
 
 
 async def test_lines_after_the_trailer_and_huge_lines_are_refused(
-    search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
+    repos_sqlite: Repositories, search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
 ) -> None:
     extra = exported + b'{"type": "agent"}\n'
-    assert "more after the trailer" in await refused(search_sqlite, tmp_path, extra)
+    assert "more after the trailer" in await refused(repos_sqlite, search_sqlite, tmp_path, extra)
     huge = exported.replace(b"\n", b"\n" + b" " * (4 * 1024 * 1024 + 1) + b"\n", 1)
-    assert "longer than" in await refused(search_sqlite, tmp_path, huge)
+    assert "longer than" in await refused(repos_sqlite, search_sqlite, tmp_path, huge)
 
 
 async def test_a_file_with_no_agent_is_refused(
-    search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
+    repos_sqlite: Repositories, search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
 ) -> None:
     lines = records(exported)
     only_header = [lines[0], lines[-1]]
-    assert "holds no agent" in await refused(search_sqlite, tmp_path, reframed(only_header))
+    assert "holds no agent" in await refused(
+        repos_sqlite, search_sqlite, tmp_path, reframed(only_header)
+    )
 
 
 async def test_a_line_nested_too_deeply_is_refused_with_its_line(
-    search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
+    repos_sqlite: Repositories, search_sqlite: SearchEngine, exported: bytes, tmp_path: Path
 ) -> None:
     deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"
     lines = exported.splitlines(keepends=True)
-    message = await refused(search_sqlite, tmp_path, deep + b"".join(lines[1:]))
+    message = await refused(repos_sqlite, search_sqlite, tmp_path, deep + b"".join(lines[1:]))
     assert message.startswith("Line 1: ")
     assert "nested too deeply" in message
-    message = await refused(search_sqlite, tmp_path, b"".join([lines[0], deep, *lines[1:]]))
+    message = await refused(
+        repos_sqlite, search_sqlite, tmp_path, b"".join([lines[0], deep, *lines[1:]])
+    )
     assert message.startswith("Line 2: ")
     # A Letta agent file is one JSON document.
     letta = b'{"agents": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
-    assert "nested too deeply" in await refused(search_sqlite, tmp_path, letta)
+    assert "nested too deeply" in await refused(repos_sqlite, search_sqlite, tmp_path, letta)

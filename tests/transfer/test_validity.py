@@ -15,6 +15,7 @@ from api.config import Settings
 from api.kit.clock import FrozenClock
 from api.memory import archival
 from api.memory.models import ArchivalMemory
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
 from api.transfer import reader, writer
 from api.transfer import service as transfer
@@ -242,7 +243,7 @@ def test_a_validity_that_makes_no_sense_is_refused(
 
 
 async def history_in_process(
-    search: SearchEngine, clock: FrozenClock, agent_id: str, step: float
+    repos: Repositories, search: SearchEngine, clock: FrozenClock, agent_id: str, step: float
 ) -> dict[str, str]:
     """The changes of `history_agent`, through the engine itself, `step` seconds apart on
     the clock (negative: the file lists them newest first, as a server whose clock went
@@ -254,7 +255,7 @@ async def history_in_process(
         valid_from = datetime.fromisoformat(f"{day}T00:00:00+00:00")
         supersedes = [ids[r] for r in replaced]
         stored = await archival.insert(
-            search, agent_id, content, valid_from=valid_from, supersedes=supersedes
+            repos, search, agent_id, content, valid_from=valid_from, supersedes=supersedes
         )
         assert stored.created
         ids[name] = stored.memory.memory_id
@@ -271,6 +272,7 @@ async def history_in_process(
 @pytest.mark.parametrize("step", [1.0, -1.0], ids=["oldest_first", "newest_first"])
 @pytest.mark.parametrize("batch", [1, 2, writer.ARCHIVAL_BATCH])
 async def test_a_text_true_again_imports_beside_its_history_in_any_batches(
+    repos: Repositories,
     search: SearchEngine,
     clock: FrozenClock,
     tmp_path: Path,
@@ -284,10 +286,10 @@ async def test_a_text_true_again_imports_beside_its_history_in_any_batches(
     found, not stored anew). An import cut short and completed, and an import again, end
     the same."""
     monkeypatch.setattr(writer, "ARCHIVAL_BATCH", batch)
-    made = await make_agent(search, clock)
+    made = await make_agent(repos, search, clock)
     source = made.agent.agent_id
-    ids = await history_in_process(search, clock, source, step)
-    data = await export_bytes(search.table, made.agent, clock)
+    ids = await history_in_process(repos, search, clock, source, step)
+    data = await export_bytes(repos.table, made.agent, clock)
     path = write(tmp_path, data)
     lines = records(data)[1:]
     history = [i for i, r in enumerate(lines) if r.get("memory_id") in ids.values()]
@@ -298,12 +300,12 @@ async def test_a_text_true_again_imports_beside_its_history_in_any_batches(
     # The records up to the middle of the history, as a process that died would have
     # written them; then the whole file.
     plan = reader.check_file(path)
-    half = writer.Writer(search, BOB, plan.header.source_agent_id)
+    half = writer.Writer(repos, search, BOB, plan.header.source_agent_id)
     file = reader.RecordFile(path)
     for record in file.next_batch(history[2] + 1):
         await half.add(record)
     file.close()
-    (report,) = await transfer.import_file(search, BOB, path)
+    (report,) = await transfer.import_file(repos, search, BOB, path)
     copy = report.agent_id
 
     def validity(memories: list[ArchivalMemory]) -> list[tuple[Any, ...]]:
@@ -311,19 +313,19 @@ async def test_a_text_true_again_imports_beside_its_history_in_any_batches(
         return sorted(tuple(getattr(m, f) for f in fields) for m in memories)
 
     # And the whole file at once, by another user: the agent made by this import.
-    (whole,) = await transfer.import_file(search, CY, path)
+    (whole,) = await transfer.import_file(repos, search, CY, path)
     assert whole.created
     assert whole.written["archival"] == len(FACTS) + 5
 
-    mine = await all_archival(search.table, source)
+    mine = await all_archival(repos.memory, source)
     for agent_id in (copy, whole.agent_id):
-        theirs = await all_archival(search.table, agent_id)
+        theirs = await all_archival(repos.memory, agent_id)
         assert len(theirs) == len(FACTS) + 5
         assert validity(theirs) == validity(mine)
-        acme = await archival.insert(search, agent_id, "works at:  acme")
+        acme = await archival.insert(repos, search, agent_id, "works at:  acme")
         assert (acme.created, acme.memory.memory_id) == (False, ids["acme_again"])
 
-    acme = await archival.insert(search, copy, "Works at: Acme")
+    acme = await archival.insert(repos, search, copy, "Works at: Acme")
     assert not acme.created
     assert acme.memory.memory_id == ids["acme_again"]
 
@@ -337,7 +339,7 @@ async def test_a_text_true_again_imports_beside_its_history_in_any_batches(
     )
     assert await jobs(as_of=datetime(2022, 1, 1, tzinfo=UTC)) == [ids["initech"]]
 
-    before = await everything(search.table)
-    (again,) = await transfer.import_file(search, BOB, path)
-    assert await everything(search.table) == before
+    before = await everything(repos.table)
+    (again,) = await transfer.import_file(repos, search, BOB, path)
+    assert await everything(repos.table) == before
     assert sum(again.written.values()) == 0

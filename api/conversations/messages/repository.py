@@ -35,14 +35,6 @@ def put_op(message: Message) -> Put:
     return Put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT, label=MESSAGE)
 
 
-async def add(table: Table, message: Message, *, written_with: Sequence[TxOp] = ()) -> None:
-    """`written_with`: other writes, made in the same transaction."""
-    if written_with:
-        await table.transact_write([put_op(message), *written_with])
-        return
-    await table.put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT)
-
-
 def draft_put(draft: Message) -> Put:
     """The write that saves what an answer has so far, marked interrupted until the answer
     itself (or what was kept of it when it was cut short) replaces it; its condition refuses
@@ -52,6 +44,8 @@ def draft_put(draft: Message) -> Put:
     return Put(item, condition=_NEW_OR_DRAFT)
 
 
+# What writes a searchable copy goes through the search engine's change log, so it takes
+# the engine rather than the repository (the engine's own repository writes the table).
 async def add_searchable(
     search: SearchEngine, owner: str, agent_id: str, message: Message, recall: Item
 ) -> None:
@@ -67,57 +61,6 @@ async def add_searchable(
         ],
         upserts=[recall],
     )
-
-
-async def oldest_first(
-    table: Table, conversation_id: str, *, limit: int, cursor: str | None
-) -> tuple[list[Message], str | None]:
-    pk, sk = keys.messages_of(conversation_id)
-    page = await table.query(pk, sk=sk, limit=limit, cursor=cursor)
-    return [Message.from_dynamo_item(i) for i in page.items], page.cursor
-
-
-async def newest_first(
-    table: Table, conversation_id: str, *, limit: int, cursor: str | None
-) -> tuple[list[Message], str | None]:
-    """The latest page first, then earlier ones: how a chat shows a long conversation."""
-    pk, sk = keys.messages_of(conversation_id)
-    page = await table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
-    return [Message.from_dynamo_item(i) for i in page.items], page.cursor
-
-
-async def newest_said(
-    table: Table, conversation_id: str, *, limit: int, cursor: str | None
-) -> tuple[list[Said], str | None]:
-    """Newest first, only who said what: read on every turn, so not validated as whole
-    messages (the items were written by `add`)."""
-    pk, sk = keys.messages_of(conversation_id)
-    page = await table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
-    return [
-        Said(
-            i["message_id"],
-            i["role"],
-            i.get("content", ""),
-            i.get("actor_id"),
-            bool(i.get("interrupted", False)),
-        )
-        for i in page.items
-    ], page.cursor
-
-
-async def of_conversation(table: Table, conversation_id: str, sks: Sequence[str]) -> list[Message]:
-    """These messages of the conversation (by sort key), in the order given; one batch
-    read. A message no longer stored is left out."""
-    partition = keys.messages_partition(conversation_id)
-    found = await table.batch_get([Key(partition, sk) for sk in sks])
-    by_sk = {item[SK]: Message.from_dynamo_item(item) for item in found}
-    return [by_sk[sk] for sk in sks if sk in by_sk]
-
-
-async def stored(table: Table, message_keys: Sequence[Key]) -> set[Key]:
-    """Which of these messages exist: one batch read."""
-    found = await table.batch_get(list(message_keys))
-    return {Key(item["pk"], item[SK]) for item in found}
 
 
 def copy_ops(owner: str, message: Message, recall: Item) -> list[TxOp]:
@@ -147,19 +90,83 @@ async def delete_copies(search: SearchEngine, agent_id: str, message_keys: list[
     await search.remove(agent_id, [keys.message_recall_of(agent_id, k) for k in message_keys])
 
 
-async def newest_copies(table: Table, agent_id: str, *, limit: int) -> list[Item]:
-    """The searchable copies of an agent's messages (user, assistant and system text, from
-    all its conversations), newest first: one query of the agent's partition."""
-    pk, sk = keys.message_recalls_of(agent_id)
-    found: list[Item] = []
-    cursor: str | None = None
-    while len(found) < limit:
-        page = await table.query(pk, sk=sk, forward=False, limit=limit - len(found), cursor=cursor)
-        found += page.items
-        if page.cursor is None:
-            break
-        cursor = page.cursor
-    return found
+class MessageRepository:
+    """A conversation's messages, read in order or newest first, and the searchable copies
+    of an agent's messages."""
+
+    __slots__ = ("table",)
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    async def add(self, message: Message, *, written_with: Sequence[TxOp] = ()) -> None:
+        """`written_with`: other writes, made in the same transaction."""
+        if written_with:
+            await self.table.transact_write([put_op(message), *written_with])
+            return
+        await self.table.put(message.to_dynamo_item(), condition=_NEW_OR_DRAFT)
+
+    async def oldest_first(
+        self, conversation_id: str, *, limit: int, cursor: str | None
+    ) -> tuple[list[Message], str | None]:
+        pk, sk = keys.messages_of(conversation_id)
+        page = await self.table.query(pk, sk=sk, limit=limit, cursor=cursor)
+        return [Message.from_dynamo_item(i) for i in page.items], page.cursor
+
+    async def newest_first(
+        self, conversation_id: str, *, limit: int, cursor: str | None
+    ) -> tuple[list[Message], str | None]:
+        """The latest page first, then earlier ones: how a chat shows a long conversation."""
+        pk, sk = keys.messages_of(conversation_id)
+        page = await self.table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
+        return [Message.from_dynamo_item(i) for i in page.items], page.cursor
+
+    async def newest_said(
+        self, conversation_id: str, *, limit: int, cursor: str | None
+    ) -> tuple[list[Said], str | None]:
+        """Newest first, only who said what: read on every turn, so not validated as whole
+        messages (the items were written by `add`)."""
+        pk, sk = keys.messages_of(conversation_id)
+        page = await self.table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
+        return [
+            Said(
+                i["message_id"],
+                i["role"],
+                i.get("content", ""),
+                i.get("actor_id"),
+                bool(i.get("interrupted", False)),
+            )
+            for i in page.items
+        ], page.cursor
+
+    async def of_conversation(self, conversation_id: str, sks: Sequence[str]) -> list[Message]:
+        """These messages of the conversation (by sort key), in the order given; one batch
+        read. A message no longer stored is left out."""
+        partition = keys.messages_partition(conversation_id)
+        found = await self.table.batch_get([Key(partition, sk) for sk in sks])
+        by_sk = {item[SK]: Message.from_dynamo_item(item) for item in found}
+        return [by_sk[sk] for sk in sks if sk in by_sk]
+
+    async def stored(self, message_keys: Sequence[Key]) -> set[Key]:
+        """Which of these messages exist: one batch read."""
+        found = await self.table.batch_get(list(message_keys))
+        return {Key(item["pk"], item[SK]) for item in found}
+
+    async def newest_copies(self, agent_id: str, *, limit: int) -> list[Item]:
+        """The searchable copies of an agent's messages (user, assistant and system text, from
+        all its conversations), newest first: one query of the agent's partition."""
+        pk, sk = keys.message_recalls_of(agent_id)
+        found: list[Item] = []
+        cursor: str | None = None
+        while len(found) < limit:
+            page = await self.table.query(
+                pk, sk=sk, forward=False, limit=limit - len(found), cursor=cursor
+            )
+            found += page.items
+            if page.cursor is None:
+                break
+            cursor = page.cursor
+        return found
 
 
 def recorded_ops(owner: str, messages: Sequence[Message], recalls: Sequence[Item]) -> list[TxOp]:

@@ -14,12 +14,13 @@ from api.conversations.messages import repository
 from api.conversations.messages.models import SAID_ROLES, Message, MessageRecall
 from api.errors import AppError
 from api.kit.json_data import plain
+from api.repositories import Repositories
 from api.search import vectors
 from api.search.documents import Doc
 from api.search.engine import SearchEngine
 from api.search.index import Filters, Hit, Mode
 from api.search.vectors import Vector
-from api.store.table import ConditionFailed, Item, Table, TransactionCancelled, TxOp
+from api.store.table import ConditionFailed, Item, TransactionCancelled, TxOp
 
 
 def searchable(message: Message) -> bool:
@@ -52,26 +53,29 @@ def expires_at(created_at: datetime, expiry_days: int) -> int | None:
     return int(created_at.timestamp()) + expiry_days * DAY_SECONDS if expiry_days else None
 
 
-async def newest(table: Table, agent_id: str, *, limit: int) -> list[MessageRecall]:
+async def newest(repos: Repositories, agent_id: str, *, limit: int) -> list[MessageRecall]:
     """An agent's latest messages across all its conversations, newest first: those search
     finds (user, assistant and system text), as their searchable copies hold them."""
     return [
         MessageRecall.from_dynamo_item(item)
-        for item in await repository.newest_copies(table, agent_id, limit=limit)
+        for item in await repos.messages.newest_copies(agent_id, limit=limit)
     ]
 
 
-async def record(search: SearchEngine, owner: str, agent_id: str, message: Message) -> None:
+async def record(
+    repos: Repositories, search: SearchEngine, owner: str, agent_id: str, message: Message
+) -> None:
     """The message and its searchable copy in one transaction, in an open conversation of
     `owner`'s: searchable on every replica once this returns."""
     if not searchable(message):
-        await repository.add(search.table, message)
+        await repos.messages.add(message)
         return
     recall = copy_item(agent_id, message, await vector_of(search, message))
     await repository.add_searchable(search, owner, agent_id, message, recall)
 
 
 async def store(
+    repos: Repositories,
     search: SearchEngine,
     owner: str,
     agent_id: str,
@@ -84,7 +88,7 @@ async def store(
     written right after, in the background (the task returned), so that a turn waits for
     one write before its first words. A message whose copy never got written (the process
     died in between) is made searchable by `agent-memory reembed`."""
-    await repository.add(search.table, message, written_with=written_with)
+    await repos.messages.add(message, written_with=written_with)
     if not searchable(message):
         return None
     return search.in_background(write_copy(search, owner, agent_id, message))
@@ -99,18 +103,18 @@ ANSWER_WAITS_FOR_VECTOR_SECONDS = 0.05
 
 
 async def store_answer(
-    search: SearchEngine, owner: str, agent_id: str, message: Message
+    repos: Repositories, search: SearchEngine, owner: str, agent_id: str, message: Message
 ) -> "asyncio.Task[None] | None":
     """A turn's answer, as `store` does; but nothing waits for it except the turn's end,
     which waits for its searchable copy anyway: so, when its vector comes at once, the
     answer and its copy are one transaction, not two writes."""
     if not searchable(message):
-        return await store(search, owner, agent_id, message)
+        return await store(repos, search, owner, agent_id, message)
     vector = asyncio.ensure_future(vector_of(search, message))
     try:
         await asyncio.wait({vector}, timeout=ANSWER_WAITS_FOR_VECTOR_SECONDS)
         if not vector.done() or vector.exception() is not None:
-            await repository.add(search.table, message)
+            await repos.messages.add(message)
             return search.in_background(write_copy(search, owner, agent_id, message, vector))
     except BaseException:
         _drop(vector)  # nothing will ever await it
@@ -125,7 +129,7 @@ async def store_answer(
             raise
         # Its conversation is closing: the answer is kept as `store` keeps it, without a
         # copy.
-        await repository.add(search.table, message)
+        await repos.messages.add(message)
     return None
 
 
@@ -230,6 +234,7 @@ def _utc(moment: datetime | None) -> datetime | None:
 
 
 async def search(
+    repos: Repositories,
     search: SearchEngine,
     owner: str,
     agent_id: str,
@@ -259,7 +264,7 @@ async def search(
     if after is not None and before is not None and after >= before:
         raise InvalidTimeRange("`after` must be earlier than `before`.")
     if session_id is not None:
-        found = await conversations.session(search.table, owner, agent_id, session_id)
+        found = await repos.conversations.session(owner, agent_id, session_id)
         if found is None or conversation_id not in (None, found.conversation_id):
             return MessageSearch(0, chosen, [])
         conversation_id = found.conversation_id

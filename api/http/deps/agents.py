@@ -7,23 +7,23 @@ from fastapi import Depends
 
 from api.agents import service
 from api.agents.models import Agent
-from api.http.deps.app import TableDep
+from api.http.deps.app import ReposDep
 from api.http.deps.auth import CurrentUser
 
 
-async def owned_agent(agent_id: str, user: CurrentUser, table: TableDep) -> Agent:
-    return await service.get(table, user.email, agent_id)
+async def owned_agent(agent_id: str, user: CurrentUser, repos: ReposDep) -> Agent:
+    return await service.get(repos, user.email, agent_id)
 
 
 OwnedAgent = Annotated[Agent, Depends(owned_agent)]
 
 
-async def owned_agent_by_id_or_name(agent_id: str, user: CurrentUser, table: TableDep) -> Agent:
-    return await service.get_by_id_or_name(table, user.email, agent_id)
+async def owned_agent_by_id_or_name(agent_id: str, user: CurrentUser, repos: ReposDep) -> Agent:
+    return await service.get_by_id_or_name(repos, user.email, agent_id)
 
 
-async def named_agent(agent_name: str, user: CurrentUser, table: TableDep) -> Agent:
-    return await service.get_by_name(table, user.email, agent_name)
+async def named_agent(agent_name: str, user: CurrentUser, repos: ReposDep) -> Agent:
+    return await service.get_by_name(repos, user.email, agent_name)
 
 
 # GET /agents/{agent_id} also takes a name (seed 002's GET /agents/{name}).

@@ -9,6 +9,7 @@ from fastapi import Depends, Request
 
 from api.config import Settings
 from api.kit.clock import Clock
+from api.repositories import Repositories
 from api.runtime.turn import MessageClock
 from api.search.engine import SearchEngine
 from api.settings.service import ProviderFactory
@@ -18,6 +19,11 @@ from api.store.table import Table
 async def get_table(request: Request) -> Table:
     table: Table = request.state.table
     return table
+
+
+async def get_repos(request: Request) -> Repositories:
+    repos: Repositories = request.state.repos
+    return repos
 
 
 async def get_settings(request: Request) -> Settings:
@@ -36,6 +42,7 @@ async def get_search(request: Request) -> SearchEngine:
 
 
 TableDep = Annotated[Table, Depends(get_table)]
+ReposDep = Annotated[Repositories, Depends(get_repos)]
 ClockDep = Annotated[Clock, Depends(get_clock)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 SearchDep = Annotated[SearchEngine, Depends(get_search)]

@@ -9,8 +9,7 @@ from api.auth import service
 from api.auth.service import API_KEY_PREFIX, NotAuthenticated
 from api.auth.tokens import InvalidToken, TokenIssuer
 from api.errors import AppError
-from api.http.deps.app import ClockDep, SettingsDep, TableDep
-from api.users import repository as users
+from api.http.deps.app import ClockDep, ReposDep, SettingsDep
 from api.users.models import User
 from api.users.service import LocalIdentity
 
@@ -37,21 +36,22 @@ def _bearer(request: Request) -> str:
 
 
 async def current_user(
-    request: Request, table: TableDep, settings: SettingsDep, clock: ClockDep
+    request: Request, repos: ReposDep, settings: SettingsDep, clock: ClockDep
 ) -> User:
     if settings.auth_mode == "local":
         local: LocalIdentity = request.state.local
-        return await local.user(table, clock)
+        return await local.user(repos, clock)
     credential = _bearer(request)
     if credential.startswith(API_KEY_PREFIX):
-        user = await users.get(table, await service.email_for_api_key(table, credential, clock))
+        user = await repos.users.get(await service.email_for_api_key(repos, credential, clock))
     else:
         claims = token_issuer(request).verify(credential)
         if claims.session_id is None:
             raise InvalidToken("The access token is not valid.")
         # The user and their session are independent reads: one round, not two.
         user, live = await asyncio.gather(
-            users.get(table, claims.subject), service.session_is_live(table, claims.session_id)
+            repos.users.get(claims.subject),
+            service.session_is_live(repos, claims.session_id),
         )
         if not live:
             raise InvalidToken("This session has ended; sign in again.")
@@ -65,7 +65,7 @@ async def caller(request: Request) -> User:
     three dependencies of its own: each costs FastAPI several microseconds to resolve, on
     nearly every request (docs/performance.md)."""
     state = request.state
-    return await current_user(request, state.table, state.settings, state.clock)
+    return await current_user(request, state.repos, state.settings, state.clock)
 
 
 CurrentUser = Annotated[User, Depends(caller)]

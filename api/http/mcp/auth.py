@@ -44,7 +44,7 @@ async def authenticate(scope: Scope, receive: Receive, send: Send) -> User | Non
     state = request.state
     settings: Settings = state.settings
     try:
-        user = await current_user(request, state.table, settings, state.clock)
+        user = await current_user(request, state.repos, settings, state.clock)
     except AppError as e:
         # As REST answers it (status, body, the log line of a server-side failure). Only a
         # 401 challenges: a store that cannot be reached (503 store_unavailable) judged no

@@ -19,9 +19,9 @@ from api.errors import AppError, public_body
 from api.http.mcp import auth
 from api.memory_layer.schemas import MAX_USER_ID_CHARS
 from api.memory_runs.service import MemoryRunner
+from api.repositories import Repositories
 from api.runtime.turn import MessageClock
 from api.search.engine import SearchEngine
-from api.store.table import Table
 from api.users.models import User
 
 T = TypeVar("T")
@@ -54,13 +54,13 @@ class Caller:
 
     user: User
     settings: Settings
-    table: Table
+    repos: Repositories
     search: SearchEngine
     message_clock: MessageClock
     memory_runs: MemoryRunner
 
     async def agent(self, agent: str) -> Agent:
-        return await agents.get_by_id_or_name(self.table, self.user.email, agent.strip())
+        return await agents.get_by_id_or_name(self.repos, self.user.email, agent.strip())
 
 
 def caller(ctx: Context[Any, Any]) -> Caller:
@@ -71,7 +71,7 @@ def caller(ctx: Context[Any, Any]) -> Caller:
     return Caller(
         user=auth.caller(request.scope),
         settings=state.settings,
-        table=state.table,
+        repos=state.repos,
         search=state.search,
         message_clock=state.message_clock,
         memory_runs=state.memory_runs,

@@ -75,6 +75,7 @@ async def memory_context(
     async def run() -> ContextOut:
         me = caller(ctx)
         found = await seed004.context(
+            me.repos,
             me.memory_runs,
             me.user.email,
             user_id,
@@ -143,7 +144,7 @@ async def memory_search(
             agent_id = (await me.agent(agent)).agent_id
         else:
             assert user_id is not None
-            agent_id = (await subjects.get(me.table, me.user.email, user_id)).agent_id
+            agent_id = (await subjects.get(me.repos, me.user.email, user_id)).agent_id
         wanted = frozenset(t.strip() for t in tags or () if t.strip()) or None
         found = await archival.search(
             me.search,
@@ -203,7 +204,9 @@ async def memory_add(
             store_in_archival=store_in_archival,
             wait_for_completion=wait_for_completion,
         )
-        added = await seed004.add(me.memory_runs, me.message_clock.next_time, me.user.email, body)
+        added = await seed004.add(
+            me.repos, me.memory_runs, me.message_clock.next_time, me.user.email, body
+        )
         stored = ran = added.run
         if wait_for_completion:
             ran = await me.memory_runs.wait(stored, me.settings.memory_run_wait_seconds)
@@ -238,7 +241,7 @@ async def list_agents(ctx: Context[Any, Any]) -> AgentsOut:
 
     async def run() -> AgentsOut:
         me = caller(ctx)
-        found = await agents.list_for(me.table, me.user.email)
+        found = await agents.list_for(me.repos, me.user.email)
         return AgentsOut(
             agents=[
                 AgentOut(

@@ -43,6 +43,7 @@ async def _native(ctx: Context[Any, Any], tool: str, agent: str, **arguments: An
         _check_offered(tool, found)
         # The summarizer compacts blocks after a turn; a tool call alone never uses it.
         context = ToolContext(
+            me.repos,
             me.search,
             found.agent_id,
             TruncatingSummarizer(),

@@ -28,7 +28,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.errors import AppError
 from api.http import errors as error_handlers
 from api.http.deps.auth import current_user
-from api.idempotency import repository
 from api.idempotency.errors import (
     MAX_KEY_LENGTH,
     IdempotencyKeyReused,
@@ -44,7 +43,8 @@ from api.idempotency.models import (
     key_hash,
 )
 from api.kit.clock import Clock
-from api.store.table import StoreError, Table
+from api.repositories import Repositories
+from api.store.table import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -120,14 +120,14 @@ class Idempotency:
             await _answer(scope, receive, send, e)
             return
         state = scope["state"]
-        table: Table = state["table"]
+        repos: Repositories = state["repos"]
         clock: Clock = state["clock"]
         request = Request(scope, receive)
         # The record belongs to the caller, and a middleware runs before the route and its
         # dependencies: so the caller is resolved here too, the same way (no read in local
         # mode, one concurrent round for a token), only for requests that carry a key.
         try:
-            user = await current_user(request, table, state["settings"], clock)
+            user = await current_user(request, repos, state["settings"], clock)
         except AppError as e:
             if e.status_code >= 500:  # the store is failing: nothing can be claimed
                 await _answer(scope, receive, send, e)
@@ -153,12 +153,12 @@ class Idempotency:
             ttl=math.ceil(now + KEEP_SECONDS),
         )
         try:
-            first = await _claim(table, record, now)
+            first = await _claim(repos, record, now)
         except AppError as e:
             await _answer(scope, replay, send, e)
             return
         if first is None:
-            await Attempt(self, table, clock, record, send).run(scope, replay)
+            await Attempt(self, repos, clock, record, send).run(scope, replay)
         elif first.state == "done":
             await _stored_answer(first)(scope, replay, send)
         else:
@@ -185,20 +185,22 @@ class Idempotency:
         await response(scope, receive, send)
 
 
-async def _claim(table: Table, record: IdempotencyRecord, now: float) -> IdempotencyRecord | None:
+async def _claim(
+    repos: Repositories, record: IdempotencyRecord, now: float
+) -> IdempotencyRecord | None:
     """None when the key is now this request's; otherwise the finished first request
     (`done` or `stream`) to answer from. Raises when the key belongs to another request,
     or to one still running."""
-    if await repository.claim(table, record):
+    if await repos.idempotency.claim(record):
         return None
-    first = await repository.get(table, record.email, record.key_hash)
+    first = await repos.idempotency.get(record.email, record.key_hash)
     if first is None:  # freed a moment ago (the first failed): the retry may run shortly
         raise RequestInProgress()
     if first.fingerprint != record.fingerprint:
         raise IdempotencyKeyReused()
     if first.state != "running":
         return first
-    if first.lapsed(now) and await repository.take_over(table, record, first):
+    if first.lapsed(now) and await repos.idempotency.take_over(record, first):
         log.warning("took over an Idempotency-Key whose request stopped renewing its claim")
         return None
     raise RequestInProgress()
@@ -210,10 +212,15 @@ class Attempt:
     an answer finds it stored, or finds the key free if the answer is not kept."""
 
     def __init__(
-        self, owner: Idempotency, table: Table, clock: Clock, record: IdempotencyRecord, send: Send
+        self,
+        owner: Idempotency,
+        repos: Repositories,
+        clock: Clock,
+        record: IdempotencyRecord,
+        send: Send,
     ) -> None:
         self.owner = owner
-        self.table = table
+        self.repos = repos
         self.clock = clock
         self.record = record
         self.downstream = send
@@ -289,7 +296,7 @@ class Attempt:
         ttl = math.ceil(self.clock.now() + KEEP_SECONDS)
         settled = self.record.model_copy(update={**outcome, "until": None, "ttl": ttl})
         try:
-            if not await repository.settle(self.table, settled):
+            if not await self.repos.idempotency.settle(settled):
                 log.warning("an Idempotency-Key was taken over before its answer was stored")
         except StoreError as e:
             log.warning("storing the answer to an Idempotency-Key failed: %s", e)
@@ -300,7 +307,7 @@ class Attempt:
         self._stop_renewing()
         self.settled = True
         try:
-            await repository.release(self.table, self.record)
+            await self.repos.idempotency.release(self.record)
         except StoreError as e:  # it frees itself CLAIM_SECONDS after its last renewal
             log.warning("freeing an Idempotency-Key failed: %s", e)
 
@@ -313,7 +320,7 @@ class Attempt:
             await asyncio.sleep(self.owner.renew_seconds)
             until = math.ceil(self.clock.now() + self.owner.claim_seconds)
             try:
-                if not await repository.renew(self.table, self.record, until):
+                if not await self.repos.idempotency.renew(self.record, until):
                     log.warning("lost the claim on an Idempotency-Key: its request ran unrenewed")
                     return
             except StoreError as e:  # the claim holds until its `until`: try again next time

@@ -8,7 +8,7 @@ from fastapi import Header
 from fastapi.responses import JSONResponse, Response
 
 from api.http.contract.errors import Responses, errors
-from api.http.deps.app import ClockDep, SettingsDep, TableDep
+from api.http.deps.app import ClockDep, ReposDep, SettingsDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.runtime import RuntimeDep
 from api.http.openai import service, translate
@@ -89,7 +89,7 @@ WaitHeader = Annotated[
 async def chat_completions(
     body: ChatCompletionIn,
     user: CurrentUser,
-    table: TableDep,
+    repos: ReposDep,
     clock: ClockDep,
     runtime: RuntimeDep,
     settings: SettingsDep,
@@ -99,7 +99,7 @@ async def chat_completions(
     """One turn of the agent `model` names, with its own provider and memory; only the last
     user message is new input."""
     prepared = await service.open_turn(
-        table, clock, runtime, user.email, body, session_header=session, wait_header=wait
+        repos, clock, runtime, user.email, body, session_header=session, wait_header=wait
     )
     completion = translate.Completion.of(prepared.turn.state.run_id, clock.now(), body.model)
     if not body.stream:
@@ -117,6 +117,6 @@ async def chat_completions(
 
 
 @router.get("/models", operation_id="openai_list_models", responses=ERRORS)
-async def list_models(user: CurrentUser, table: TableDep) -> ModelList:
+async def list_models(user: CurrentUser, repos: ReposDep) -> ModelList:
     """Your agents as OpenAI models: what clients list before they pick one."""
-    return await service.models(table, user.email)
+    return await service.models(repos, user.email)

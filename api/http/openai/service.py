@@ -10,13 +10,13 @@ from api.http.openai import translate
 from api.http.openai.errors import ModelNotFound, TurnFailed
 from api.http.openai.schemas import ChatCompletion, ChatCompletionIn, ModelList, ModelOut
 from api.kit.clock import Clock
+from api.repositories import Repositories
 from api.runtime.runner import PreparedTurn, Runtime
-from api.store.table import Table
 
 
-async def agent_named(table: Table, email: str, model: str) -> Agent:
+async def agent_named(repos: Repositories, email: str, model: str) -> Agent:
     try:
-        return await agents.get_by_id_or_name(table, email, model)
+        return await agents.get_by_id_or_name(repos, email, model)
     except AgentNotFound:
         raise ModelNotFound(
             f"The model {model[:100]!r} does not exist: name one of your agents (by name or "
@@ -25,7 +25,7 @@ async def agent_named(table: Table, email: str, model: str) -> Agent:
 
 
 async def open_turn(
-    table: Table,
+    repos: Repositories,
     clock: Clock,
     runtime: Runtime,
     email: str,
@@ -37,9 +37,9 @@ async def open_turn(
     """The turn, prepared (its conversation's lease taken): what the request asks is
     checked first, then the agent is found, then the session's conversation."""
     turn = translate.turn_of(body, session_header, wait_header)
-    agent = await agent_named(table, email, body.model)
+    agent = await agent_named(repos, email, body.model)
     ask = turn.model_copy(update={"agent_id": agent.agent_id})
-    return await chat.open_turn(table, clock, runtime, email, ask, agent=agent)
+    return await chat.open_turn(repos, clock, runtime, email, ask, agent=agent)
 
 
 async def answer(prepared: PreparedTurn, completion: translate.Completion) -> ChatCompletion:
@@ -50,9 +50,9 @@ async def answer(prepared: PreparedTurn, completion: translate.Completion) -> Ch
     return completion.answer(found)
 
 
-async def models(table: Table, email: str) -> ModelList:
+async def models(repos: Repositories, email: str) -> ModelList:
     """The caller's agents, oldest first."""
-    found = sorted(await agents.list_for(table, email), key=lambda a: a.created_at)
+    found = sorted(await agents.list_for(repos, email), key=lambda a: a.created_at)
     return ModelList(
         data=[
             ModelOut(

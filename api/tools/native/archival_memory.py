@@ -60,6 +60,7 @@ def day(memory: ArchivalMemory) -> str:
 
 async def archival_memory_insert(context: ToolContext, arguments: Arguments) -> str:
     result = await archival.insert(
+        context.repos,
         context.search,
         context.agent_id,
         text_arg(arguments, "content"),

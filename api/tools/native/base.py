@@ -12,8 +12,8 @@ from api.llm.types import ToolSpec
 from api.memory.errors import MemoryRefused
 from api.memory.models import ChangeSource
 from api.memory.summarizer import Summarizer
+from api.repositories import Repositories
 from api.search.engine import SearchEngine
-from api.store.table import Table
 
 Arguments = Mapping[str, Any]
 
@@ -22,6 +22,7 @@ Arguments = Mapping[str, Any]
 class ToolContext:
     """Everything a tool needs, for one agent the runtime has already authorized."""
 
+    repos: Repositories
     search: SearchEngine  # archival memory is written and searched through it
     agent_id: str
     summarizer: Summarizer
@@ -31,10 +32,6 @@ class ToolContext:
     # The agent's `auto_supersede`: whether a new archival memory replaces the current one
     # stating the same fact.
     auto_supersede: bool = True
-
-    @property
-    def table(self) -> Table:
-        return self.search.table
 
     @property
     def clock(self) -> Clock:

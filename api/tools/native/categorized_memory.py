@@ -193,6 +193,7 @@ async def _store(context: ToolContext, arguments: Arguments) -> str:
             )
     confidence = _confidence(arguments)
     result = await archival.insert(
+        context.repos,
         context.search,
         context.agent_id,
         content,

@@ -91,7 +91,7 @@ def render_read(block: BlockView) -> str:
 
 async def core_memory_read(context: ToolContext, arguments: Arguments) -> str:
     block = await memory_service.read_block(
-        context.table, context.agent_id, text_arg(arguments, "block")
+        context.repos, context.agent_id, text_arg(arguments, "block")
     )
     return with_warnings(render_read(block), block)
 
@@ -113,7 +113,7 @@ CORE_MEMORY_READ = NativeTool(
 
 async def core_memory_append(context: ToolContext, arguments: Arguments) -> str:
     change = await memory_service.append_line(
-        context.table,
+        context.repos,
         context.agent_id,
         text_arg(arguments, "block"),
         text_arg(arguments, "content"),
@@ -158,7 +158,7 @@ CORE_MEMORY_APPEND = NativeTool(
 
 async def core_memory_replace(context: ToolContext, arguments: Arguments) -> str:
     change = await memory_service.replace_line(
-        context.table,
+        context.repos,
         context.agent_id,
         text_arg(arguments, "block"),
         int_arg(arguments, "line_number"),
@@ -203,7 +203,7 @@ CORE_MEMORY_REPLACE = NativeTool(
 
 async def core_memory_delete(context: ToolContext, arguments: Arguments) -> str:
     change = await memory_service.delete_line(
-        context.table,
+        context.repos,
         context.agent_id,
         text_arg(arguments, "block"),
         int_arg(arguments, "line_number"),
@@ -243,7 +243,7 @@ def render_list(blocks: list[BlockView]) -> str:
 
 
 async def core_memory_list_blocks(context: ToolContext, arguments: Arguments) -> str:
-    blocks = await memory_service.list_blocks(context.table, context.agent_id)
+    blocks = await memory_service.list_blocks(context.repos, context.agent_id)
     return with_warnings(render_list(blocks), *blocks)
 
 
