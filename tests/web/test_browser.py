@@ -143,7 +143,7 @@ def test_create_chat_and_delete_an_agent(page: Page, server: str) -> None:
     expect(page.get_by_role("heading", name="Your agents")).to_be_visible()
     focused = "(e => e.getAttribute('aria-label') || e.textContent)(document.activeElement)"
     order = []
-    for _ in range(9):
+    for _ in range(10):
         page.keyboard.press("Tab")
         order.append(page.evaluate(focused))
     assert order == [
@@ -155,6 +155,7 @@ def test_create_chat_and_delete_an_agent(page: Page, server: str) -> None:
         "Chat with Browser Kit",
         "Memory of Browser Kit",
         "Edit Browser Kit",
+        "Export Browser Kit",
         "Delete Browser Kit",
     ]
     # Enter opens the dialog, Escape closes it: nothing deleted, the focus back where it was.

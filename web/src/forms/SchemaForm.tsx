@@ -1,6 +1,6 @@
 // The one form renderer: every form of the app is a backend schema drawn by this component.
 
-import { useId, useState, type FormEvent } from "react";
+import { useEffect, useId, useState, type FormEvent } from "react";
 import { ApiError, describe } from "../api";
 import { Counter } from "../Counter";
 import { fill, initialDraft, serverFieldErrors, type Draft, type FormField, type Payload } from "./schema";
@@ -16,8 +16,10 @@ export interface SchemaFormProps {
   /** Notes shown under fields, by field name (say, a model its provider does not list). */
   hints?: (draft: Draft) => Record<string, string>;
   /** The draft after a field changed, for fields that follow another (a model that is not
-   * the newly chosen provider's). */
+   * the newly chosen provider's); `changed` is "" when `revision` changed (what the fields
+   * follow arrived: a provider's models). */
   adjust?: (changed: string, draft: Draft) => Draft;
+  revision?: unknown;
   submitLabel: string;
   onSubmit: (payload: Payload) => Promise<void>;
 }
@@ -29,6 +31,7 @@ export function SchemaForm({
   suggestions,
   hints,
   adjust,
+  revision,
   submitLabel,
   onSubmit,
 }: SchemaFormProps) {
@@ -37,6 +40,10 @@ export function SchemaForm({
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (adjust) setDraft((d) => adjust("", d));
+    // Only when what the fields follow changed; `adjust` is a new function at every render.
+  }, [revision]);
   const lists = suggestions?.(draft) ?? {};
   const notes = hints?.(draft) ?? {};
 

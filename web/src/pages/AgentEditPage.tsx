@@ -83,11 +83,16 @@ export function AgentEditPage({ agentId }: { agentId?: string }) {
     return {};
   };
 
-  // Choosing another provider takes its first model, unless the model typed is one of its.
+  // Choosing another provider takes its first model, unless the model typed is one of its;
+  // so do its models arriving after it was chosen, when the model is another provider's.
   const adjust = (changed: string, draft: Draft): Draft => {
-    if (changed !== "provider") return draft;
-    const found = listed[providerOf(draft)]?.models ?? [];
-    if (found.length === 0 || found.includes(String(draft.model))) return draft;
+    if (changed !== "provider" && changed !== "") return draft;
+    const provider = providerOf(draft);
+    const found = listed[provider]?.models ?? [];
+    const model = String(draft.model);
+    if (found.length === 0 || found.includes(model)) return draft;
+    const anothers = Object.values(listed).some((l) => l.provider !== provider && l.models.includes(model));
+    if (changed === "" && !anothers) return draft; // typed by the person: theirs to keep
     return { ...draft, model: found[0] };
   };
 
@@ -108,6 +113,7 @@ export function AgentEditPage({ agentId }: { agentId?: string }) {
           suggestions={models}
           hints={hints}
           adjust={adjust}
+          revision={listed}
           submitLabel={agentId ? "Save" : "Create agent"}
           onSubmit={save}
         />
