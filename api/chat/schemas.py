@@ -13,7 +13,11 @@ class ChatIn(ApiModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    agent_id: str = Field(min_length=1, max_length=64)
+    agent_id: str = Field(
+        min_length=1,
+        max_length=100,  # a name's longest
+        description="The agent's id or, as GET /agents/{name} and MCP take it, its name",
+    )
     prompt: Prompt
     actor_id: ActorId = None
     session_id: str | None = Field(

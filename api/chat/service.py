@@ -5,6 +5,7 @@ import asyncio
 
 from api.agents import service as agents
 from api.agents.models import Agent
+from api.agents.service import AgentNotFound
 from api.chat.schemas import ChatIn
 from api.conversations import service as conversations
 from api.errors import BadRequest
@@ -34,10 +35,17 @@ async def open_turn(
         )
     session_id = body.session_id or conversations.default_session_id(email, body.agent_id)
     # Both live in the caller's own partition: one round, whoever owns the agent.
-    owned, found = await asyncio.gather(
-        agents.get(repos, email, body.agent_id) if agent is None else ready(agent),
-        conversations.find_session(repos, email, body.agent_id, session_id),
-    )
+    try:
+        owned, found = await asyncio.gather(
+            agents.get(repos, email, body.agent_id) if agent is None else ready(agent),
+            conversations.find_session(repos, email, body.agent_id, session_id),
+        )
+    except AgentNotFound:
+        # Not an id of the caller's: a name (an id wins), read through the caller's own
+        # name guard. Its default session is its id's, whichever way it was named.
+        owned = await agents.get_by_name(repos, email, body.agent_id)
+        session_id = body.session_id or conversations.default_session_id(email, owned.agent_id)
+        found = await conversations.find_session(repos, email, owned.agent_id, session_id)
     conversation_id = await conversations.open_session(repos, owned, session_id, clock, found=found)
     request = TurnRequest(
         user_email=email,

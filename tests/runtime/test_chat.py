@@ -82,6 +82,26 @@ def test_conversation_continuity(settings: Settings, store: Store, clock: Frozen
         ]
 
 
+def test_chat_takes_an_agents_name_as_other_routes_do(
+    settings: Settings, store: Store, clock: FrozenClock
+) -> None:
+    with running(settings, clock, store.open()) as client:
+        agent_id = new_agent(client)
+        name = client.get(f"/agents/{agent_id}").json()["name"]
+        by_name = chat(client, clock, agent_id=name.upper(), prompt="My name is Alice")
+        assert by_name["agent_id"] == agent_id
+        # The default session is the agent's, named by id or by name.
+        by_id = chat(client, clock, agent_id=agent_id, prompt="What's my name?")
+        assert by_id["session_id"] == by_name["session_id"]
+        assert by_id["conversation_id"] == by_name["conversation_id"]
+        assert by_id["output"].startswith("Your name is Alice.")
+
+        unknown = client.post("/chat", json={"agent_id": "Nobody", "prompt": "hi", "stream": False})
+        assert unknown.status_code == 404
+        assert unknown.json()["code"] == "agent_not_found"
+        assert unknown.json()["message"] == "You have no agent named 'Nobody'."
+
+
 def test_session_isolation(settings: Settings, store: Store, clock: FrozenClock) -> None:
     """Seed 001's "Test Session Isolation": what was said in one session is history of that
     session only. A fact the agent stored in a block is long-term memory, shared by all of
