@@ -18,6 +18,7 @@ COPY web/package.json web/package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY web/index.html web/tsconfig.json web/vite.config.ts ./
 COPY web/src ./src
+COPY web/scripts/compress.mjs ./scripts/
 RUN npm run build
 
 # ---- build: the locked dependencies, then the server's wheel, into /app/.venv ------------

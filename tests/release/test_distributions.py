@@ -47,7 +47,9 @@ def test_the_server_wheel_carries_its_package_data(dists: Dists) -> None:
     index = wheel.read("api/webapp/dist/index.html").decode()
     assert '<div id="root">' in index
     for asset in ("/assets/" + n.rsplit("/", 1)[1] for n in names if "/dist/assets/" in n):
-        assert asset in index or asset.endswith(".map"), f"{asset} is not the built page's"
+        # A compressed copy (.br, .gz) is its asset's, sent in its place.
+        named = asset.removesuffix(".br").removesuffix(".gz")
+        assert named in index or asset.endswith(".map"), f"{asset} is not the built page's"
     assert any(n.startswith("api/webapp/dist/assets/") and n.endswith(".js") for n in names)
     assert "api/embeddings/onnx_model/model.onnx" in names  # the shipped embedding model
     outside = {n.split("/")[0] for n in names} - {"api", dists.server_wheel.name.split("-")[0]}
