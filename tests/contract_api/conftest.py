@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest.nodeid import NodeId
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
@@ -46,13 +45,3 @@ def openapi(client: TestClient) -> dict[str, Any]:
     assert response.status_code == 200
     doc: dict[str, Any] = response.json()
     return doc
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each operation's conformance test by an id of its own, its name (as
-    `test_operation_conforms[GET /health]`): pytest 9.2 builds an item's id from its
-    `originalname` alone, which gave schemathesis's items all one id, and pytest-xdist,
-    which tells tests apart by id, ran one of them."""
-    for item in items:
-        if isinstance(item, pytest.Function) and not item.nodeid.endswith(f"::{item.name}"):
-            item._id = NodeId.parse(f"{item.parent.nodeid}::{item.name}")  # type: ignore[union-attr]
