@@ -174,11 +174,16 @@ class _Said(ClosingWrite):
         vector = self.vector
         if vector is not None and not vector.done():
             await asyncio.wait({vector}, timeout=message_service.ANSWER_WAITS_FOR_VECTOR_SECONDS)
-        made = vector is not None and vector.done() and vector.exception() is None
-        self.late = vector is not None and not made
-        if not made or vector is None:
+        if vector is None:
             return ([] if self.stored else [messages.put_op(self.message)]), []
-        recall = message_service.copy_item(self.agent_id, self.message, vector.result())
+        made = vector.done() and vector.exception() is None
+        self.late = not made
+        # A late vector still leaves a copy without it in the run's end: a client that hears
+        # the run completed finds the message listed and found by its words; its meaning
+        # comes with the copy written again once the vector is made.
+        recall = message_service.copy_item(
+            self.agent_id, self.message, vector.result() if made else {}
+        )
         if self.stored:
             return messages.copy_ops(self.owner, self.message, recall), [recall]
         return messages.recorded_ops(self.owner, [self.message], [recall]), [recall]

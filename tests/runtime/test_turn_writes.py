@@ -2,7 +2,10 @@
 turn read at its start unless one of its tools may have changed them, and the answer is
 written with its searchable copy, one transaction."""
 
+import asyncio
 import json
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,11 +13,13 @@ import pytest
 
 from api.config import Settings
 from api.conversations.messages import service as message_service
+from api.conversations.messages.models import Message
 from api.kit.clock import FrozenClock
+from api.search.engine import SearchEngine
 from api.store.definition import load_definition
 from api.store.rounds import WRITES, Call, RoundCounter
 from api.store.sqlite import SqliteTable
-from api.store.table import SK, Page, Put, SkCondition, Table, TxOp
+from api.store.table import SK, Item, Page, Put, SkCondition, Table, TxOp
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
 from tests.runtime.conftest import new_conversation, running, send, use_openai
 from tests.runtime.test_read_rounds import what
@@ -177,3 +182,43 @@ def test_a_turn_that_ends_within_a_second_writes_three_times(
         "Update SearchVersion",
     ]
     assert names[-1] == "run.completed"
+
+
+def test_a_turn_whose_vectors_are_late_ends_with_its_messages_listed_and_found_by_words(
+    settings: Settings,
+    clock: FrozenClock,
+    fake_openai: FakeLLM,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A busy embedder does not hold the run's end up, nor leave the turn's messages out of
+    what a client reads once it hears the run completed: their copies go without a vector,
+    and get one once it is made."""
+    gate = threading.Event()
+    made = message_service.vector_of
+
+    async def late(search: SearchEngine, message: Message) -> Item:
+        await asyncio.to_thread(gate.wait, 30)
+        return await made(search, message)
+
+    monkeypatch.setattr(message_service, "vector_of", late)
+    with running(settings, clock) as client:
+        agent_id = use_openai(client, fake_openai)
+        conversation_id = new_conversation(client, agent_id)
+        fake_openai.replies.append(Reply(text="Your parcel waits at the depot on Elm Street."))
+        found = send(client, conversation_id, "Where is my parcel?")
+        assert found[-1].name == "run.completed"
+        url = f"/agents/{agent_id}/messages/search"
+
+        def contents(mode: str) -> list[str]:
+            answered = client.get(url, params={"query": "parcel depot", "mode": mode})
+            assert answered.status_code == 200, answered.text
+            return sorted(m["content"] for m in answered.json()["messages"])
+
+        both = ["Where is my parcel?", "Your parcel waits at the depot on Elm Street."]
+        assert contents("lexical") == both
+        assert contents("semantic") == []  # the vectors are not made yet
+        gate.set()
+        deadline = time.monotonic() + 20
+        while contents("semantic") != both:
+            assert time.monotonic() < deadline, "the copies never got their vectors"
+            time.sleep(0.05)
