@@ -67,8 +67,12 @@ def server(built_app: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser(built_app: Path) -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # A page's answer waits on a server and a fake model in processes of their own, on a
+    # machine the other half of the suite keeps busy: 5 s (Playwright's default) was seen
+    # to pass by; a passing check waits no longer for a longer limit.
+    expect.set_options(timeout=15_000)
     # Per module, not per session: while Playwright's sync API runs, an event loop is running
     # in the main thread, and any later test calling asyncio.run() would fail.
     # launch() gives every browser a new, temporary --user-data-dir of its own.
