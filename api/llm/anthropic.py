@@ -7,6 +7,7 @@ import anthropic
 import httpx2
 from anthropic import AsyncAnthropic
 
+from api.kit.tls import shared_ssl_context
 from api.llm.errors import (
     ProviderAuthFailed,
     ProviderError,
@@ -16,7 +17,6 @@ from api.llm.errors import (
     ProviderUnavailable,
     brief,
 )
-from api.llm.http import shared_ssl_context
 from api.llm.types import (
     ChatMessage,
     ChatRequest,

@@ -7,21 +7,8 @@ here, against about 25 µs through aiohttp's C parser (2.8 against 1.0 ms for a 
 stream, 50 at a time), and its pool walks every connection when a request starts and
 ends. The SDKs keep making the requests (auth, retries, errors), as before."""
 
-import ssl
-
 import aiohttp
 import httpx2
-
-_ssl_context: ssl.SSLContext | None = None
-
-
-def shared_ssl_context() -> ssl.SSLContext:
-    """One context for every provider client: making one reads the CA bundle (tens of
-    milliseconds), which a client per provider per user would otherwise repeat."""
-    global _ssl_context
-    if _ssl_context is None:
-        _ssl_context = httpx2.create_ssl_context()
-    return _ssl_context
 
 
 def refused(e: BaseException) -> bool:

@@ -12,6 +12,7 @@ import httpx2
 import openai
 from openai import AsyncOpenAI, RequestOptions
 
+from api.kit.tls import shared_ssl_context
 from api.llm.errors import (
     ProviderAuthFailed,
     ProviderError,
@@ -21,7 +22,7 @@ from api.llm.errors import (
     ProviderUnavailable,
     brief,
 )
-from api.llm.http import refused, shared_ssl_context
+from api.llm.http import refused
 from api.llm.types import (
     ChatMessage,
     ChatRequest,

@@ -3,6 +3,7 @@
 
 import time
 from http.cookies import Morsel, SimpleCookie
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
@@ -11,9 +12,11 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from api.auth import service
+from api.auth.oauth import google_client
 from api.auth.service import NonceReplayed
 from api.config import Settings
 from api.kit.clock import FrozenClock, SystemClock
+from api.kit.tls import shared_ssl_context
 from api.main import create_app
 from api.repositories import Repositories
 from api.store.definition import load_definition
@@ -204,3 +207,12 @@ def test_a_return_path_outside_the_frontend_is_refused(client: TestClient, retur
 def test_a_full_frontend_url_is_accepted_as_a_return_path(client: TestClient) -> None:
     response = sign_in(client, return_to=f"{FRONTEND}/settings#keys")
     assert response.headers["location"] == f"{FRONTEND}/settings#keys"
+
+
+def test_every_sign_in_client_shares_the_one_tls_context(settings: Settings) -> None:
+    """authlib makes an HTTP client per sign-in; none reads the CA bundle again."""
+    google: Any = google_client(settings)
+    first, second = google._get_oauth_client(), google._get_oauth_client()
+    assert first is not second
+    for client in (first, second):
+        assert client._transport._pool._ssl_context is shared_ssl_context()

@@ -96,7 +96,10 @@ def _lifespan() -> Iterator[None]:
     _DIRECTORY.cleanup()
 
 
-OPERATIONS = {result.ok().label: result.ok() for result in schema.get_all_operations()}
+OPERATIONS = {
+    operation.label: operation
+    for operation in (result.ok() for result in schema.get_all_operations())  # type: ignore[union-attr]
+}
 
 
 @settings(

@@ -7,7 +7,7 @@ import asyncio
 import httpx2
 import pytest
 
-from api.llm import http
+from api.kit import tls
 from api.llm.anthropic import AnthropicProvider
 from api.llm.openai import OpenAIProvider
 from api.llm.types import ChatMessage, ChatRequest, TextDelta
@@ -46,7 +46,7 @@ def test_every_provider_client_shares_one_tls_context_and_follows_no_redirect(
     client = http_client(make(api_key="k"))
     transport = client._transport
     assert type(transport).__name__ == "AiohttpTransport"
-    assert getattr(transport, "ssl_context") is http.shared_ssl_context()  # noqa: B009
+    assert getattr(transport, "ssl_context") is tls.shared_ssl_context()  # noqa: B009
     assert client.follow_redirects is False
 
 
