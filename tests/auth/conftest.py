@@ -27,9 +27,14 @@ def google() -> Iterator[FakeGoogle]:
 
 @pytest.fixture
 def settings(tmp_path: Path, google: FakeGoogle) -> Settings:
+    return google_mode(tmp_path, google)
+
+
+def google_mode(directory: Path, google: FakeGoogle) -> Settings:
+    """The SaaS app's settings, signing in through `google`, its store in `directory`."""
     return Settings(
         store="sqlite",
-        sqlite_path=tmp_path / "auth.db",
+        sqlite_path=directory / "auth.db",
         auth_mode="google",
         public_url="https://testserver",
         jwt_secret=JWT_SECRET,

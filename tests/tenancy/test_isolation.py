@@ -6,7 +6,9 @@ Probe (how the other tenant creates the object, and the path that names it) or s
 route names nothing of another tenant.
 """
 
+import itertools
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,8 +18,10 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 
-from tests.auth.conftest import access_token, as_user, bearer, browser, sign_in
-from tests.fakes.oidc import FakeGoogle
+from api.kit.clock import FrozenClock
+from api.main import create_app
+from tests.auth.conftest import access_token, as_user, bearer, browser, google_mode, sign_in
+from tests.fakes.oidc import FakeGoogle, start_fake_google
 
 
 @dataclass(frozen=True)
@@ -325,17 +329,33 @@ def test_every_route_is_covered(app: FastAPI) -> None:
     assert not stale, f"checks for routes that no longer exist: {sorted(stale)}"
 
 
+@pytest.fixture(scope="module")
+def shared_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClient, FakeGoogle]]:
+    """One app for the module's tenancy checks, and its client holding no user's cookies:
+    each check signs in two users of its own, so none sees another's objects (an app and
+    two lifespans per check were nine tenths of this module's time)."""
+    with start_fake_google() as google:
+        settings = google_mode(tmp_path_factory.mktemp("tenancy"), google)
+        with browser(create_app(settings, clock=FrozenClock(float(int(time.time()))))) as client:
+            yield client, google
+
+
+_pairs = itertools.count()
+
+
 @pytest.fixture
-def tenants(app: FastAPI, google: FakeGoogle) -> Iterator[tuple[Tenant, Tenant]]:
-    with browser(app) as ada_browser, browser(app) as bob_browser:
-        as_user(google, "1111", "ada@example.com")
-        sign_in(ada_browser)
-        as_user(google, "2222", "bob@example.com")
-        sign_in(bob_browser)
-        yield (
-            Tenant(ada_browser, bearer(access_token(ada_browser))),
-            Tenant(bob_browser, bearer(access_token(bob_browser))),
-        )
+def tenants(shared_app: tuple[TestClient, FakeGoogle]) -> tuple[Tenant, Tenant]:
+    """Two users new to the app, each calling with an access token of their own."""
+    client, google = shared_app
+    pair = next(_pairs)
+    made = []
+    for name, sub in (("ada", 1111), ("bob", 2222)):
+        as_user(google, f"{sub}-{pair}", f"{name}.{pair}@example.com")
+        sign_in(client)
+        made.append(Tenant(client, bearer(access_token(client))))
+        client.cookies.clear()  # the next calls are the token's alone
+    ada, bob = made
+    return ada, bob
 
 
 def error_code(body: dict[str, Any]) -> str:
