@@ -2,6 +2,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,7 +11,13 @@ from moto.server import ThreadedMotoServer
 from api.kit.clock import FrozenClock
 from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable, install
 from tests.fakes.llm_servers import FakeLLM, start_fake_anthropic, start_fake_openai
-from tests.parallel import free_port, one_at_a_time
+from tests.parallel import (
+    free_port,
+    one_at_a_time,
+    shared_by_workers,
+    stop_left_over,
+    terminate,
+)
 
 # boto3 must never reach a real AWS account from a test.
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
@@ -18,6 +25,7 @@ os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.pop("AWS_PROFILE", None)
 
+DYNAMODB_LOCAL = "dynamodb-local"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 UNDOCUMENTED = pytest.StashKey[list[str]]()
 CASES = pytest.StashKey[Counter[str]]()
@@ -47,18 +55,33 @@ def fake_anthropic() -> Iterator[FakeLLM]:
 
 @pytest.fixture(scope="session")
 def dynamodb_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DynamoDBLocal]:
-    """One DynamoDB Local for the whole run, or for each pytest-xdist worker (every table
-    a test makes has a name of its own anyway). In CI it must run: never skipped there."""
+    """One DynamoDB Local for the whole run, shared by pytest-xdist's workers: a JVM each
+    would cost each its start and warm-up (every table a test makes has a name of its own
+    anyway). In CI it must run: never skipped there."""
+    started: list[DynamoDBLocal] = []
+
+    def start(workdir: Path) -> tuple[int, str]:
+        server = DynamoDBLocal(port=free_port()).start(workdir=workdir)
+        started.append(server)  # this process's child: stopped, and reaped, by it if last
+        assert server.process is not None
+        return server.process.pid, server.endpoint
+
+    def stop(pid: int) -> None:
+        mine = [s for s in started if s.process is not None and s.process.pid == pid]
+        for server in mine:
+            server.stop()
+        if not mine:
+            terminate(pid)
+
     try:
         with one_at_a_time(tmp_path_factory, "dynamodb-local-install"):
             install()  # by the first worker to need it; the others find it installed
-        server = DynamoDBLocal(port=free_port()).start()
+        with shared_by_workers(tmp_path_factory, DYNAMODB_LOCAL, start, stop) as endpoint:
+            yield DynamoDBLocal(port=int(endpoint.rsplit(":", 1)[1]))
     except DynamoDBLocalUnavailable as e:
         if IN_CI:
             pytest.fail(f"DynamoDB Local must run in CI: {e}")
         pytest.skip(f"DynamoDB Local unavailable: {e}")
-    yield server
-    server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -94,6 +117,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         config.workeroutput["answers"] = [[*answer, n] for answer, n in answers.items()]
         config.workeroutput["cases"] = dict(cases)
         return
+    if config.getoption("dist", "no") != "no":  # every worker has ended: none stops it now
+        root = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+        stop_left_over(root, DYNAMODB_LOCAL)
     for counted in config.stash.get(FROM_WORKERS, []):
         for method, route, status, n in counted.get("answers", []):
             answers[(method, route, status)] += n

@@ -89,14 +89,19 @@ class DynamoDBLocal:
             *storage,
         ]
 
-    def start(self, timeout: float = 60.0) -> "DynamoDBLocal":
+    def start(self, timeout: float = 60.0, workdir: Path | None = None) -> "DynamoDBLocal":
+        """`workdir`: where it runs, kept (a temporary directory otherwise): for a server
+        that outlives this object, as the test workers' shared one may."""
         if self.db_dir:
             self.db_dir.mkdir(parents=True, exist_ok=True)
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the process)
         # Its working directory gets a metadata file; keep that out of the caller's tree.
-        self._workdir = tempfile.TemporaryDirectory(prefix="dynamodb-local-")
+        if workdir is None:
+            self._workdir = tempfile.TemporaryDirectory(prefix="dynamodb-local-")
+            workdir = Path(self._workdir.name)
+        workdir.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(  # noqa: S603
-            self.command(), stdout=subprocess.DEVNULL, stderr=self._log, cwd=self._workdir.name
+            self.command(), stdout=subprocess.DEVNULL, stderr=self._log, cwd=workdir
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
