@@ -18,6 +18,7 @@ from tests.parallel import (
     stop_left_over,
     terminate,
 )
+from tests.schedule import longest_first
 
 # boto3 must never reach a real AWS account from a test.
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
@@ -94,6 +95,15 @@ def moto_server() -> Iterator[str]:
     server.start()
     yield f"http://127.0.0.1:{port}"
     server.stop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist takes the files in the order collected, which tests/schedule.py sets.
+    config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    longest_first(items)
 
 
 @pytest.hookimpl(optionalhook=True)
