@@ -13,6 +13,7 @@ from api.config import Settings
 from api.kit.clock import FrozenClock
 from api.main import create_app
 from tests.fakes.oidc import FakeGoogle, start_fake_google
+from tests.fakes.serving import LOCAL
 
 FRONTEND = "http://localhost:5173"
 JWT_SECRET = "j" * 64
@@ -71,7 +72,7 @@ def start_login(client: TestClient, **params: str) -> str:
 
 def approve_at_google(authorize_url: str) -> str:
     """What Google answers: the callback URL with a code and the state."""
-    response = httpx2.get(authorize_url, follow_redirects=False)
+    response = LOCAL.get(authorize_url, follow_redirects=False)
     assert response.status_code == 302, response.text
     return response.headers["location"]
 

@@ -22,6 +22,11 @@ from starlette.types import ASGIApp
 from tests.parallel import free_port
 
 T = TypeVar("T")
+# One client for the tests' own requests to servers on 127.0.0.1 (a server starting up,
+# a fake's page): a client each made a TLS context each, 50 ms of CPU, many times per
+# test. It keeps no connection (the next server on a port may be another) and leaves out
+# the machine's proxies (a test may set them; these servers are never behind one).
+LOCAL = httpx2.Client(trust_env=False, limits=httpx2.Limits(max_keepalive_connections=0))
 
 
 @contextmanager
@@ -73,7 +78,7 @@ def _wait_until_serving(
         if not thread.is_alive():
             raise RuntimeError(f"{name} server thread exited during startup")
         try:
-            if httpx2.get(url, headers=headers, timeout=1.0).status_code == 200:
+            if LOCAL.get(url, headers=headers, timeout=1.0).status_code == 200:
                 return
         except httpx2.TransportError:
             pass
@@ -136,7 +141,7 @@ def server_process(
         deadline = time.monotonic() + start_seconds
         while True:
             try:
-                if httpx2.get(f"{server.root}/health", timeout=2).status_code == 200:
+                if LOCAL.get(f"{server.root}/health", timeout=2).status_code == 200:
                     break
             except httpx2.TransportError:
                 pass
