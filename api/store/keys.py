@@ -10,7 +10,7 @@ User               User#{email} / User#Metadata                     get user by 
 Agent              User#{email} / Agent#{agent_id}                  list a user's agents, get one
 AgentNameGuard     User#{email} / AgentName#{normalized name}       unique agent name per user
 ProviderSettings   User#{email} / ProviderSettings#{provider}       a user's provider credentials
-Conversation       USER#{email} / CONVERSATION#{conversation_id}    list a user's conversations
+Conversation       USER#{email} / CONVERSATION#{conversation_id}    get one (by agent: gsi1)
 SessionLookup      USER#{email} / Session#{agent_id}#{session_id}   session id -> conversation
 Message            CONVERSATION#{id} / MESSAGE#{timestamp}#{message_id} messages in order, last K
 ConversationLease  CONVERSATION#{id} / Lease                         the turn running in it
