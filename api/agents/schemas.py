@@ -99,8 +99,9 @@ class AgentOut(ApiModel):
     created_at: datetime
     updated_at: datetime
     last_used_at: datetime | None = Field(
-        description="When its last turn ended; null before its first. GET /agents lists the "
-        "last used first (one never used counts from its creation), then by name"
+        description="When its last turn ended (or messages were last stored for it, POST "
+        "/messages, /memory/add); null before. GET /agents lists the last used first (one "
+        "never used counts from its creation), then by name"
     )
 
     @classmethod

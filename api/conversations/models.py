@@ -17,8 +17,9 @@ class Conversation(Entity):
     session_id: str | None = None  # the client's name for it, when it came from one
     created_at: datetime
     updated_at: datetime  # its last change: a turn's, or a new title
-    # When its last turn ended (its creation before the first): what its agent's list of
-    # conversations is ordered by. None on an item of layout 1 the upgrade has not reached.
+    # When its last turn ended or messages were last stored in it (its creation before):
+    # what its agent's list of conversations is ordered by. None on an item of layout 1
+    # the upgrade has not reached.
     last_activity_at: datetime | None = None
 
     @property

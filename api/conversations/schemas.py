@@ -43,8 +43,8 @@ class ConversationOut(ApiModel):
     created_at: datetime
     updated_at: datetime = Field(description="Its last change: a turn's end, or a new title")
     last_activity_at: datetime = Field(
-        description="When its last turn ended (its creation before any): the order of "
-        "GET /conversations, latest first"
+        description="When its last turn ended, or messages were last stored in it (its "
+        "creation before any): the order of GET /conversations, latest first"
     )
 
     @classmethod

@@ -13,7 +13,7 @@ export interface Agent {
   metadata: Record<string, unknown>;
   created_at: string;
   updated_at: string;
-  /** When its last turn ended; null before its first. GET /agents lists the last used first. */
+  /** When its last turn ended (or messages were stored for it); null before. GET /agents lists the last used first. */
   last_used_at: string | null;
 }
 
@@ -31,7 +31,7 @@ export interface Conversation {
   title: string;
   created_at: string;
   updated_at: string;
-  /** When its last turn ended (its creation before any): GET /conversations lists the latest first. */
+  /** When its last turn ended or messages were stored in it (its creation before): GET /conversations lists the latest first. */
   last_activity_at: string;
 }
 
