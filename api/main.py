@@ -51,6 +51,7 @@ from api.kit import periodic
 from api.kit.clock import Clock, SystemClock
 from api.kit.crypto import KeyRing
 from api.kit.secrets import derived_key
+from api.maintenance import layout
 from api.memory_runs.service import MemoryRunner
 from api.observability import logs, metrics, tracing
 from api.observability.store import measured
@@ -106,11 +107,11 @@ async def sweep_dead_runs(repos: Repositories, clock: Clock) -> None:
     await periodic.every(LEASE_SECONDS, sweep, "looking for turns left running", (StoreError,))
 
 
-async def _schema_checked(table: Table) -> bool:
+async def _schema_checked(table: Table, repos: Repositories) -> bool:
     """The table's layout made current (NewerSchema stops the start); False when the
     store cannot be reached yet."""
     try:
-        await schema.ensure_current(table, __version__)
+        await schema.ensure_current(table, __version__, layout.steps(repos))
     except schema.NewerSchema:
         raise
     except StoreError as e:
@@ -119,13 +120,13 @@ async def _schema_checked(table: Table) -> bool:
     return True
 
 
-async def check_schema_later(table: Table, every_seconds: float = 5.0) -> None:
+async def check_schema_later(table: Table, repos: Repositories, every_seconds: float = 5.0) -> None:
     """For a store out of reach at start: its layout checked once it answers. A newer one
     found then stops the server, as it would have stopped its start."""
     while True:
         await asyncio.sleep(every_seconds)
         try:
-            if await _schema_checked(table):
+            if await _schema_checked(table, repos):
                 return
         except schema.NewerSchema as e:
             log.critical("%s Stopping.", e)
@@ -191,14 +192,14 @@ def create_app(
                 await store.create()
             # An older layout is migrated, a newer one refused (docs/operations.md); a store
             # out of reach now is checked once it answers (liveness does not wait for it).
-            checked = await _schema_checked(store)
+            checked = await _schema_checked(store, repos)
             log.info("store ready: %s table %s", store.engine, store.name)
             sweepers = [
                 asyncio.create_task(sweep_expired(store)),
                 asyncio.create_task(sweep_dead_runs(repos, clock)),
             ]
             if not checked:
-                sweepers.append(asyncio.create_task(check_schema_later(store)))
+                sweepers.append(asyncio.create_task(check_schema_later(store, repos)))
             loaded = architectures.load_entry_points()
             if loaded:
                 log.info("architectures from installed packages: %s", ", ".join(loaded))

@@ -32,6 +32,10 @@ class Agent(Entity):
     created_at: datetime
     updated_at: datetime
     version: int = 0  # every save is conditioned on it: no edit overwrites another
+    # When its last turn ended, or messages were last stored for it (None before): written
+    # by the transaction that ends the turn or stores them, never by a save, which would
+    # put back the time it read.
+    last_used_at: datetime | None = None
 
     def key(self) -> Key:
         return keys.agent(self.created_by, self.agent_id)

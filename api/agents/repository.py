@@ -1,15 +1,43 @@
 """Agents in the table: the agent item and the guard that makes its name unique per user."""
 
 from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 
 from api.agents.models import Agent, AgentNameGuard
 from api.store import keys
 from api.store.pages import query_all, scan_pages
-from api.store.table import AttrEquals, Delete, ItemAbsent, Put, Table, TxOp
+from api.store.table import (
+    PK,
+    SK,
+    AllOf,
+    AttrAbsent,
+    AttrEquals,
+    ConditionFailed,
+    Delete,
+    ItemAbsent,
+    ItemExists,
+    Put,
+    Table,
+    TxOp,
+    Update,
+)
 
 # The labels of an agent's writes in a transaction, for reading which one was refused.
 AGENT = "agent"
 NAME_GUARD = "name_guard"  # the guard of the name the agent takes
+USED = "agent_used"  # a turn's note of the agent's last use
+LAST_USED = "last_used_at"
+
+
+def used_op(email: str, agent_id: str, at: datetime) -> Update:
+    """A transaction's write of the agent's last use, `at` (a turn's end), while the agent
+    exists (refused, USED, once it is deleted: never an agent made of one attribute)."""
+    return Update(
+        keys.agent(email, agent_id),
+        set={LAST_USED: at.isoformat()},
+        condition=ItemExists(),
+        label=USED,
+    )
 
 
 class AgentRepository:
@@ -62,9 +90,16 @@ class AgentRepository:
         """The agent as the next version of the one read, moving its name guard when the name
         changes. TransactionCancelled: AGENT refused, someone saved first; NAME_GUARD, the name
         is taken."""
-        ops: list[Put | Delete] = [
-            Put(
-                agent.to_dynamo_item(),
+        # Every attribute but the last use, which turns write meanwhile: a save puts back
+        # what was read of everything else, never that.
+        item = agent.to_dynamo_item()
+        fields = {k: v for k, v in item.items() if k not in (PK, SK, LAST_USED)}
+        unset = [k for k, v in agent.model_dump().items() if v is None and k != LAST_USED]
+        ops: list[Update | Put | Delete] = [
+            Update(
+                agent.key(),
+                set=fields,
+                remove=unset,
                 condition=AttrEquals("version", agent.version - 1),
                 label=AGENT,
             )
@@ -75,6 +110,29 @@ class AgentRepository:
                 Put(new_guard.to_dynamo_item(), condition=ItemAbsent(), label=NAME_GUARD),
             ]
         await self.table.transact_write(ops)
+
+    async def mark_used(self, email: str, agent_id: str, at: datetime) -> bool:
+        """`used_op` written on its own (a turn whose closing transaction was refused);
+        False when the agent is gone."""
+        op = used_op(email, agent_id, at)
+        try:
+            await self.table.update(op.key, set=op.set, condition=op.condition)
+        except ConditionFailed:
+            return False
+        return True
+
+    async def set_earlier_use(self, email: str, agent_id: str, at: datetime) -> bool:
+        """The last use of an agent stored before agents kept it, found by the upgrade of
+        the table's layout, unless a turn has written one since (or the agent is gone)."""
+        try:
+            await self.table.update(
+                keys.agent(email, agent_id),
+                set={LAST_USED: at.isoformat()},
+                condition=AllOf((ItemExists(), AttrAbsent(LAST_USED))),
+            )
+        except ConditionFailed:
+            return False
+        return True
 
     async def delete(self, agent: Agent, guard: AgentNameGuard) -> None:
         """The agent and its name, as last read (TransactionCancelled if it changed or went)."""

@@ -98,6 +98,11 @@ class AgentOut(ApiModel):
     metadata: dict[str, JsonValue]
     created_at: datetime
     updated_at: datetime
+    last_used_at: datetime | None = Field(
+        description="When its last turn ended (or messages were last stored for it, POST "
+        "/messages, /memory/add); null before. GET /agents lists the last used first (one "
+        "never used counts from its creation), then by name"
+    )
 
     @classmethod
     def of(cls, agent: Agent) -> "AgentOut":
@@ -114,6 +119,7 @@ class AgentOut(ApiModel):
             metadata=agent.metadata,
             created_at=agent.created_at,
             updated_at=agent.updated_at,
+            last_used_at=agent.last_used_at,
         )
 
 

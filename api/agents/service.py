@@ -162,7 +162,11 @@ async def _existing(repos: Repositories, email: str, normalized: str) -> Agent |
 
 
 async def list_for(repos: Repositories, email: str) -> list[Agent]:
-    return await repos.agents.list_for(email)
+    """The user's agents, the last used first (an agent never used counts from its
+    creation), then by name."""
+    found = await repos.agents.list_for(email)
+    by_name = sorted(found, key=lambda a: (normalize_name(a.agent_name), a.agent_id))
+    return sorted(by_name, key=lambda a: a.last_used_at or a.created_at, reverse=True)
 
 
 async def get(repos: Repositories, email: str, agent_id: str) -> Agent:

@@ -16,14 +16,22 @@ class Conversation(Entity):
     title: str = ""
     session_id: str | None = None  # the client's name for it, when it came from one
     created_at: datetime
-    updated_at: datetime
+    updated_at: datetime  # its last change: a turn's, or a new title
+    # When its last turn ended or messages were last stored in it (its creation before):
+    # what its agent's list of conversations is ordered by. None on an item of layout 1
+    # the upgrade has not reached.
+    last_activity_at: datetime | None = None
+
+    @property
+    def active_at(self) -> datetime:
+        return self.last_activity_at or self.created_at
 
     def key(self) -> Key:
         return keys.conversation(self.created_by, self.conversation_id)
 
     def index_keys(self) -> dict[str, str]:
-        created = keys.timestamp(self.created_at.timestamp())
-        return keys.conversation_index(self.agent_id, created, self.conversation_id)
+        active = keys.time_of(self.active_at)
+        return keys.conversation_index(self.agent_id, active, self.conversation_id)
 
 
 class SessionLookup(Entity):

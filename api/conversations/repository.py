@@ -2,10 +2,12 @@
 
 import contextlib
 import math
+from collections.abc import AsyncIterator
+from datetime import datetime
 
 from api.conversations.models import Conversation, SessionLookup
 from api.store import keys, leases
-from api.store.pages import query_all
+from api.store.pages import query_all, scan_pages
 from api.store.table import (
     AllOf,
     AttrAbsent,
@@ -18,6 +20,7 @@ from api.store.table import (
     Put,
     SkCondition,
     Table,
+    Update,
 )
 
 DELETING = "deleting"  # set on a conversation whose deletion has begun
@@ -27,12 +30,31 @@ DELETING = "deleting"  # set on a conversation whose deletion has begun
 OPEN = "conversation_open"
 
 
+_OPEN = AllOf((ItemExists(), AttrAbsent(DELETING)))
+LAST_ACTIVITY = "last_activity_at"
+
+
 def still_open(email: str, conversation_id: str) -> Check:
     """A transaction's check that the conversation exists and is not being deleted: what a
     searchable copy of one of its messages is written with, so that none outlives it."""
-    return Check(
+    return Check(keys.conversation(email, conversation_id), _OPEN, label=OPEN)
+
+
+def active_op(email: str, agent_id: str, conversation_id: str, at: datetime) -> Update:
+    """A transaction's write of the conversation's last activity, `at`: its `updated_at`,
+    and its place among its agent's conversations. Made only while the conversation is
+    open, under `still_open`'s condition and label, so that it stands in for that check in
+    the same transaction (a transaction names an item once) and never brings back a
+    conversation being deleted."""
+    stamp = at.isoformat()
+    return Update(
         keys.conversation(email, conversation_id),
-        AllOf((ItemExists(), AttrAbsent(DELETING))),
+        set={
+            "updated_at": stamp,
+            LAST_ACTIVITY: stamp,
+            **keys.conversation_index(agent_id, keys.time_of(at), conversation_id),
+        },
+        condition=_OPEN,
         label=OPEN,
     )
 
@@ -93,8 +115,13 @@ class ConversationRepository:
     async def list_for_agent(
         self, agent_id: str, *, limit: int, cursor: str | None
     ) -> tuple[list[Conversation], str | None]:
-        """An agent's conversations, newest first (the agent's owner was checked by the caller:
-        agents belong to one user, so all of them are the caller's)."""
+        """An agent's conversations, the latest active first (the agent's owner was checked
+        by the caller: agents belong to one user, so all of them are the caller's).
+
+        The cursor holds the last listed conversation's place, not the conversation: one
+        that moves up meanwhile (a turn ended in it) leaves the place where it was, so the
+        next pages list every other conversation once and none twice; one that moved above
+        the cursor is on the first page when the list is read again."""
         pk, sk = keys.conversations_of_agent(agent_id)
         page = await self.table.query(
             pk, sk=sk, index=keys.GSI1, forward=False, limit=limit, cursor=cursor
@@ -107,6 +134,49 @@ class ConversationRepository:
             set={"title": conversation.title, "updated_at": conversation.updated_at.isoformat()},
             condition=ItemExists(),
         )
+
+    async def mark_active(
+        self, email: str, agent_id: str, conversation_id: str, at: datetime
+    ) -> bool:
+        """`active_op` written on its own (a turn whose closing transaction was refused);
+        False when the conversation is gone or going."""
+        op = active_op(email, agent_id, conversation_id, at)
+        try:
+            await self.table.update(op.key, set=op.set, condition=op.condition)
+        except ConditionFailed:
+            return False
+        return True
+
+    async def of_earlier_layout(self) -> AsyncIterator[list[Conversation]]:
+        """Every conversation stored before conversations kept their last activity (no
+        `last_activity_at`), a page at a time: for the upgrade of the table's layout. A
+        scan of the whole table."""
+        async for page in scan_pages(self.table, entity=keys.CONVERSATION, limit=500):
+            found = [Conversation.from_dynamo_item(item) for item in page]
+            yield [c for c in found if c.last_activity_at is None]
+
+    async def set_earlier_activity(self, conversation: Conversation, at: datetime) -> bool:
+        """The last activity of a conversation of the earlier layout (`of_earlier_layout`),
+        found by the upgrade, unless a turn has written one since (or the conversation is
+        gone): never moves a conversation back. Its `updated_at` is the later of the two."""
+        stamp = at.isoformat()
+        changes = {
+            LAST_ACTIVITY: stamp,
+            **keys.conversation_index(
+                conversation.agent_id, keys.time_of(at), conversation.conversation_id
+            ),
+        }
+        if at > conversation.updated_at:
+            changes["updated_at"] = stamp
+        try:
+            await self.table.update(
+                conversation.key(),
+                set=changes,
+                condition=AllOf((ItemExists(), AttrAbsent(LAST_ACTIVITY))),
+            )
+        except ConditionFailed:
+            return False
+        return True
 
     async def mark_deleting(self, conversation: Conversation) -> None:
         """From now on no searchable copy of its messages is written (see `still_open`)."""

@@ -35,18 +35,28 @@ class ConversationUpdate(ApiModel):
 class ConversationOut(ApiModel):
     id: str
     agent_id: str
+    session_id: str = Field(
+        description="The session id that leads to it (POST /chat's `session_id`): its own id "
+        "unless a client's session opened it"
+    )
     title: str
     created_at: datetime
-    updated_at: datetime
+    updated_at: datetime = Field(description="Its last change: a turn's end, or a new title")
+    last_activity_at: datetime = Field(
+        description="When its last turn ended, or messages were last stored in it (its "
+        "creation before any): the order of GET /conversations, latest first"
+    )
 
     @classmethod
     def of(cls, c: Conversation) -> "ConversationOut":
         return cls(
             id=c.conversation_id,
             agent_id=c.agent_id,
+            session_id=c.session_id or c.conversation_id,
             title=c.title,
             created_at=c.created_at,
             updated_at=c.updated_at,
+            last_activity_at=c.active_at,
         )
 
 

@@ -35,6 +35,7 @@ def _new(agent: Agent, title: str, clock: Clock, session_id: str | None = None) 
         session_id=session_id or conversation_id,
         created_at=now,
         updated_at=now,
+        last_activity_at=now,
     )
 
 

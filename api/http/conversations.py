@@ -54,7 +54,9 @@ async def list_conversations(
     limit: Limit = 20,
     cursor: str | None = None,
 ) -> ConversationPage:
-    """An agent's conversations, newest first."""
+    """An agent's conversations, the latest active first (`last_activity_at`: a turn's end
+    moves its conversation to the top). The cursor continues from the last listed one's
+    place: a conversation that moves up meanwhile is not listed again on later pages."""
     agent = await agents.get(repos, user.email, agent_id)
     found, next_cursor = await repos.conversations.list_for_agent(
         agent.agent_id, limit=limit, cursor=cursor

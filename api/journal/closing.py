@@ -1,15 +1,20 @@
 """What a turn writes in the transaction that ends its run, besides the run's end and its
-last events: its answer with the answer's searchable copy, and the conversation's lease
-given back. One write where there were three; each part can still be written on its own,
-as it was before, when the transaction is refused (a replayed answer, a conversation being
-deleted, a lease lost)."""
+last events: its answer with the answer's searchable copy, the conversation's lease given
+back, and the turn's time as its conversation's last activity and its agent's last use.
+One write where there were several; each part can still be written on its own, as it was
+before, when the transaction is refused (a replayed answer, a conversation being deleted,
+a lease lost)."""
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from api.store.table import Check, Item, Key, TxOp
+from api.store.table import PK, SK, Check, Item, Key, Put, TxOp
 
 log = logging.getLogger(__name__)
+
+
+def _key(op: TxOp) -> Key:
+    return Key(op.item[PK], op.item[SK]) if isinstance(op, Put) else op.key
 
 
 class ClosingWrite:
@@ -53,16 +58,24 @@ class Closing:
         # One after another: their waits (a vector made since the message was) are over
         # by now, and a task each would cost more than it saves.
         made = [await part.writes() for part in self.parts]
+        # A transaction may name an item once. Two parts may check the same item (their
+        # conversation is open), and a part may write an item under the very condition
+        # another checks (the conversation's activity, written while it is open): the
+        # write stands for the checks.
+        written = {
+            _key(op): op.condition
+            for part_ops, _ in made
+            for op in part_ops
+            if not isinstance(op, Check)
+        }
         ops: list[TxOp] = []
         checked: set[Key] = set()
         upserts: list[Item] = []
         for part_ops, part_upserts in made:
             for op in part_ops:
-                # Two parts may check the same item (their conversation is open): a
-                # transaction may name an item once.
-                if isinstance(op, Check) and op.key in checked:
-                    continue
                 if isinstance(op, Check):
+                    if op.key in checked or written.get(op.key) == op.condition:
+                        continue
                     checked.add(op.key)
                 ops.append(op)
             upserts += part_upserts

@@ -36,6 +36,7 @@ from api.memory import service as memory
 from api.memory.service import BlockView
 from api.observability import metrics
 from api.repositories import Repositories
+from api.runtime.activity import Activity
 from api.runtime.architectures.base import AgentArchitecture
 from api.runtime.builder import TurnBuilder
 from api.runtime.continuity import ContinuityHook
@@ -367,9 +368,12 @@ class PreparedTurn:
 
     async def _close(self, outcome: Outcome) -> None:
         """The run's end, its last events, what the hooks gave the closing (the answer
-        and the copies) and the lease's release: one transaction."""
+        and the copies), the turn's time as its conversation's activity and its agent's
+        use, and the lease's release: one transaction."""
         closing = self.turn.hooks.closing
         try:
+            if closing is not None:
+                closing.add(Activity(self.runtime.repos, self.runtime.clock, self.turn.state))
             release = await self.lease.closing()
             if closing is not None and release is not None:
                 closing.add(release)

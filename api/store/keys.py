@@ -10,7 +10,7 @@ User               User#{email} / User#Metadata                     get user by 
 Agent              User#{email} / Agent#{agent_id}                  list a user's agents, get one
 AgentNameGuard     User#{email} / AgentName#{normalized name}       unique agent name per user
 ProviderSettings   User#{email} / ProviderSettings#{provider}       a user's provider credentials
-Conversation       USER#{email} / CONVERSATION#{conversation_id}    list a user's conversations
+Conversation       USER#{email} / CONVERSATION#{conversation_id}    get one (by agent: gsi1)
 SessionLookup      USER#{email} / Session#{agent_id}#{session_id}   session id -> conversation
 Message            CONVERSATION#{id} / MESSAGE#{timestamp}#{message_id} messages in order, last K
 ConversationLease  CONVERSATION#{id} / Lease                         the turn running in it
@@ -40,8 +40,9 @@ MemoryLease        Agent#{agent_id} / MemoryLease                   the run work
 PendingMemoryRun   PendingMemoryRuns#{shard} / MemoryRun#{run_id}   runs not ended, for the sweep
 SchemaVersion      Schema / Version                                 which layout the table holds
 
-Index gsi1 (sparse): an agent's conversations, newest last:
-gsi1pk `Agent#{agent_id}`, gsi1sk `CONVERSATION#{timestamp}#{conversation_id}`;
+Index gsi1 (sparse): an agent's conversations by last activity, the latest last:
+gsi1pk `Agent#{agent_id}`, gsi1sk `CONVERSATION#{last activity}#{conversation_id}` (moved by
+each turn's closing write; a conversation's creation until its first);
 provider credentials by the key that encrypted them (for rotation):
 gsi1pk `CredentialsKey#{key_id}`, gsi1sk `{email}#{provider}`.
 """
@@ -200,10 +201,13 @@ def conversation(email: str, conversation_id: str) -> Key:
     )
 
 
-def conversation_index(agent_id: str, created: str, conversation_id: str) -> dict[str, str]:
+def conversation_index(agent_id: str, active: str, conversation_id: str) -> dict[str, str]:
+    """Where a conversation sorts among its agent's: by `active`, the timestamp of its last
+    activity. The attributes are rewritten as it moves (an update, never a second item), so
+    a conversation is listed once wherever it stands."""
     return {
         "gsi1pk": f"Agent#{_part('agent id', agent_id)}",
-        "gsi1sk": f"CONVERSATION#{_part('timestamp', created)}#{conversation_id}",
+        "gsi1sk": f"CONVERSATION#{_part('timestamp', active)}#{conversation_id}",
     }
 
 

@@ -522,6 +522,9 @@ class Writer:
             session_id=self._session_id(record, conversation_id),
             created_at=record.created_at,
             updated_at=record.updated_at,
+            # A file keeps when it was last changed, which is when its last turn ended
+            # unless it was renamed since: the nearest to its activity a file says.
+            last_activity_at=record.updated_at,
         )
         if conversation.session_id is None:
             created = await self.repos.conversations.create(conversation)
@@ -577,7 +580,7 @@ class Writer:
         self, fresh: list[Message], by_text: Mapping[str, Vector | None]
     ) -> bool:
         ops, recalls = messages_service.recorded_ops(
-            self.search, self.email, self.agent_id, fresh, by_text
+            self.search, self.email, self.agent_id, fresh, by_text, activity=False
         )
         try:
             await self.search.commit(self.agent_id, ops, upserts=recalls)

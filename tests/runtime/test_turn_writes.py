@@ -165,11 +165,11 @@ def test_a_turn_that_ends_within_a_second_writes_three_times(
     opening, closing = transactions
     # The question, the run, its first event and its live marker.
     assert opening == ["Put Events", "Put MESSAGE", "Put Run", "Put Run"]
-    # The answer with its copy, the question's copy, the conversation's check (once), the
-    # search's change and version, the last events, the run's end, the live marker's
-    # removal and the lease's release.
+    # The answer with its copy, the question's copy, the conversation's last activity
+    # (written while it is open: it stands for the copies' checks that it is), the agent's
+    # last use, the search's change and version, the last events, the run's end, the live
+    # marker's removal and the lease's release.
     assert closing == [
-        "Check CONVERSATION",
         "Check MESSAGE",
         "Delete Lease",
         "Delete Run",
@@ -178,6 +178,8 @@ def test_a_turn_that_ends_within_a_second_writes_three_times(
         "Put Recall",
         "Put Recall",
         "Put SearchChange",
+        "Update Agent",
+        "Update CONVERSATION",
         "Update Run",
         "Update SearchVersion",
     ]

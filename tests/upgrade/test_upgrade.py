@@ -13,11 +13,12 @@ from fastapi.testclient import TestClient
 
 from api.config import Settings
 from api.main import create_app
+from api.maintenance import layout
+from api.repositories import Repositories
 from api.store import schema
 from api.store.definition import load_definition
 from api.store.keys import schema_version
 from api.store.sqlite import SqliteTable
-from api.store.table import Table
 from tests.upgrade.make_fixture import FIXTURE, TABLE
 
 LOCAL = "http://127.0.0.1"
@@ -95,19 +96,23 @@ def test_a_table_of_an_older_layout_is_migrated_once_across_replicas(
     shutil.copyfile(FIXTURE, path)
     migrated: list[str] = []
 
-    async def step(table: Table) -> None:
-        migrated.append(table.name)
+    def step(name: str) -> schema.Step:
+        async def run() -> None:
+            migrated.append(name)
 
-    # A release whose layout 2 needs a step from layout 1.
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
-    monkeypatch.setattr(schema, "MIGRATIONS", {1: step})
+        return run
+
+    # A release whose layout 3 needs a step from layout 1 and one from layout 2.
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    monkeypatch.setattr(layout, "steps", lambda repos: {1: step("1 to 2"), 2: step("2 to 3")})
 
     async def two_replicas() -> list[int]:
         a, b = table_at(path), table_at(path)
         try:
             return list(
                 await asyncio.gather(
-                    schema.ensure_current(a, "next"), schema.ensure_current(b, "next")
+                    schema.ensure_current(a, "next", layout.steps(Repositories.over(a))),
+                    schema.ensure_current(b, "next", layout.steps(Repositories.over(b))),
                 )
             )
         finally:
@@ -115,12 +120,12 @@ def test_a_table_of_an_older_layout_is_migrated_once_across_replicas(
 
     found = asyncio.run(two_replicas())
     # Each found the table from before the version item, unless the other had stamped it
-    # by the time it looked; each that found it old ran the step (from 0 to 1 nothing,
-    # from 1 to 2 the step), and one stamp stands.
+    # by the time it looked; each that found it old ran the steps (from 0 to 1 nothing,
+    # then each in order), and one stamp stands.
     assert 0 in found, found
-    assert set(found) <= {0, 2}, found
-    assert migrated == [TABLE] * found.count(0)
-    assert asyncio.run(version_of(path)) == 2
+    assert set(found) <= {0, 3}, found
+    assert migrated == ["1 to 2", "2 to 3"] * found.count(0)
+    assert asyncio.run(version_of(path)) == 3
     migrated.clear()
     with TestClient(create_app(settings_on(path)), base_url=LOCAL) as client:
         assert "Ada" in [a["name"] for a in client.get("/agents").json()]

@@ -85,3 +85,62 @@ def test_the_agents_chat_opens_its_latest_conversation(page: Page, server: str, 
     expect(page.get_by_role("link", name=re.compile("^Newer"))).to_have_attribute(
         "aria-current", "true"
     )
+
+
+def test_chatting_in_an_older_conversation_moves_it_to_the_top_and_the_chat_opens_it(
+    page: Page, server: str, agent: str
+) -> None:
+    made = {}
+    for title in ("Older", "Newer"):
+        created = httpx2.post(f"{server}/conversations", json={"agent_id": agent, "title": title})
+        assert created.status_code == 201, created.text
+        made[title] = created.json()["id"]
+    listed = page.get_by_role("complementary", name="Conversations").get_by_role("listitem")
+    page.goto(f"/agents/{agent}/chat/{made['Older']}")
+    expect(listed).to_have_count(2)
+    expect(listed.first).to_contain_text("Newer")
+
+    send(page, "My name is Ada")
+    # The list, read again after the turn, has the conversation it went on in first.
+    expect(listed.first).to_contain_text("Older")
+    expect(listed.nth(1)).to_contain_text("Newer")
+    assert [c["title"] for c in conversations_of(server, agent)] == ["Older", "Newer"]
+
+    # The agent's chat opens the conversation last active, not the one made last.
+    page.goto(f"/agents/{agent}/chat")
+    expect(page).to_have_url(re.compile(rf"/agents/{agent}/chat/{made['Older']}$"))
+    expect(page.get_by_role("link", name=re.compile("^Older"))).to_have_attribute(
+        "aria-current", "true"
+    )
+    expect(page.get_by_role("region", name="Messages")).to_contain_text("My name is Ada")
+
+
+def test_the_agents_list_has_the_agent_last_chatted_with_first(page: Page, server: str) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    ids = {}
+    for name in (f"First made {suffix}", f"Last made {suffix}"):
+        created = httpx2.post(f"{server}/agents", json={"name": name})
+        assert created.status_code == 201, created.text
+        ids[name] = created.json()["id"]
+    try:
+        cards = page.get_by_role("list", name="Agents").get_by_role("heading")
+
+        def order() -> list[str]:
+            return [n for n in cards.all_inner_texts() if n.endswith(suffix)]
+
+        page.goto("/agents")
+        expect(cards.filter(has_text=suffix)).to_have_count(2)
+        assert order() == [f"Last made {suffix}", f"First made {suffix}"]
+
+        page.goto(f"/agents/{ids[f'First made {suffix}']}/chat")
+        send(page, "Hello")
+        page.goto("/agents")
+        expect(cards.filter(has_text=suffix)).to_have_count(2)
+        assert order() == [f"First made {suffix}", f"Last made {suffix}"]
+        used = page.get_by_role("listitem").filter(
+            has=page.get_by_role("heading", name=f"First made {suffix}")
+        )
+        expect(used).to_contain_text("Last used")
+    finally:
+        for agent_id in ids.values():
+            httpx2.delete(f"{server}/agents/{agent_id}")

@@ -13,6 +13,8 @@ export interface Agent {
   metadata: Record<string, unknown>;
   created_at: string;
   updated_at: string;
+  /** When its last turn ended (or messages were stored for it); null before. GET /agents lists the last used first. */
+  last_used_at: string | null;
 }
 
 export interface AgentForm {
@@ -24,9 +26,13 @@ export interface AgentForm {
 export interface Conversation {
   id: string;
   agent_id: string;
+  /** The session id that leads to it (POST /chat's); its own id unless a client's session opened it. */
+  session_id: string;
   title: string;
   created_at: string;
   updated_at: string;
+  /** When its last turn ended or messages were stored in it (its creation before): GET /conversations lists the latest first. */
+  last_activity_at: string;
 }
 
 export interface ToolCall {

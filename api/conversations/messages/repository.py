@@ -169,17 +169,32 @@ class MessageRepository:
         return found
 
 
-def recorded_ops(owner: str, messages: Sequence[Message], recalls: Sequence[Item]) -> list[TxOp]:
+def recorded_ops(
+    owner: str,
+    messages: Sequence[Message],
+    recalls: Sequence[Item],
+    *,
+    agent_id: str | None = None,
+) -> list[TxOp]:
     """The writes that store messages of one conversation with their searchable copies, all
     in one transaction: the messages (labelled MESSAGE), the check that the conversation is
-    open (`conversations.OPEN`), the copies."""
+    open (`conversations.OPEN`), the copies. Given its `agent_id`, the check is the write
+    of the conversation's last activity, the latest message's time, made while it is open
+    (`conversations.active_op`, labelled the same)."""
     if not messages:
         return []
     conversation_id = messages[0].conversation_id
     if any(m.conversation_id != conversation_id for m in messages):
         raise ValueError("Messages recorded together belong to one conversation.")
+    opened: TxOp = (
+        conversations.still_open(owner, conversation_id)
+        if agent_id is None
+        else conversations.active_op(
+            owner, agent_id, conversation_id, max(m.created_at for m in messages)
+        )
+    )
     return [
         *(Put(m.to_dynamo_item(), condition=_NEW_OR_DRAFT, label=MESSAGE) for m in messages),
-        conversations.still_open(owner, conversation_id),
+        opened,
         *(Put(recall) for recall in recalls),
     ]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from api.agents import repository as agent_items
 from api.conversations import repository as conversations
 from api.conversations.messages import repository
 from api.conversations.messages.models import SAID_ROLES, Message, MessageRecall
@@ -295,15 +296,27 @@ def recorded_ops(
     agent_id: str,
     messages: Sequence[Message],
     vectors_by_text: Mapping[str, Vector | None],
+    *,
+    activity: bool = True,
 ) -> tuple[list[TxOp], list[Item]]:
     """What `record` writes, for many messages of one open conversation of `owner`'s and
     inside a larger transaction (seed 004's add): the writes (the messages, labelled
     `repository.MESSAGE`, and the conversation's check, `conversations.OPEN`: refused while
     it is being deleted) and the searchable copies for the search engine's change.
-    `vectors_by_text`: each text's vector."""
+    `vectors_by_text`: each text's vector.
+
+    With `activity`, the latest message's time becomes the conversation's last activity
+    (the write that stands for its check) and the agent's last use (refused, `agents.USED`,
+    once the agent is deleted): messages a client stores are a conversation going on, as a
+    turn's are. An import's are not: they keep the times its file gives."""
     recalls = [
         copy_item(agent_id, m, vectors.attributes(vectors_by_text.get(m.content), search.model_id))
         for m in messages
         if searchable(m)
     ]
-    return repository.recorded_ops(owner, messages, recalls), recalls
+    if not activity:
+        return repository.recorded_ops(owner, messages, recalls), recalls
+    ops = repository.recorded_ops(owner, messages, recalls, agent_id=agent_id)
+    if messages:
+        ops.append(agent_items.used_op(owner, agent_id, max(m.created_at for m in messages)))
+    return ops, recalls

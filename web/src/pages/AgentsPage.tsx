@@ -35,6 +35,7 @@ export function AgentsPage() {
       )}
       {agents === null && !failure && <p aria-live="polite">Loading…</p>}
       {agents?.length === 0 && <p>No agents yet. Create one to start chatting.</p>}
+      {/* In the API's order: the last used first, then by name. */}
       {agents && agents.length > 0 && (
         <ul className="cards" aria-label="Agents">
           {agents.map((a) => (
@@ -42,6 +43,15 @@ export function AgentsPage() {
               <h2>{a.name}</h2>
               <p className="muted">
                 {a.architecture} · {a.provider} / {a.model}
+              </p>
+              <p className="muted">
+                {a.last_used_at ? (
+                  <>
+                    Last used <time dateTime={a.last_used_at}>{new Date(a.last_used_at).toLocaleString()}</time>
+                  </>
+                ) : (
+                  "Not used yet"
+                )}
               </p>
               <div className="actions">
                 <Link className="button" href={`/agents/${a.id}/chat`} aria-label={`Chat with ${a.name}`}>

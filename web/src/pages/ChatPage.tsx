@@ -53,7 +53,8 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
     );
   }, [agentId, loadConversations]);
 
-  // The agent's chat opens its latest conversation, unless a new one was asked for.
+  // The agent's chat opens its latest conversation (the API lists the last active first),
+  // unless a new one was asked for.
   const fresh = useLocation().searchParams.has("new");
   const latest = conversations[0]?.id;
   useEffect(() => {
@@ -169,7 +170,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
               <Link href={`/agents/${agentId}/chat/${c.id}`} aria-current={c.id === conversationId ? "true" : undefined}>
                 {c.title || "Conversation"}{" "}
                 <span className="muted">
-                  <time dateTime={c.created_at}>{new Date(c.created_at).toLocaleString()}</time>
+                  <time dateTime={c.last_activity_at}>{new Date(c.last_activity_at).toLocaleString()}</time>
                 </span>
               </Link>
             </li>
