@@ -2,8 +2,8 @@
 among hundreds of everyday notes, and nothing at all for a question nothing answers."""
 
 import itertools
+import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -83,16 +83,25 @@ def notes() -> list[str]:
     return everyday_notes()
 
 
-@pytest.fixture
-def client(tmp_path: Path, clock: FrozenClock) -> Iterator[TestClient]:
-    settings = Settings(sqlite_path=tmp_path / "recall.db", encryption_key="k" * 40)
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """One server for the module: its tests only search, each in an agent of its own."""
+    directory = tmp_path_factory.mktemp("recall")
+    settings = Settings(sqlite_path=directory / "recall.db", encryption_key="k" * 40)
     assert settings.memory_embedding_backend == "onnx"  # the default is what is measured
-    with running(settings, clock) as client:
+    with running(settings, FrozenClock(float(int(time.time())))) as client:
         yield client
 
 
-def _agent_with(client: TestClient, notes: list[str]) -> str:
-    agent = new_agent(client)
+@pytest.fixture(scope="module")
+def everyday_agent(client: TestClient, notes: list[str]) -> str:
+    """An agent holding the everyday notes and the pizza memory, searched by every
+    question below (none of them writes)."""
+    return _agent_with(client, [*notes, PIZZA], "Everyday")
+
+
+def _agent_with(client: TestClient, notes: list[str], name: str) -> str:
+    agent = new_agent(client, name)
     for text in notes:
         stored = client.post(f"/agents/{agent}/memory/archival", json={"content": text})
         assert stored.status_code == 201, stored.text
@@ -110,7 +119,7 @@ def _search(client: TestClient, agent: str, query: str, mode: str) -> list[str]:
 def test_a_paraphrase_is_found_first_among_hundreds_of_everyday_notes(
     client: TestClient, notes: list[str]
 ) -> None:
-    agent = _agent_with(client, [*notes[:150], PIZZA, *notes[150:]])
+    agent = _agent_with(client, [*notes[:150], PIZZA, *notes[150:]], "Pizza in the middle")
     for query in ("what food do I like?", "favourite food"):
         for mode in ("hybrid", "semantic"):
             found = _search(client, agent, query, mode)
@@ -129,8 +138,7 @@ def test_a_paraphrase_is_found_first_among_hundreds_of_everyday_notes(
     ],
 )
 def test_a_question_nothing_answers_finds_nothing(
-    client: TestClient, notes: list[str], query: str
+    client: TestClient, everyday_agent: str, query: str
 ) -> None:
-    agent = _agent_with(client, [*notes, PIZZA])
     for mode in ("hybrid", "semantic"):
-        assert _search(client, agent, query, mode) == [], (query, mode)
+        assert _search(client, everyday_agent, query, mode) == [], (query, mode)
