@@ -20,6 +20,7 @@ for tests of the client's own checks (audience, expiry, signature, nonce).
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import secrets
 import time
@@ -67,7 +68,11 @@ def default_user() -> dict[str, Any]:
     }
 
 
-def _new_rsa_key() -> rsa.RSAPrivateKey:
+@functools.cache
+def _rsa_key(which: str) -> rsa.RSAPrivateKey:
+    """The signing key (or the other one), one per process: making a 2048-bit key takes
+    50 ms of CPU, and every fake of the run (one per test) would make two. A fake's own
+    `kid` tells its tokens from another fake's."""
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
@@ -113,8 +118,12 @@ class FakeGoogle:
     token_requests: list[dict[str, str]] = field(default_factory=list)
 
     _kid: str = field(default_factory=lambda: secrets.token_hex(8), init=False, repr=False)
-    _key: rsa.RSAPrivateKey = field(default_factory=_new_rsa_key, init=False, repr=False)
-    _other_key: rsa.RSAPrivateKey = field(default_factory=_new_rsa_key, init=False, repr=False)
+    _key: rsa.RSAPrivateKey = field(
+        default_factory=lambda: _rsa_key("signing"), init=False, repr=False
+    )
+    _other_key: rsa.RSAPrivateKey = field(
+        default_factory=lambda: _rsa_key("other"), init=False, repr=False
+    )
     _grants: dict[str, _Grant] = field(default_factory=dict, init=False, repr=False)
     # Redeemed code -> the access token it bought, so a replayed code can revoke it.
     _redeemed: dict[str, str] = field(default_factory=dict, init=False, repr=False)
