@@ -5,11 +5,11 @@ It stores simple facts the user states ("my name is ...", "I live in ...", "I li
 answers questions about them from the core memory in its system prompt ("what do you
 remember about me?" gets all of it). A question about a topic ("what do you remember
 about my trip to Rome?") it looks up with the agent's search tool (`archival_memory_search`,
-or seed 003's `search_memories`) and answers from what the search found. Anything else it says plainly it cannot do. Preferences ("I
-prefer ...") it only notices: it answers them from the recent conversation in its prompt,
-so they are known in that session alone. It says plainly
-what it is. Tests use it as a scripted model too: its behaviour is a pure function of the
-request.
+or seed 003's `search_memories`) and answers from what the search found. Anything else it
+says plainly it cannot do. Preferences ("I prefer ...") it only notices: it answers them
+from the recent conversation in its prompt, so they are known in that session alone. It
+says plainly what it is. Tests use it as a scripted model too: its behaviour is a pure
+function of the request.
 
 Facts stay current: a name, a home or an employer (SINGLE_VALUED) said again replaces its
 line with `core_memory_replace` (the line number read from the numbered lines of its

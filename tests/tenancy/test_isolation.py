@@ -486,7 +486,8 @@ def test_what_a_turn_used_is_read_by_its_owner_alone(tenants: tuple[Tenant, Tena
         refused = bob.client.get(path, headers=bob.headers)
         assert refused.status_code == 404, refused.text
         assert refused.json()["code"] == "run_not_found"
-        assert ids["memory_id"] not in refused.text and "secret" not in refused.text
+        assert ids["memory_id"] not in refused.text
+        assert "secret" not in refused.text
     theirs = run(bob)
     used = bob.client.get(f"/runs/{theirs['run_id']}", headers=bob.headers).json()["sources"]
     assert [i["id"] for i in used["items"]] == [theirs["memory_id"]]
