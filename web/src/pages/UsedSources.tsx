@@ -13,8 +13,8 @@ export function UsedSources({ agentId, conversationId, sources }: { agentId: str
       <ul aria-label="What this reply used">
         {sources.items.map((s) => (
           <li key={`${s.kind}-${s.id}`}>
-            <SourceLink href={sourceHref(agentId, s, conversationId)} source={s} />{" "}
-            <span className="muted small">{howUsed(s)}</span>
+            <SourceLink href={sourceHref(agentId, s, conversationId)} source={s} />
+            <div className="muted small">{howUsed(s)}</div>
           </li>
         ))}
       </ul>
