@@ -10,7 +10,7 @@ from api.journal.models import Source, SourceBlock, Sources
 # Kept per turn: a run item stays small whatever a turn searches (a source's preview is at
 # most PREVIEW_CHARS), and a person reads a list this long at most.
 MAX_SOURCES = 50
-PREVIEW_CHARS = 120
+PREVIEW_CHARS = 80
 SCORE_DIGITS = 6  # significant digits of a score: enough to compare, short to store
 
 

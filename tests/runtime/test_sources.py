@@ -272,7 +272,7 @@ def test_a_record_keeps_the_first_sources_each_once_and_counts_the_rest() -> Non
     ("text", "shown"),
     [
         ("  two\nlines ", "two lines"),
-        ("word " * 40, ("word " * 23).strip() + "…"),
+        ("word " * 40, ("word " * 15).strip() + "…"),
         ("x" * 200, "x" * (PREVIEW_CHARS - 1) + "…"),
     ],
 )
