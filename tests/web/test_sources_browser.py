@@ -64,7 +64,8 @@ def test_used_one_memory_links_to_it_in_the_inspector(page: Page, server: str) -
     expect(link).to_be_hidden()  # behind the disclosure
     used.locator("summary").click()
     expect(used).to_contain_text("memory · searched · score")
-    expect(used).to_contain_text("Core memory in the prompt: human (version 1), persona (version 1)")
+    blocks = "Core memory in the prompt: human (version 1), persona (version 1)"
+    expect(used).to_contain_text(blocks)
     shoot(page, "chat-used-memories")
 
     link.click()
