@@ -137,3 +137,31 @@ def test_a_link_to_a_deleted_memory_says_so(page: Page, server: str) -> None:
     expect(page.get_by_role("alert")).to_have_text(
         "The memory this link names is no longer in archival memory: it was deleted."
     )
+
+
+def test_past_messages_link_to_their_place_in_the_conversation(page: Page, server: str) -> None:
+    agent_id = new_agent(server)
+    remember(server, agent_id, COFFEE)
+    page.goto(f"/agents/{agent_id}/chat")
+    composer = page.get_by_label("Message", exact=True)
+    composer.fill("Hello")
+    composer.press("Enter")
+    expect(page.locator(".msg.assistant").last).to_contain_text("Hello! I am the offline demo")
+    expect(page.get_by_role("button", name="Stop")).to_have_count(0, timeout=20_000)
+    # A greeting uses nothing: nothing is said under it.
+    expect(page.locator(".msg.assistant").last.locator("details.sources")).to_have_count(0)
+
+    composer.fill("What do you remember about coffee?")
+    composer.press("Enter")
+    expect(page.locator(".msg.assistant").last).to_contain_text(COFFEE, timeout=20_000)
+    expect(page.get_by_role("button", name="Stop")).to_have_count(0, timeout=20_000)
+
+    used = page.locator(".msg.assistant").last.locator("details.sources")
+    expect(used.locator("summary")).to_have_text("Used 1 memory · 2 past messages")
+    used.locator("summary").click()
+    expect(used).to_contain_text("past message · recent conversation")
+    used.get_by_role("link", name="Hello", exact=True).click()
+    said = page.locator(".msg.user").first
+    expect(said).to_contain_text("Hello")
+    assert page.url.split("#")[1] == said.get_attribute("id")
+    assert said.evaluate("el => el.matches(':target')")
