@@ -17,8 +17,9 @@ class RunOut(ApiModel):
         default=None,
         description="What the turn used: the archival memories and past messages that entered "
         "its context, with their ids and scores, and the core memory blocks its prompt held "
-        "(as its `context.used` event said, docs/sse.md). Written when the run ends: none while "
-        "it runs, nor for a run that ended before its turn began.",
+        "(as its `context.used` event said, docs/sse.md). Written when the run ends, for "
+        "failed and interrupted runs too: none while it runs, nor for a run another process "
+        "ended after its own died.",
     )
 
     @classmethod
