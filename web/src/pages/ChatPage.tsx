@@ -72,7 +72,11 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
       if (asked.current.has(runId)) continue;
       asked.current.add(runId);
       get<Run>(`/runs/${encodeURIComponent(runId)}`).then(
-        (run) => setUsed((old) => ({ ...old, [runId]: run.sources })),
+        (run) => {
+          // A run still going (in another tab) says what it used when it ends: asked again then.
+          if (run.state === "running") asked.current.delete(runId);
+          else setUsed((old) => ({ ...old, [runId]: run.sources }));
+        },
         () => setUsed((old) => ({ ...old, [runId]: null })), // an expired run: nothing to say
       );
     }
