@@ -76,6 +76,11 @@ class MessageOut(ApiModel):
     metadata: dict[str, JsonValue] | None = Field(
         default=None, description="What the client stored with it (seed 002's POST /messages)"
     )
+    run_id: str | None = Field(
+        default=None,
+        description="The turn that made it, for `GET /runs/{run_id}` (what the turn used); "
+        "none for a message stored outside a turn",
+    )
     created_at: datetime
 
     @classmethod
@@ -89,6 +94,7 @@ class MessageOut(ApiModel):
             tool_call_id=m.tool_call_id,
             interrupted=m.interrupted,
             metadata=m.metadata,
+            run_id=m.run_id,
             created_at=m.created_at,
         )
 

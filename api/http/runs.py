@@ -49,7 +49,8 @@ EVENTS_RESPONSES = streams.run_events(
 
 @router.get("/{run_id}", operation_id="runs_get", responses=errors(service.RunNotFound))
 async def get_run(run_id: str, user: CurrentUser, repos: ReposDep) -> RunOut:
-    """Whether a turn is running, and how it ended."""
+    """Whether a turn is running, how it ended, and what it used: the memories and past
+    messages that entered its context, and the blocks its prompt held."""
     return RunOut.of(await service.owned(repos, user.email, run_id))
 
 

@@ -4,6 +4,7 @@ its fields; the SSE event name is `EVENT`, the data is `data()` as JSON."""
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any, ClassVar
 
+from api.journal.models import Source, SourceBlock, Sources
 from api.kit import json_text
 
 _JSON = "_json"  # where an event keeps its JSON once made
@@ -94,6 +95,29 @@ class FinalMessage(RunEvent):
     content: str
     created_at: str
     interrupted: bool = False
+
+
+@dataclass(frozen=True)
+class ContextUsed(RunEvent):
+    """What the turn's answer used: the archival memories and past messages that entered
+    its context, and the core memory blocks its prompt held (api/journal/sources.py)."""
+
+    EVENT = "context.used"
+    items: list[Source]
+    blocks: list[SourceBlock]
+    left_out: int  # sources past the first 50, not listed
+
+    @classmethod
+    def of(cls, run_id: str, sources: Sources) -> "ContextUsed":
+        return cls(run_id, sources.items, sources.blocks, sources.left_out)
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "items": [item.model_dump(mode="json") for item in self.items],
+            "blocks": [block.model_dump(mode="json") for block in self.blocks],
+            "left_out": self.left_out,
+        }
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from api.conversations.messages.models import Message
 from api.journal import repository
 from api.journal.bus import RunBus
 from api.journal.closing import Closing
-from api.journal.models import Run, RunEvents, RunState
+from api.journal.models import Run, RunEvents, RunState, Sources
 from api.journal.process import this_process
 from api.journal.repository import JournalRepository
 from api.kit.clock import Clock
@@ -192,12 +192,15 @@ class RunJournal:
             return e
         return None
 
-    async def close(self, state: RunState, closing: Closing | None = None) -> None:
-        """Everything written, and the run ended as `state`, in one transaction with what
-        `closing` gathered (or, refused, each on its own). Runs to its end through a
-        cancellation (the turn's task is cancelled when its client leaves)."""
+    async def close(
+        self, state: RunState, closing: Closing | None = None, sources: Sources | None = None
+    ) -> None:
+        """Everything written, and the run ended as `state` with `sources` (what the turn
+        used), in one transaction with what `closing` gathered (or, refused, each on its
+        own). Runs to its end through a cancellation (the turn's task is cancelled when its
+        client leaves)."""
         self.closed = True
-        ending = asyncio.ensure_future(self._close(state, closing))
+        ending = asyncio.ensure_future(self._close(state, closing, sources))
         cancelled = False
         while not ending.done():
             try:
@@ -216,7 +219,9 @@ class RunJournal:
             run_id=self.run.run_id, first=self._next, events=self._pending, ttl=self.run.ttl
         )
 
-    async def _close(self, state: RunState, closing: Closing | None) -> None:
+    async def _close(
+        self, state: RunState, closing: Closing | None, sources: Sources | None
+    ) -> None:
         self.draft = no_draft
         if not self._opened:
             if closing is not None:
@@ -229,7 +234,9 @@ class RunJournal:
         if closing is not None:
             last = self._last_batch()
             try:
-                await closing.commit(repository.end_ops(run_id, state, self.clock.now(), last=last))
+                await closing.commit(
+                    repository.end_ops(run_id, state, self.clock.now(), last=last, sources=sources)
+                )
             except Exception:
                 # Refused (a replayed answer, a conversation being deleted, a run ended by
                 # another process, a lost lease) or failed: each part as it was written
@@ -249,7 +256,9 @@ class RunJournal:
             last = self._last_batch()
             split = False
             try:
-                ended = await self.runs.end(run_id, state, self.clock.now(), last=last)
+                ended = await self.runs.end(
+                    run_id, state, self.clock.now(), last=last, sources=sources
+                )
             except (InvalidItem, ItemTooLarge):
                 # One of them can never be stored: the others go apart, the end after them.
                 self._pending, self._next = await self._apart(self._pending, self._next)
@@ -261,7 +270,7 @@ class RunJournal:
             self._pending = []
             break
         if ended is None:  # its last events could not be written: the end goes without them
-            ended = await self.runs.end(run_id, state, self.clock.now())
+            ended = await self.runs.end(run_id, state, self.clock.now(), sources=sources)
         if not ended:
             log.warning("run %s was ended by another process before it finished", self.run.run_id)
         self.bus.touch(self.run.run_id)

@@ -3,12 +3,55 @@ from typing import Literal, NamedTuple
 
 from pydantic import Field
 
+from api.kit.model import ApiModel
 from api.store import keys
 from api.store.entity import Entity
 from api.store.table import Key
 
 RunState = Literal["running", "completed", "failed", "interrupted"]
 ENDED: frozenset[RunState] = frozenset({"completed", "failed", "interrupted"})
+
+
+SourceKind = Literal["archival", "message"]
+RECENT_CONVERSATION = "recent_conversation"  # how the continuity hook's messages came in
+
+
+class Source(ApiModel):
+    """An archival memory or a past message that entered a turn's context: put into its
+    prompt by a hook, or returned to its model by a search tool."""
+
+    kind: SourceKind
+    id: str = Field(description="The archival memory's id, or the message's")
+    via: str = Field(
+        description="How it came in: `recent_conversation` (the continuity hook's last turns), "
+        "a tool's name (`archival_memory_search`, `search_memories`, `list_memories`), or "
+        "another hook's own name"
+    )
+    score: float | None = Field(
+        default=None, description="The search's score; none for what came by recency"
+    )
+    similarity: float | None = Field(
+        default=None, description="Its cosine similarity to the query, when searched by meaning"
+    )
+    preview: str = Field(default="", description="The start of its text, on one line")
+    conversation_id: str | None = Field(default=None, description="A message's conversation")
+
+
+class SourceBlock(ApiModel):
+    """A core memory block the turn's prompt held, at the version it was read."""
+
+    label: str
+    version: int
+
+
+class Sources(ApiModel):
+    """What a turn used: the memories and messages that entered its context, in the order
+    they did (the first MAX_SOURCES; `left_out` counts the rest), and the blocks its
+    prompt held."""
+
+    items: list[Source] = Field(default_factory=list)
+    blocks: list[SourceBlock] = Field(default_factory=list)
+    left_out: int = 0
 
 
 class Run(Entity):
@@ -26,6 +69,7 @@ class Run(Entity):
     ended_at: datetime | None = None
     watched_until: float | None = None
     ttl: int | None = None  # the turn's expiry: its messages' and its events'
+    sources: Sources | None = None  # what it used, written with its end
 
     def key(self) -> Key:
         return keys.run(self.run_id)

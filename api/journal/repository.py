@@ -5,7 +5,7 @@ import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from api.journal.models import LiveRun, Run, RunEvents, RunState
+from api.journal.models import LiveRun, Run, RunEvents, RunState, Sources
 from api.journal.process import ProcessId
 from api.store import keys
 from api.store.pages import query_all
@@ -47,13 +47,27 @@ def append_put(batch: RunEvents) -> Put:
 RUN = "run"  # the label of the run's end in a transaction
 
 
-def end_ops(run_id: str, state: RunState, at: float, *, last: RunEvents | None) -> list[TxOp]:
+def end_ops(
+    run_id: str,
+    state: RunState,
+    at: float,
+    *,
+    last: RunEvents | None,
+    sources: Sources | None = None,
+) -> list[TxOp]:
     """The writes that end the run as `state` if it is still running (refused, RUN, when
-    someone ended it already), with `last`, its closing events; for a transaction."""
+    someone ended it already), with `last`, its closing events, and `sources`, what the
+    turn used (on the run's item: no write of its own); for a transaction."""
+    ended: dict[str, object] = {
+        "state": state,
+        "ended_at": datetime.fromtimestamp(at, UTC).isoformat(),
+    }
+    if sources is not None:
+        ended["sources"] = sources.model_dump(mode="json", exclude_none=True)
     ops: list[TxOp] = [
         Update(
             keys.run(run_id),
-            set={"state": state, "ended_at": datetime.fromtimestamp(at, UTC).isoformat()},
+            set=ended,
             condition=AttrEquals("state", "running"),
             label=RUN,
         ),
@@ -88,13 +102,16 @@ class JournalRepository:
         at: float,
         *,
         last: RunEvents | None = None,
+        sources: Sources | None = None,
         also: Sequence[TxOp] = (),
     ) -> bool:
         """Ended as `state`, if it was still running (False: someone ended it already), with
-        `last`, its closing events, written with the end or not at all, and `also`, other
-        writes in the same transaction (TransactionCancelled when one of them is refused)."""
+        `last`, its closing events, written with the end or not at all, `sources`, what the
+        turn used, and `also`, other writes in the same transaction (TransactionCancelled
+        when one of them is refused)."""
+        ops = end_ops(run_id, state, at, last=last, sources=sources)
         try:
-            await self.table.transact_write([*end_ops(run_id, state, at, last=last), *also])
+            await self.table.transact_write([*ops, *also])
         except TransactionCancelled as e:
             if not e.refused(RUN):
                 raise

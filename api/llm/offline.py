@@ -3,11 +3,13 @@
 It stores simple facts the user states ("my name is ...", "I live in ...", "I like ...",
 "I work at ...") with `core_memory_append`, one tool call per step as MemGPT does, and
 answers questions about them from the core memory in its system prompt ("what do you
-remember about me?" gets all of it). Anything else it says plainly it cannot do. Preferences ("I
-prefer ...") it only notices: it answers them from the recent conversation in its prompt,
-so they are known in that session alone. It says plainly
-what it is. Tests use it as a scripted model too: its behaviour is a pure function of the
-request.
+remember about me?" gets all of it). A question about a topic ("what do you remember
+about my trip to Rome?") it looks up with the agent's search tool (`archival_memory_search`,
+or seed 003's `search_memories`) and answers from what the search found. Anything else it
+says plainly it cannot do. Preferences ("I prefer ...") it only notices: it answers them
+from the recent conversation in its prompt, so they are known in that session alone. It
+says plainly what it is. Tests use it as a scripted model too: its behaviour is a pure
+function of the request.
 
 Facts stay current: a name, a home or an employer (SINGLE_VALUED) said again replaces its
 line with `core_memory_replace` (the line number read from the numbered lines of its
@@ -120,6 +122,22 @@ RECALL = re.compile(
     r"|\bwhat(?:'s| is) in your memory\b|\btell me what you (?:know|remember)\b",
     re.I,
 )
+# A question about a topic, answered from archival memory through the agent's search tool
+# ("what do you remember about my trip to Rome?", "do you recall the coffee?", "search your
+# memory for Rome"): one search, then an answer from what it found.
+TOPIC = re.compile(
+    r"\b(?:what (?:do|did) you (?:remember|know|recall) (?:about|of)"
+    r"|what did i (?:tell|say to) you about"
+    r"|do you (?:remember|recall)(?: anything (?:about|of))?"
+    r"|search (?:your |the )?(?:archival )?memory for)"
+    r"\s+(?:my |the |a |an |our )?(?P<topic>[^?!.;]+)",
+    re.I,
+)
+NOT_A_TOPIC = {"me", "myself", "us", "it", "that", "this", "anything", "everything"}
+SEARCH_TOOLS = ("archival_memory_search", "search_memories")  # seed 000's, seed 003's
+# A hit in their replies (api/tools/native): "[1] (2025-01-02) Drinks dark roast coffee",
+# "- [fact] Drinks dark roast coffee".
+_FOUND = re.compile(r"^(?:\[\d+\] \(\d{4}-\d{2}-\d{2}\)|- \[[\w-]+\]) (.+)$", re.M)
 # A greeting, answered with the introduction; anything else it does not understand is
 # said plainly to be beyond it.
 GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|howdy)\b", re.I)
@@ -295,6 +313,14 @@ def reply_to(request: ChatRequest) -> tuple[str, ToolCall | None]:
             if values:
                 return answer.format(", ".join(values)) + " " + DISCLAIMER, None
             return (f"I don't know that yet. Tell me and I will remember it. {DISCLAIMER}", None)
+    topic = topic_of(text)
+    searcher = next((name for name in SEARCH_TOOLS if name in tools), None)
+    searches = {c.id for m in since for c in m.tool_calls if c.name in SEARCH_TOOLS}
+    searched = [m.content for m in since if m.role == "tool" and m.tool_call_id in searches]
+    if topic and searched:
+        return from_archive(topic, searched[-1]), None
+    if topic and searcher:
+        return "", _call(searcher, {"query": topic})
     noticed = facts_in(text, NOTICED)
     if noticed:
         said = "; ".join(f"{f.label.lower()}: {f.value}" for f in noticed)
@@ -302,6 +328,29 @@ def reply_to(request: ChatRequest) -> tuple[str, ToolCall | None]:
     if GREETING.search(text) or not text.strip():
         return INTRODUCTION, None
     return CANNOT, None
+
+
+def topic_of(text: str) -> str | None:
+    """What a question asks the archive about, if it asks about a topic (not about "me")."""
+    match = TOPIC.search(text)
+    if match is None:
+        return None
+    topic = " ".join(match["topic"].split())
+    return None if not topic or topic.lower() in NOT_A_TOPIC else topic
+
+
+def from_archive(topic: str, reply: str) -> str:
+    """The answer from a search tool's reply: the memories it found, or that it found none."""
+    found = [_sentence(row) for row in _FOUND.findall(reply)]
+    if not found:
+        return f"I found nothing about {topic} in my archival memory. {DISCLAIMER}"
+    return f"From my archival memory: {'; '.join(found)}. {DISCLAIMER}"
+
+
+def _sentence(row: str) -> str:
+    """A hit without its closing full stop (its "..." kept as one character)."""
+    row = row.strip()
+    return row[:-3].rstrip() + "…" if row.endswith("...") else row.rstrip(".")
 
 
 def recall(lines: Sequence[str]) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from api.agents.models import Agent
+from api.journal.sources import UsedSources
 from api.llm.types import LLMProvider
 from api.memory.models import ChangeSource
 from api.memory.service import BlockView
@@ -47,6 +48,7 @@ class TurnBuilder:
         coalesce_seconds: float = 0.0,
     ) -> Turn:
         """The turn of `agent` on `provider`; its tools' context is `turn.tools.context`."""
+        used = UsedSources()  # its search tools note what they give the model
         tool_context = ToolContext(
             self.repos,
             self.search,
@@ -54,6 +56,7 @@ class TurnBuilder:
             summarizer_for(provider, agent.agent_model),
             source=source,
             auto_supersede=agent.auto_supersede,
+            used=used,
         )
         return Turn(
             agent=agent,
@@ -67,4 +70,5 @@ class TurnBuilder:
             messages=MessageFactory(self.message_clock, state, expiry_days),
             max_steps=self.max_steps,
             core_memory_warnings=core_memory_warnings,
+            used=used,
         )

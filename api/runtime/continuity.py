@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from api.conversations.messages import repository as messages
 from api.conversations.messages import service as message_service
 from api.conversations.messages.models import Message, Said
+from api.journal import sources
 from api.journal.closing import ClosingWrite
+from api.journal.models import RECENT_CONVERSATION, Source
 from api.repositories import Repositories
 from api.runtime.hooks import AgentInitialized, HookProvider, MessageAdded, TurnFinished
 from api.runtime.state import TurnState
@@ -55,14 +57,18 @@ class TurnCollector:
         return kept
 
 
+def shown(recent: Sequence[Said]) -> list[Said]:
+    """What the section shows of the recent messages: what was said (tool traffic left out)."""
+    return [m for m in recent if m.role in ("user", "assistant") and m.content.strip()]
+
+
 def render(recent: Sequence[Said]) -> str:
     """Seed 001's form: `role: text` per line, what was said only (tool traffic left out)."""
     lines = [
         # Later lines of a message are indented: a message cannot pass for another speaker.
         f"{m.role}: {m.content.strip().replace(chr(10), chr(10) + '  ')}"
         f"{' (interrupted)' if m.interrupted else ''}"
-        for m in recent
-        if m.role in ("user", "assistant") and m.content.strip()
+        for m in shown(recent)
     ]
     return "Recent conversation:\n" + "\n".join(lines) if lines else ""
 
@@ -103,9 +109,20 @@ class ContinuityHook(HookProvider):
                 limit=MESSAGES_PER_TURN * (k - collector.turns),
                 cursor=cursor,
             )
-        section = render(collector.messages())
+        recent = collector.messages()
+        section = render(recent)
         if section:
             event.sections.append(section)
+            event.sources += [
+                Source(
+                    kind="message",
+                    id=m.message_id,
+                    via=RECENT_CONVERSATION,
+                    preview=sources.preview(m.content),
+                    conversation_id=state.conversation_id,
+                )
+                for m in shown(recent)
+            ]
 
     async def on_message_added(self, event: MessageAdded) -> None:
         state = event.state

@@ -3,8 +3,10 @@ overrides the events it cares about; the runtime fires them, in the order the pr
 were registered, for every architecture alike.
 
 - `on_agent_initialized`: before the first LLM call. A provider may add sections to the
-  system prompt (the continuity hook adds the recent conversation). Providers run
-  concurrently here, with the runtime's own reads, so that the turn waits for one round.
+  system prompt (the continuity hook adds the recent conversation), and names the memories
+  and messages it put there (`sources`: what the turn's `context.used` event lists).
+  Providers run concurrently here, with the runtime's own reads, so that the turn waits
+  for one round.
 - `on_message_added`: after each message of the turn is made (user, assistant, tool call
   and tool result), in order, one provider after another. The continuity hook saves it
   (the answer, with the run's end: see `MessageAdded.closing`).
@@ -21,6 +23,7 @@ from typing import Literal
 from api.agents.models import Agent
 from api.conversations.messages.models import Message
 from api.journal.closing import Closing
+from api.journal.models import Source
 from api.runtime.state import TurnState
 from api.store.table import TxOp
 
@@ -32,6 +35,9 @@ class AgentInitialized:
     state: TurnState
     load_agent: Callable[[], Awaitable[Agent]]
     sections: list[str] = field(default_factory=list)  # appended to the system prompt
+    # The memories and past messages those sections hold, with their ids (and scores, for
+    # what a search found): the turn's record of what it used.
+    sources: list[Source] = field(default_factory=list)
 
     async def agent(self) -> Agent:
         """The agent, read concurrently with the hooks: await it only when needed."""
@@ -80,6 +86,7 @@ class Hooks:
         self.providers = tuple(providers)
         self.state = state
         self.closing = closing
+        self.sources: list[Source] = []  # what the providers put in the prompt, in order
         self._last: asyncio.Future[None] | None = None
 
     async def agent_initialized(self, load_agent: Callable[[], Awaitable[Agent]]) -> list[str]:
@@ -93,6 +100,7 @@ class Hooks:
         for result in results:
             if isinstance(result, BaseException):
                 raise result
+        self.sources = [source for event in events for source in event.sources]
         return [section for event in events for section in event.sections]
 
     def add_soon(

@@ -26,7 +26,7 @@ from api.journal import events
 from api.journal.bus import RunBus
 from api.journal.closing import Closing, Commit
 from api.journal.journal import RunJournal
-from api.journal.models import Run
+from api.journal.models import Run, SourceBlock
 from api.kit.aio import ready
 from api.kit.clock import Clock
 from api.kit.secrets import new_id
@@ -234,8 +234,14 @@ class Runtime:
             expiry_days=agent.event_expiry_days,
             coalesce_seconds=self.settings.sse_coalesce_ms / 1000,
         )
+        plugged = architecture()
+        # What its context holds before its first LLM call; its search tools add theirs.
+        turn.used.add(hooks.sources)
+        turn.used.held(
+            SourceBlock(label=v.name, version=v.version) for v in plugged.blocks_shown(turn)
+        )
         journal = RunJournal(self.repos.journal, self.clock, run, self.runs, turn.draft.take)
-        return PreparedTurn(self, architecture(), turn, turn.tools.context, lease, journal)
+        return PreparedTurn(self, plugged, turn, turn.tools.context, lease, journal)
 
     def _committer(self, agent_id: str) -> Commit:
         """How the transaction that ends a turn is written: through the search's change
@@ -378,7 +384,7 @@ class PreparedTurn:
             if closing is not None and release is not None:
                 closing.add(release)
         finally:
-            await self.journal.close(outcome, closing)
+            await self.journal.close(outcome, closing, self.turn.used.record())
 
     async def _run(self) -> AsyncGenerator[events.RunEvent, None]:
         turn = self.turn
@@ -403,13 +409,21 @@ class PreparedTurn:
                 self.journal.opened()
                 announced = True
                 yield started
+                used_told = False
                 event = await first
                 while event is not None:
+                    if isinstance(event, events.FinalMessage) and not used_told:
+                        # What the answer used, just before it: complete by then, as the
+                        # model's searches all came before its last step.
+                        yield events.ContextUsed.of(state.run_id, turn.used.record())
+                        used_told = True
                     yield event
                     # Let the client have it before the run parses what else arrived.
                     await asyncio.sleep(0)
                     event = await anext(produced, None)
             await turn.hooks.settled()
+            if not used_told:  # an architecture that ended without a final message
+                yield events.ContextUsed.of(state.run_id, turn.used.record())
             for event in await self._memory_upkeep():
                 yield event
         except asyncio.CancelledError:

@@ -9,6 +9,7 @@ from typing import Any
 
 from api.agents.models import Agent
 from api.conversations.messages.models import Message, Role
+from api.journal.sources import UsedSources
 from api.kit.clock import Clock
 from api.kit.secrets import new_id
 from api.llm.types import ChatMessage, ChatRequest, LLMEvent, LLMProvider, ToolCall, ToolSpec
@@ -97,6 +98,7 @@ class MessageFactory:
             tool_calls=[tool_call_item(c) for c in tool_calls],
             tool_call_id=tool_call_id,
             interrupted=interrupted,
+            run_id=self.state.run_id,
             created_at=EPOCH + timedelta(microseconds=micros),
             ttl=seconds + self.expiry_days * DAY if self.expiry_days else None,
         )
@@ -156,6 +158,8 @@ class Turn:
     draft: Draft = field(default_factory=Draft)
     # warned turns per block, read with core_memory (None: not read), for the upkeep
     core_memory_warnings: Mapping[str, int] | None = None
+    # what entered its context: the hooks' sources, its search tools' results, its blocks
+    used: UsedSources = field(default_factory=UsedSources)
 
     def system_prompt(self, own: str) -> str:
         """The architecture's own prompt followed by what the hooks added."""

@@ -267,3 +267,83 @@ def test_the_recent_conversation_is_read_as_it_stands_now() -> None:
     assert said_recently(system, "Lives in") == ["Porto"]
     assert said_recently(system, "Works at") == []
     assert said_recently(system, "Prefers") == ["tea", "green tea"]  # they add up
+
+
+def _tool(name: str) -> ToolSpec:
+    return ToolSpec(name, name, {"type": "object", "properties": {}})
+
+
+SEARCHED = (
+    'Archival Memory Search for "coffee" (Page 1 of 1, 2 total):\n\n'
+    "[1] (2026-01-15) Drinks dark roast coffee every morning, before the news...\n"
+    "[2] (2026-01-02) Takes no sugar."
+)
+
+
+@pytest.mark.parametrize(
+    ("asked", "topic"),
+    [
+        ("What do you remember about my coffee?", "coffee"),
+        ("Do you recall the trip to Rome?", "trip to Rome"),
+        ("Search your memory for Lisbon", "Lisbon"),
+        ("What did I tell you about my sister's wedding?", "sister's wedding"),
+    ],
+)
+def test_a_topic_is_looked_up_with_the_search_tool_then_answered(asked: str, topic: str) -> None:
+    for searcher in ("archival_memory_search", "search_memories"):
+        tools = [_tool(APPEND_TOOL), _tool(searcher)]
+        history = [ChatMessage("system", "You are helpful."), ChatMessage("user", asked)]
+        text, call = reply_to(ChatRequest(model="offline-demo", messages=history, tools=tools))
+        assert call is not None
+        assert (text, call.name, dict(call.arguments)) == ("", searcher, {"query": topic})
+
+        history += [
+            ChatMessage("assistant", tool_calls=(call,)),
+            ChatMessage("tool", SEARCHED, tool_call_id=call.id),
+        ]
+        text, again = reply_to(ChatRequest(model="offline-demo", messages=history, tools=tools))
+        assert again is None
+        assert text == (
+            "From my archival memory: Drinks dark roast coffee every morning, before the news…; "
+            f"Takes no sugar. {DISCLAIMER}"
+        )
+
+
+def test_a_search_that_finds_nothing_is_said_and_seed_003s_replies_are_read() -> None:
+    asked = ChatMessage("user", "Do you remember the boat?")
+    call = ToolCall(id="c1", name="search_memories", arguments={"query": "boat"})
+    for reply, said in [
+        (
+            "No memories found for 'boat'.",
+            f"I found nothing about boat in my archival memory. {DISCLAIMER}",
+        ),
+        (
+            "Found 1 memory for 'boat':\n- [fact] Owns a red boat\n  Context: sailing",
+            f"From my archival memory: Owns a red boat. {DISCLAIMER}",
+        ),
+    ]:
+        history = [
+            asked,
+            ChatMessage("assistant", tool_calls=(call,)),
+            ChatMessage("tool", reply, tool_call_id="c1"),
+        ]
+        request = ChatRequest(model="offline-demo", messages=history, tools=[_tool(call.name)])
+        assert reply_to(request) == (said, None)
+
+
+@pytest.mark.parametrize("asked", ["Do you remember me?", "What do you know about me?"])
+def test_a_question_about_the_person_is_no_topic(asked: str) -> None:
+    tools = [_tool(APPEND_TOOL), _tool("archival_memory_search")]
+    request = ChatRequest(model="offline-demo", messages=[ChatMessage("user", asked)], tools=tools)
+    assert reply_to(request)[1] is None
+
+
+def test_without_a_search_tool_a_topic_is_beyond_it() -> None:
+    request = ChatRequest(
+        model="offline-demo",
+        messages=[ChatMessage("user", "What do you remember about coffee?")],
+        tools=[_tool(APPEND_TOOL)],
+    )
+    text, call = reply_to(request)
+    assert call is None
+    assert text.startswith("I can't help with that")

@@ -111,14 +111,19 @@ def replaced_archival_memory(owner: Tenant) -> dict[str, str]:
 
 
 def run(owner: Tenant) -> dict[str, str]:
-    ids = agent(owner)
+    """A turn that used one of the owner's archival memories (its run names it)."""
+    ids = archival_memory(owner)
     turn = owner.client.post(
         "/chat",
-        json={"agent_id": ids["agent_id"], "prompt": "hi", "stream": False},
+        json={
+            "agent_id": ids["agent_id"],
+            "prompt": "What do you remember about the secret?",
+            "stream": False,
+        },
         headers=owner.headers,
     )
     assert turn.status_code == 200, turn.text
-    return {"run_id": turn.headers["Run-Id"]}
+    return {"run_id": turn.headers["Run-Id"], "memory_id": ids["memory_id"]}
 
 
 def conversation(owner: Tenant) -> dict[str, str]:
@@ -486,6 +491,26 @@ def test_openai_models_are_the_callers_agents_by_name_or_id(
     assert answered.status_code == 200, answered.text
     run = bob.client.get(f"/runs/{answered.headers['Run-Id']}", headers=bob.headers).json()
     assert run["agent_id"] == theirs["id"]
+
+
+def test_what_a_turn_used_is_read_by_its_owner_alone(tenants: tuple[Tenant, Tenant]) -> None:
+    """A run names the memories its turn used: Bob reads neither the run nor its events,
+    and his own turn on the same question uses nothing of Ada's."""
+    ada, bob = tenants
+    ids = run(ada)
+    owned = ada.client.get(f"/runs/{ids['run_id']}", headers=ada.headers)
+    assert owned.status_code == 200, owned.text
+    items = owned.json()["sources"]["items"]
+    assert [(i["kind"], i["id"]) for i in items] == [("archival", ids["memory_id"])]
+    for path in (f"/runs/{ids['run_id']}", f"/runs/{ids['run_id']}/events"):
+        refused = bob.client.get(path, headers=bob.headers)
+        assert refused.status_code == 404, refused.text
+        assert refused.json()["code"] == "run_not_found"
+        assert ids["memory_id"] not in refused.text
+        assert "secret" not in refused.text
+    theirs = run(bob)
+    used = bob.client.get(f"/runs/{theirs['run_id']}", headers=bob.headers).json()["sources"]
+    assert [i["id"] for i in used["items"]] == [theirs["memory_id"]]
 
 
 def listed_ids(tenant: Tenant) -> list[str]:

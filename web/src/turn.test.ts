@@ -39,6 +39,17 @@ describe("a streamed turn", () => {
     ]);
   });
 
+  it("keeps what the answer used", () => {
+    const item = { kind: "archival", id: "m1", via: "archival_memory_search", score: 0.5, similarity: null, preview: "Coffee", conversation_id: null };
+    const { turn, notices } = play([
+      ["context.used", { run_id: "r1", items: [item], blocks: [{ label: "human", version: 3 }], left_out: 0 }],
+    ]);
+    expect(turn.sources).toEqual({ items: [item], blocks: [{ label: "human", version: 3 }], left_out: 0 });
+    expect(notices).toEqual([]);
+    const odd = play([["context.used", { run_id: "r1" }]]);
+    expect(odd.turn.sources).toEqual({ items: [], blocks: [], left_out: 0 });
+  });
+
   it("ends failed on an error, and stopped when the server says interrupted", () => {
     const failed = play([
       ["error", { code: "provider_unavailable", message: "The server cannot be reached." }],

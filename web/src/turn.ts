@@ -1,5 +1,7 @@
 // A streamed turn as the chat page shows it: what each SSE event (docs/sse.md) changes.
 
+import type { Sources } from "./types";
+
 export type Item =
   | { kind: "text"; step: number; text: string }
   | { kind: "tool"; callId: string; name: string; arguments: unknown; result?: string };
@@ -17,6 +19,8 @@ export interface LiveTurn {
   items: Item[];
   status: Status;
   runId: string | null;
+  /** What the answer used (`context.used`), once said. */
+  sources?: Sources;
 }
 
 /** What one SSE event changes in the live turn; notices are collected apart. */
@@ -43,6 +47,15 @@ export function apply(turn: LiveTurn, event: string, data: Record<string, unknow
         items: turn.items.map((i) =>
           i.kind === "tool" && i.callId === data.call_id ? { ...i, result: String(data.content) } : i,
         ),
+      };
+    case "context.used":
+      return {
+        ...turn,
+        sources: {
+          items: Array.isArray(data.items) ? (data.items as Sources["items"]) : [],
+          blocks: Array.isArray(data.blocks) ? (data.blocks as Sources["blocks"]) : [],
+          left_out: Number(data.left_out) || 0,
+        },
       };
     case "memory.warning":
       notices.push({

@@ -50,7 +50,33 @@ export interface Message {
   tool_calls: ToolCall[];
   tool_call_id: string | null;
   interrupted: boolean;
+  /** The turn that made it (GET /runs/{id}: what the turn used); none outside a turn. */
+  run_id?: string | null;
   created_at: string;
+}
+
+/** An archival memory or a past message that entered a turn's context (docs/sse.md). */
+export interface Source {
+  kind: "archival" | "message";
+  id: string;
+  via: string;
+  score: number | null;
+  similarity: number | null;
+  preview: string;
+  conversation_id: string | null;
+}
+
+/** What a turn used: its `context.used` event, and its run's `sources`. */
+export interface Sources {
+  items: Source[];
+  blocks: { label: string; version: number }[];
+  left_out: number;
+}
+
+export interface Run {
+  run_id: string;
+  state: "running" | "completed" | "failed" | "interrupted";
+  sources: Sources | null;
 }
 
 export interface ConversationPage {

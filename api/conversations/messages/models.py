@@ -29,6 +29,7 @@ class Message(Entity):
     tool_call_id: str | None = None
     interrupted: bool = False
     metadata: StoredJson | None = None  # a client's own JSON (seed 002's POST /messages)
+    run_id: str | None = None  # the turn that made it (GET /runs/{id}: what it used)
     created_at: datetime
     ttl: int | None = None
 

@@ -7,10 +7,11 @@ memory or hooks itself: a new architecture is a new file and one registration li
 """
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from typing import ClassVar
 
 from api.journal.events import RunEvent
+from api.memory.service import BlockView
 from api.runtime.turn import Turn
 
 
@@ -21,6 +22,11 @@ class AgentArchitecture(ABC):
     # Core memory is in its prompt, so the runtime's upkeep after a turn applies: it counts
     # the turns a full block was warned of and compacts the block after the third.
     shows_core_memory: ClassVar[bool] = True
+
+    def blocks_shown(self, turn: Turn) -> Sequence[BlockView]:
+        """The core memory blocks its prompt holds: what the turn's record of what it used
+        names (docs/sse.md, `context.used`)."""
+        return turn.core_memory if self.shows_core_memory else ()
 
     @abstractmethod
     def run(self, turn: Turn) -> AsyncGenerator[RunEvent, None]:

@@ -10,9 +10,10 @@ lines of its `persona` block, which `POST /agents` and `PATCH /agents/{id}` writ
 the runtime's hooks add (seed 001's recent conversation), as for every architecture.
 """
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 
 from api.journal.events import RunEvent
+from api.memory.service import BlockView
 from api.runtime.architectures.base import AgentArchitecture
 from api.runtime.loop import AgentLoop
 from api.runtime.turn import Turn
@@ -36,10 +37,12 @@ class CategorizedMemory(AgentArchitecture):
     shows_core_memory = False
 
     def system_prompt(self, turn: Turn) -> str:
-        persona = [
-            line for view in turn.core_memory if view.name == PERSONA_BLOCK for line in view.lines
-        ]
+        persona = [line for view in self.blocks_shown(turn) for line in view.lines]
         return "\n\n".join([INSTRUCTIONS, "\n".join(persona)] if persona else [INSTRUCTIONS])
+
+    def blocks_shown(self, turn: Turn) -> Sequence[BlockView]:
+        """The persona block, when it has lines: the one block its prompt shows."""
+        return [view for view in turn.core_memory if view.name == PERSONA_BLOCK and view.lines]
 
     def run(self, turn: Turn) -> AsyncGenerator[RunEvent, None]:
         return AgentLoop(turn, system_prompt=self.system_prompt(turn)).stream()

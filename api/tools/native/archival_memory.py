@@ -33,7 +33,15 @@ from api.llm.types import ToolSpec
 from api.memory import archival, validity
 from api.memory.archival import SearchPage
 from api.memory.models import ArchivalMemory
-from api.tools.native.base import Arguments, NativeTool, ToolContext, int_arg, schema, text_arg
+from api.tools.native.base import (
+    Arguments,
+    NativeTool,
+    ToolContext,
+    int_arg,
+    schema,
+    searched_sources,
+    text_arg,
+)
 
 PREVIEW_CHARS = 80
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
@@ -91,6 +99,8 @@ ARCHIVAL_MEMORY_INSERT = NativeTool(
 
 # --- archival_memory_search ------------------------------------------------------------
 
+ARCHIVAL_MEMORY_SEARCH_NAME = "archival_memory_search"
+
 
 def render_search(result: SearchPage) -> str:
     title = f'Archival Memory Search for "{result.query}"'
@@ -121,12 +131,13 @@ async def archival_memory_search(context: ToolContext, arguments: Arguments) -> 
         text_arg(arguments, "query"),
         page=int_arg(arguments, "page", default=1),
     )
+    context.note(searched_sources(ARCHIVAL_MEMORY_SEARCH_NAME, result.matches))
     return render_search(result)
 
 
 ARCHIVAL_MEMORY_SEARCH = NativeTool(
     ToolSpec(
-        name="archival_memory_search",
+        name=ARCHIVAL_MEMORY_SEARCH_NAME,
         description="Search archival memory. Results come 5 per page, best matches first "
         "and newest first among equals; ask for the next page with `page`.",
         parameters=schema(

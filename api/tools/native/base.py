@@ -3,14 +3,18 @@ text. Refusals (an unknown block, a bad line number, empty content) become repli
 model can act on; only real failures (the store down) propagate to the runtime."""
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from api.journal import sources
+from api.journal.models import Source
+from api.journal.sources import UsedSources
 from api.kit.clock import Clock
 from api.llm.types import ToolSpec
+from api.memory.archival import Match
 from api.memory.errors import MemoryRefused
-from api.memory.models import ChangeSource
+from api.memory.models import ArchivalMemory, ChangeSource
 from api.memory.summarizer import Summarizer
 from api.repositories import Repositories
 from api.search.engine import SearchEngine
@@ -32,10 +36,17 @@ class ToolContext:
     # The agent's `auto_supersede`: whether a new archival memory replaces the current one
     # stating the same fact.
     auto_supersede: bool = True
+    # A turn's note of what entered its context: the memories a search tool gives its
+    # model go there. None outside a turn (MCP).
+    used: UsedSources | None = None
 
     @property
     def clock(self) -> Clock:
         return self.search.clock
+
+    def note(self, found: Sequence[Source]) -> None:
+        if self.used is not None:
+            self.used.add(found)
 
 
 Executor = Callable[[ToolContext, Arguments], Awaitable[str]]
@@ -64,6 +75,29 @@ class NativeTool:
             return f"Invalid arguments for {self.name}: {e}"
         except MemoryRefused as e:
             return e.message
+
+
+def searched_sources(via: str, matches: Sequence[Match]) -> list[Source]:
+    """Archival memories a search gave the model, with their scores, as a turn notes them."""
+    return [
+        Source(
+            kind="archival",
+            id=m.memory.memory_id,
+            via=via,
+            score=sources.score(m.score),
+            similarity=sources.score(m.similarity),
+            preview=sources.preview(m.memory.content),
+        )
+        for m in matches
+    ]
+
+
+def listed_sources(via: str, memories: Sequence[ArchivalMemory]) -> list[Source]:
+    """Archival memories a listing gave the model (no score: they came by time)."""
+    return [
+        Source(kind="archival", id=m.memory_id, via=via, preview=sources.preview(m.content))
+        for m in memories
+    ]
 
 
 def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:

@@ -44,7 +44,15 @@ from api.memory import archival, validity
 from api.memory.errors import MemoryRefused
 from api.memory.models import CATEGORIES, ArchivalMemory, Category
 from api.memory.schemas import MAX_CONTEXT_CHARS
-from api.tools.native.base import Arguments, BadArguments, NativeTool, ToolContext, int_arg
+from api.tools.native.base import (
+    Arguments,
+    BadArguments,
+    NativeTool,
+    ToolContext,
+    int_arg,
+    listed_sources,
+    searched_sources,
+)
 
 SEARCH_LIMIT = (1, 20, 10)  # minimum, maximum, default: seed 003's bounds
 LIST_LIMIT = (1, 50, 20)
@@ -269,8 +277,9 @@ async def _search(context: ToolContext, arguments: Arguments) -> str:
     if not query:
         raise Refused("The query is empty; give keywords related to what you're looking for.")
     limit = _limit(arguments, SEARCH_LIMIT)
-    found = await archival.search(context.search, context.agent_id, query, page_size=limit)
-    return render_found(query, found, limit)
+    result = await archival.search(context.search, context.agent_id, query, page_size=limit)
+    context.note(searched_sources(SEARCH_MEMORIES_NAME, result.matches))
+    return render_found(query, result, limit)
 
 
 async def search_memories(context: ToolContext, arguments: Arguments) -> str:
@@ -280,9 +289,10 @@ async def search_memories(context: ToolContext, arguments: Arguments) -> str:
         return f"Failed to search memories: {e}"
 
 
+SEARCH_MEMORIES_NAME = "search_memories"
 SEARCH_MEMORIES = NativeTool(
     ToolSpec(
-        name="search_memories",
+        name=SEARCH_MEMORIES_NAME,
         description="Search my long-term memory for information relevant to the current "
         "conversation.\n"
         "Use this tool when you need to recall:\n"
@@ -324,6 +334,7 @@ async def _list(context: ToolContext, arguments: Arguments) -> str:
     listing = await archival.newest(
         context.search, context.agent_id, categories=frozenset({category}), limit=limit
     )
+    context.note(listed_sources(LIST_MEMORIES_NAME, listing.memories))
     return render_listing(category, listing, limit)
 
 
@@ -334,9 +345,10 @@ async def list_memories(context: ToolContext, arguments: Arguments) -> str:
         return f"Failed to list memories: {e}"
 
 
+LIST_MEMORIES_NAME = "list_memories"
 LIST_MEMORIES = NativeTool(
     ToolSpec(
-        name="list_memories",
+        name=LIST_MEMORIES_NAME,
         description="List my memories organized by category.\n"
         "Use this tool to browse what you've learned in different areas:\n"
         "- Facts: Concrete information you've stored\n"

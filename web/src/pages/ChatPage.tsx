@@ -6,9 +6,11 @@ import { Counter, tooLong } from "../Counter";
 import { isMissingAgent, MissingAgent, NextStep } from "../errors";
 import { postSse } from "../sse";
 import { lineAnchor, toolLine } from "../toolLines";
-import type { Agent, Conversation, ConversationPage, Message, MessagePage, ToolCall } from "../types";
+import { messageAnchor } from "../sources";
+import type { Agent, Conversation, ConversationPage, Message, MessagePage, Run, Sources, ToolCall } from "../types";
 import { apply, type LiveTurn, type Notice } from "../turn";
 import { MemoryPanel } from "./MemoryPanel";
+import { UsedSources } from "./UsedSources";
 
 const PAGE = 30;
 const MESSAGE_LIMIT = 32000; // the server's, for one message
@@ -26,6 +28,10 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
   const [memoryVersion, setMemoryVersion] = useState(0);
   const [me, setMe] = useState<string | null>(null); // messages this user sent show as "You"
   const [draft, setDraft] = useState("");
+  // What each reply used, by its run: said by the live turn, or read from GET /runs/{id}
+  // for stored replies (null: nothing to say, or it could not be read).
+  const [used, setUsed] = useState<Record<string, Sources | null>>({});
+  const asked = useRef(new Set<string>());
   const stopper = useRef<AbortController | null>(null);
 
   const loadConversations = useCallback(
@@ -60,6 +66,22 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
   useEffect(() => {
     if (!conversationId && !fresh && latest && !stopper.current) navigate(`/agents/${agentId}/chat/${latest}`, true);
   }, [agentId, conversationId, fresh, latest]);
+
+  useEffect(() => {
+    const runs = new Set(history.filter((m) => m.role === "assistant" && m.run_id).map((m) => m.run_id!));
+    for (const runId of runs) {
+      if (asked.current.has(runId)) continue;
+      asked.current.add(runId);
+      get<Run>(`/runs/${encodeURIComponent(runId)}`).then(
+        (run) => {
+          // A run still going (in another tab) says what it used when it ends: asked again then.
+          if (run.state === "running") asked.current.delete(runId);
+          else setUsed((old) => ({ ...old, [runId]: run.sources }));
+        },
+        () => setUsed((old) => ({ ...old, [runId]: null })), // an expired run: nothing to say
+      );
+    }
+  }, [history]);
 
   useEffect(() => {
     setHistory([]);
@@ -113,6 +135,11 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
         }
         turn = apply(turn, e.event, data, found);
         if (e.event === "tool.result") setMemoryVersion((v) => v + 1);
+        if (e.event === "context.used" && turn.runId && turn.sources) {
+          const [runId, sources] = [turn.runId, turn.sources];
+          asked.current.add(runId);
+          setUsed((old) => ({ ...old, [runId]: sources }));
+        }
         setLive(turn);
         setNotices([...found]);
       }
@@ -196,8 +223,8 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
           </p>
         )}
         <div className="log" role="region" aria-label="Messages">
-          <History messages={history} me={me} />
-          {live && <Live turn={live} />}
+          <History messages={history} me={me} used={used} agentId={agentId} conversationId={conversationId} />
+          {live && <Live turn={live} agentId={agentId} conversationId={conversationId} />}
         </div>
         <Notices notices={notices} />
         <p className="muted" aria-live="polite">
@@ -249,7 +276,19 @@ const reply = (group: Message[]): string =>
 
 /** Stored messages as the page shows them: a user's message, then one card for everything
  * the agent did in reply (its steps' tool calls with their results, and its text). */
-function History({ messages, me }: { messages: Message[]; me: string | null }) {
+function History({
+  messages,
+  me,
+  used,
+  agentId,
+  conversationId,
+}: {
+  messages: Message[];
+  me: string | null;
+  used: Record<string, Sources | null>;
+  agentId: string;
+  conversationId?: string;
+}) {
   const results = new Map<string, Message>();
   for (const m of messages) if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
   const groups: Message[][] = [];
@@ -264,7 +303,7 @@ function History({ messages, me }: { messages: Message[]; me: string | null }) {
         const first = group[0];
         if (first.role === "user") {
           return (
-            <article key={first.id} className="msg user">
+            <article key={first.id} id={messageAnchor(first.id)} tabIndex={-1} className="msg user">
               <div className="who">
                 {first.actor_id && first.actor_id !== me ? first.actor_id : "You"}
                 {first.interrupted && <span className="badge">interrupted</span>}
@@ -274,6 +313,8 @@ function History({ messages, me }: { messages: Message[]; me: string | null }) {
           );
         }
         const answered = new Set(group.flatMap((m) => m.tool_calls.map((c) => c.id)));
+        const runId = group.find((m) => m.run_id)?.run_id;
+        const sources = runId ? used[runId] : null;
         return (
           <article key={first.id} className="msg assistant">
             <div className="who">
@@ -281,7 +322,7 @@ function History({ messages, me }: { messages: Message[]; me: string | null }) {
               {group.some((m) => m.interrupted && m.role === "assistant") && <span className="badge">interrupted</span>}
             </div>
             {group.map((m) => (
-              <div key={m.id}>
+              <div key={m.id} id={messageAnchor(m.id)} tabIndex={-1}>
                 {m.tool_calls.map((c: ToolCall, i) => (
                   <ToolView key={c.id ?? i} name={c.name} args={c.arguments} result={c.id ? results.get(c.id)?.content : undefined} />
                 ))}
@@ -296,6 +337,7 @@ function History({ messages, me }: { messages: Message[]; me: string | null }) {
                 m.tool_calls.map((c) => ({ name: c.name, args: c.arguments, result: c.id ? results.get(c.id)?.content : undefined })),
               )}
             />
+            {sources && <UsedSources agentId={agentId} conversationId={conversationId} sources={sources} />}
             {reply(group) && <CopyButton text={reply(group)} what="the reply" />}
           </article>
         );
@@ -304,7 +346,7 @@ function History({ messages, me }: { messages: Message[]; me: string | null }) {
   );
 }
 
-function Live({ turn }: { turn: LiveTurn }) {
+function Live({ turn, agentId, conversationId }: { turn: LiveTurn; agentId: string; conversationId?: string }) {
   return (
     <>
       <article className="msg user">
@@ -329,6 +371,7 @@ function Live({ turn }: { turn: LiveTurn }) {
         <MemoryChips
           calls={turn.items.flatMap((i) => (i.kind === "tool" ? [{ name: i.name, args: i.arguments, result: i.result }] : []))}
         />
+        {turn.sources && <UsedSources agentId={agentId} conversationId={conversationId} sources={turn.sources} />}
       </article>
     </>
   );

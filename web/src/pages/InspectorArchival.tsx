@@ -1,5 +1,5 @@
-import { useEffect, useState, type FormEvent } from "react";
-import { del, describe, get, post } from "../api";
+import { useEffect, useRef, useState, type FormEvent } from "react";
+import { ApiError, del, describe, get, post } from "../api";
 import { SchemaForm } from "../forms/SchemaForm";
 import type { FormField, Payload } from "../forms/schema";
 import { InlineConfirm } from "../InlineConfirm";
@@ -12,12 +12,15 @@ import {
   type ArchivalSearch,
   type SearchMode,
 } from "../memory";
+import { archivalAnchor } from "../sources";
 
 const PAGE = 20;
 
 /** Archival memory: the newest first, a search through the one engine (scores shown),
- * both narrowed to a category if asked, insert from the backend's form, delete. */
-export function InspectorArchival({ agentId, form }: { agentId: string; form: FormField[] }) {
+ * both narrowed to a category if asked, insert from the backend's form, delete. `linked`:
+ * the memory a link named (a reply's "Used N memories"), shown marked and focused, read on
+ * its own when it is not among the newest. */
+export function InspectorArchival({ agentId, form, linked = null }: { agentId: string; form: FormField[]; linked?: string | null }) {
   const [memories, setMemories] = useState<ArchivalMemory[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [total, setTotal] = useState<number | null>(null);
@@ -30,6 +33,42 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
   const [found, setFound] = useState<ArchivalSearch | null>(null);
   const [searchFailure, setSearchFailure] = useState<string | null>(null);
   const [formKey, setFormKey] = useState(0);
+  const [pinned, setPinned] = useState<ArchivalMemory | null>(null);
+  const [pinFailure, setPinFailure] = useState<string | null>(null);
+  const shown = useRef<string | null>(null); // the linked memory last scrolled to
+  const loaded = memories !== null;
+  const listed = Boolean(linked && memories?.some((m) => m.id === linked));
+
+  useEffect(() => {
+    setPinned(null);
+    setPinFailure(null);
+    if (!linked || !loaded || listed) return;
+    let current = true;
+    get<ArchivalMemory>(memoryPath(agentId, `/archival/${encodeURIComponent(linked)}`)).then(
+      (m) => current && setPinned(m),
+      (e) =>
+        current &&
+        setPinFailure(
+          e instanceof ApiError && e.status === 404
+            ? "The memory this link names is no longer in archival memory: it was deleted."
+            : describe(e),
+        ),
+    );
+    return () => {
+      current = false;
+    };
+  }, [agentId, linked, loaded, listed]);
+
+  // Once the linked memory is on the page, it comes into view with the focus, as a link to
+  // a place in a page does.
+  useEffect(() => {
+    if (!linked || shown.current === linked) return;
+    const target = document.getElementById(archivalAnchor(linked));
+    if (!target) return;
+    shown.current = linked;
+    target.scrollIntoView({ block: "center" });
+    target.focus({ preventScroll: true });
+  });
 
   async function load(after: string | null = null, kind = category) {
     setFailure(null);
@@ -81,6 +120,7 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
     try {
       await del(memoryPath(agentId, `/archival/${encodeURIComponent(memory.id)}`));
       setMemories((old) => (old ?? []).filter((m) => m.id !== memory.id));
+      setPinned((old) => (old?.id === memory.id ? null : old));
       setTotal((old) => (old === null ? old : old - 1));
       setFound((old) => (old ? { ...old, memories: old.memories.filter((m) => m.id !== memory.id) } : old));
     } catch (e) {
@@ -163,6 +203,19 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
           {failure}
         </p>
       )}
+      {pinFailure && (
+        <p className="error" role="alert">
+          {pinFailure}
+        </p>
+      )}
+      {pinned && (
+        <>
+          <h3 className="subhead">The memory a reply used</h3>
+          <ul className="memories" aria-label="Linked memory">
+            <MemoryItem memory={pinned} linked onDelete={remove} />
+          </ul>
+        </>
+      )}
       <h3 className="subhead">
         {category ? `Memories of category ${category}, newest first` : "Every memory, newest first"}
         {total !== null && ` (${total})`}
@@ -174,20 +227,7 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
       {memories && memories.length > 0 && (
         <ul className="memories" aria-label="Archival memories">
           {memories.map((m) => (
-            <li key={m.id} className="memory">
-              <div className="memory-text">{m.content}</div>
-              <div className="muted small">
-                {new Date(m.created_at).toLocaleString()}
-                {m.category && ` · ${m.category}`}
-                {m.tags.length > 0 && ` · ${m.tags.join(", ")}`}
-              </div>
-              <InlineConfirm
-                label={`Delete archival memory: ${m.content.slice(0, 60)}`}
-                what="Delete this memory?"
-                confirmLabel="Delete memory"
-                onConfirm={() => remove(m)}
-              />
-            </li>
+            <MemoryItem key={m.id} memory={m} linked={m.id === linked} onDelete={remove} />
           ))}
         </ul>
       )}
@@ -203,5 +243,24 @@ export function InspectorArchival({ agentId, form }: { agentId: string; form: Fo
         </details>
       )}
     </section>
+  );
+}
+
+function MemoryItem({ memory: m, linked, onDelete }: { memory: ArchivalMemory; linked: boolean; onDelete: (m: ArchivalMemory) => Promise<void> }) {
+  return (
+    <li id={archivalAnchor(m.id)} tabIndex={-1} className={linked ? "memory linked" : "memory"} aria-current={linked ? "true" : undefined}>
+      <div className="memory-text">{m.content}</div>
+      <div className="muted small">
+        {new Date(m.created_at).toLocaleString()}
+        {m.category && ` · ${m.category}`}
+        {m.tags.length > 0 && ` · ${m.tags.join(", ")}`}
+      </div>
+      <InlineConfirm
+        label={`Delete archival memory: ${m.content.slice(0, 60)}`}
+        what="Delete this memory?"
+        confirmLabel="Delete memory"
+        onConfirm={() => onDelete(m)}
+      />
+    </li>
   );
 }

@@ -3,7 +3,8 @@ import { useCallback, useEffect, useState } from "react";
 import { describe, get } from "../api";
 import { isMissingAgent, MissingAgent } from "../errors";
 import { loadBlocks, loadForms, type Block, type MemoryForms } from "../memory";
-import { Link } from "../router";
+import { Link, useLocation } from "../router";
+import { linkedMemory } from "../sources";
 import type { Agent } from "../types";
 import { InspectorArchival } from "./InspectorArchival";
 import { InspectorBlocks } from "./InspectorBlocks";
@@ -17,6 +18,8 @@ export function InspectorPage({ agentId }: { agentId: string }) {
   const [forms, setForms] = useState<MemoryForms | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const [missing, setMissing] = useState(false);
+  // A reply's "Used N memories" links here with the memory's id in the hash.
+  const linked = linkedMemory(useLocation().hash);
 
   const reload = useCallback(async () => {
     try {
@@ -61,7 +64,7 @@ export function InspectorPage({ agentId }: { agentId: string }) {
         <div className="inspector-grid">
           <InspectorBlocks agentId={agentId} blocks={blocks} blockForm={forms.block.fields} onSaved={saved} reload={reload} />
           <div className="inspector-side">
-            <InspectorArchival agentId={agentId} form={forms.archival.fields} />
+            <InspectorArchival agentId={agentId} form={forms.archival.fields} linked={linked} />
             <InspectorMessages agentId={agentId} />
           </div>
         </div>
