@@ -134,6 +134,7 @@ def test_the_agents_list_has_the_agent_last_chatted_with_first(page: Page, serve
 
         page.goto(f"/agents/{ids[f'First made {suffix}']}/chat")
         send(page, "Hello")
+        page.wait_for_load_state("networkidle")  # the memory panel's reading, not cut short
         page.goto("/agents")
         expect(cards.filter(has_text=suffix)).to_have_count(2)
         assert order() == [f"First made {suffix}", f"Last made {suffix}"]

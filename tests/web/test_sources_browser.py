@@ -48,6 +48,9 @@ def ask_about_coffee(page: Page, agent_id: str) -> None:
     reply = page.locator(".msg.assistant").last
     expect(reply).to_contain_text(f"From my archival memory: {COFFEE}", timeout=20_000)
     expect(page.get_by_role("button", name="Stop")).to_have_count(0, timeout=20_000)
+    # The page reads the new conversation and what its replies used once the turn ends,
+    # and draws them again: what a test opens before that closes with the redraw.
+    page.wait_for_load_state("networkidle")
 
 
 def test_used_one_memory_links_to_it_in_the_inspector(page: Page, server: str) -> None:
