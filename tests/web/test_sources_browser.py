@@ -26,10 +26,23 @@ def page(browser: Browser, server: str) -> Iterator[Page]:
     assert not errors, errors
 
 
+MADE: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def agents_deleted(server: str) -> Iterator[None]:
+    """The agents a test made, deleted after it: the server is the whole session's, and
+    other files' tests count the agents they find there."""
+    yield
+    while MADE:
+        httpx2.delete(f"{server}/agents/{MADE.pop()}")
+
+
 def new_agent(server: str) -> str:
     made = httpx2.post(f"{server}/agents", json={"name": f"Barista {uuid.uuid4().hex[:6]}"})
     assert made.status_code == 201, made.text
     agent_id: str = made.json()["id"]
+    MADE.append(agent_id)
     return agent_id
 
 
