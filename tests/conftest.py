@@ -10,6 +10,7 @@ from moto.server import ThreadedMotoServer
 
 from api.kit.clock import FrozenClock
 from api.store.dynamodb_local import DynamoDBLocal, DynamoDBLocalUnavailable, install
+from tests.compiled_routes import reuse
 from tests.fakes.llm_servers import FakeLLM, start_fake_anthropic, start_fake_openai
 from tests.parallel import (
     free_port,
@@ -25,6 +26,8 @@ os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
 os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
 os.environ.pop("AWS_PROFILE", None)
+
+reuse()  # compiled routes, from one app to the next (tests/compiled_routes.py)
 
 DYNAMODB_LOCAL = "dynamodb-local"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")

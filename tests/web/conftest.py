@@ -7,6 +7,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,6 +83,30 @@ def browser(built_app: Path) -> Iterator[object]:
             yield browser
         finally:
             browser.close()
+
+
+def open_page(
+    browser: Any, server: str, *, failed_requests: bool = False, **options: Any
+) -> Iterator[Any]:
+    """A page of a new browser context at 1440 x 900 on `server` (`options`: more of the
+    context's), failing its test on a script error or, with `failed_requests`, on a request
+    that failed or was cancelled."""
+    context = browser.new_context(
+        base_url=server, viewport={"width": 1440, "height": 900}, **options
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    if failed_requests:
+        page.on("requestfailed", lambda r: errors.append(f"{r.method} {r.url}: {r.failure}"))
+    yield page
+    context.close()
+    assert not errors, errors
+
+
+@pytest.fixture
+def page(browser: Any, server: str) -> Iterator[Any]:
+    yield from open_page(browser, server)
 
 
 def shoot(page: object, name: str) -> Path:

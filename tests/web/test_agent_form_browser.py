@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import httpx2
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.fakes.llm_servers import FakeLLM, start_fake_openai
 from tests.web.servers import serving
@@ -19,17 +19,6 @@ def server(built_app: object) -> Iterator[str]:
     """A server of this module's own: its tests configure the one user's OpenAI."""
     with serving({"AUTH_MODE": "local", "MEMORY_EMBEDDING_BACKEND": "none"}) as root:
         yield root
-
-
-@pytest.fixture
-def page(browser: Browser, server: str) -> Iterator[Page]:
-    context = browser.new_context(base_url=server, viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield page
-    context.close()
-    assert not errors, errors
 
 
 def use_openai_at(server: str, base_url: str) -> None:

@@ -10,18 +10,13 @@ import httpx2
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.web.conftest import open_page
+
 
 @pytest.fixture
 def page(browser: Browser, server: str) -> Iterator[Page]:
-    context = browser.new_context(base_url=server, viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
     # A stream read whole ends as finished, not as cancelled (net::ERR_ABORTED).
-    page.on("requestfailed", lambda r: errors.append(f"{r.method} {r.url}: {r.failure}"))
-    yield page
-    context.close()
-    assert not errors, errors
+    yield from open_page(browser, server, failed_requests=True)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import httpx2
 import pytest
-from playwright.sync_api import Browser, Page, Request, expect
+from playwright.sync_api import Page, Request, expect
 
 from tests.fakes.oidc import FakeGoogle, start_fake_google
 from tests.web.conftest import shoot
@@ -42,17 +42,6 @@ def server(built_app: object, google: FakeGoogle) -> Iterator[str]:
     }
     with serving(env, host="localhost", access_token_seconds=TOKEN_SECONDS) as root:
         yield root
-
-
-@pytest.fixture
-def page(browser: Browser, server: str) -> Iterator[Page]:
-    context = browser.new_context(base_url=server, viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield page
-    context.close()
-    assert not errors, errors
 
 
 def test_sign_in_keys_refresh_and_log_out(page: Page, server: str) -> None:

@@ -8,23 +8,12 @@ from collections.abc import Iterator
 
 import httpx2
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from tests.web.conftest import shoot
 
 WIDTHS = (390, 1440)
 LONGEST = "W" * 100  # AgentCreate's maximum, one unbreakable word
-
-
-@pytest.fixture
-def page(browser: Browser, server: str) -> Iterator[Page]:
-    context = browser.new_context(base_url=server, viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield page
-    context.close()
-    assert not errors, errors
 
 
 @pytest.fixture

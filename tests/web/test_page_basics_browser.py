@@ -10,17 +10,12 @@ import httpx2
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.web.conftest import open_page
+
 
 @pytest.fixture
 def page(browser: Browser, server: str) -> Iterator[Page]:
-    context = browser.new_context(base_url=server, viewport={"width": 1440, "height": 900})
-    context.grant_permissions(["clipboard-read", "clipboard-write"])
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    yield page
-    context.close()
-    assert not errors, errors
+    yield from open_page(browser, server, permissions=["clipboard-read", "clipboard-write"])
 
 
 @pytest.fixture
