@@ -54,7 +54,7 @@ def test_the_panel_follows_the_turn_and_chips_jump_to_the_line(
         [
             Reply(tool_calls=saves),
             # The answer takes its time: the panel must show the lines before it ends.
-            Reply(text="Nice to meet you, Alice from Lisbon! " * 4, chunk_delay_seconds=0.4),
+            Reply(text="Nice to meet you, Alice from Lisbon! " * 2, chunk_delay_seconds=0.3),
         ]
     )
     page.goto(f"/agents/{agent_id}/chat")
