@@ -123,6 +123,13 @@ class Settings(BaseSettings):
     # How long a worker's receive waits for a run (SQS long polling: at most 20).
     memory_queue_wait_seconds: float = Field(default=10.0, ge=0, le=20)
 
+    # --- An agent's documents (api/documents/, docs/documents.md) -----------------------
+    document_max_bytes: int = Field(default=10 * 2**20, ge=1024)  # one uploaded file
+    document_max_pages: int = Field(default=500, ge=1)  # one PDF
+    document_max_passages: int = Field(default=5000, ge=1)  # what one file may split into
+    document_workers: int = Field(default=1, ge=0, le=16)  # per process; 0: only accepts
+    document_attempts: int = Field(default=3, ge=1, le=20)  # before processing is failed
+
     # --- Operations (docs/operations.md) -------------------------------------------------
     log_format: Literal["text", "json"] = "text"  # json: one JSON object a line
     # GET /metrics: off, loopback (peers on this machine), or token (METRICS_TOKEN as bearer).

@@ -36,6 +36,9 @@ class Agent(Entity):
     # by the transaction that ends the turn or stores them, never by a save, which would
     # put back the time it read.
     last_used_at: datetime | None = None
+    # How many documents it holds (api/documents/): moved by the transactions that make and
+    # delete them, never by a save. A turn offers `retrieve` when it is above 0.
+    documents: int = 0
 
     def key(self) -> Key:
         return keys.agent(self.created_by, self.agent_id)

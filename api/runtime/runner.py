@@ -49,7 +49,7 @@ from api.settings import service as settings_service
 from api.settings.models import ProviderSettings
 from api.settings.providers import PROVIDERS
 from api.store.table import Item, TxOp
-from api.tools.native import NATIVE_TOOLS, ToolContext
+from api.tools.native import ToolContext, offered
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -225,7 +225,7 @@ class Runtime:
             provider,
             state,
             prompt=request.prompt,
-            tools=[NATIVE_TOOLS[name] for name in architecture.tools],
+            tools=offered(agent, architecture.tools),
             hooks=hooks,
             core_memory=views,
             source="tool",
