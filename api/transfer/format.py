@@ -8,6 +8,8 @@
 {"type": "capacity_warning", ...}
 {"type": "archival", ...}                    oldest first, with its validity, optionally
                                              its vector
+{"type": "document", ...}                    each ready document, followed by its passages
+{"type": "passage", ...}                     in order, optionally with their vectors
 {"type": "conversation", ...}                each followed by its messages, oldest first
 {"type": "message", ...}
 {"type": "memory_run", ...}                  seed 004's runs (their results: the summaries)
@@ -28,6 +30,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, ConfigDict, Field, JsonValue, TypeAdapter
 
 from api.conversations.messages.models import Role
+from api.documents.models import MediaType
 from api.kit.json_data import Metadata, check_storable
 from api.kit.model import ApiModel
 from api.memory.models import Category
@@ -35,7 +38,8 @@ from api.memory.models import Category
 FORMAT: Literal["agent-memory-export"] = "agent-memory-export"
 # 2: an agent's `auto_supersede`, an archival memory's validity (`valid_from`,
 # `superseded_at`, `superseded_by`). A file of version 1 reads as one without them.
-VERSION = 2
+# 3: an agent's documents and their passages.
+VERSION = 3
 MEDIA_TYPE = "application/x-ndjson"
 MAX_LINE_BYTES = 4 * 1024 * 1024  # an archival memory or message is far below this
 
@@ -134,6 +138,27 @@ class ArchivalRecord(_Record):
         return self.superseded_by is None
 
 
+class DocumentRecord(_Record):
+    type: Literal["document"] = "document"
+    document_id: str = Field(min_length=1, max_length=200)
+    file_name: str = Field(min_length=1, max_length=255)
+    media_type: MediaType
+    content_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
+    size_bytes: int = Field(ge=1)
+    pages: int | None = Field(default=None, ge=1)
+    created_at: datetime
+
+
+class PassageRecord(_Record):
+    type: Literal["passage"] = "passage"
+    document_id: str = Field(min_length=1, max_length=200)
+    number: int = Field(ge=0)
+    content: str = Field(min_length=1, max_length=20_000)
+    page: int | None = Field(default=None, ge=1)
+    heading: str | None = None
+    vector: VectorRecord | None = None
+
+
 class ConversationRecord(_Record):
     type: Literal["conversation"] = "conversation"
     conversation_id: str = Field(min_length=1, max_length=200)
@@ -187,6 +212,8 @@ Record = (
     | BlockRecord
     | WarningRecord
     | ArchivalRecord
+    | DocumentRecord
+    | PassageRecord
     | ConversationRecord
     | MessageRecord
     | MemoryRunRecord
@@ -197,6 +224,8 @@ RECORD_TYPES = (
     "block",
     "capacity_warning",
     "archival",
+    "document",
+    "passage",
     "conversation",
     "message",
     "memory_run",
