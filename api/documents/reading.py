@@ -14,6 +14,7 @@ from api.documents.errors import (
     DocumentEmpty,
     DocumentEncrypted,
     DocumentHasNoText,
+    DocumentRefused,
     DocumentTooLarge,
     DocumentTooManyPages,
     DocumentTooManyPassages,
@@ -151,10 +152,13 @@ def _pdf(file_name: str, data: bytes, max_pages: int) -> tuple[int, list[Section
             Section(page.extract_text() or "", page=number)
             for number, page in enumerate(reader.pages, 1)
         ]
+    except DocumentRefused:
+        raise
     except PyPdfError as e:
         raise DocumentUnreadable(f"{file_name!r} could not be read as a PDF: {e}") from None
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
-        # A damaged file trips pypdf's parser in ways its own errors do not cover.
+    except Exception as e:
+        # A damaged file trips pypdf's parser in ways its own errors do not cover (a bad
+        # stream's zlib error, a recursion, a missing key): unreadable, never a 500.
         raise DocumentUnreadable(
             f"{file_name!r} could not be read as a PDF ({type(e).__name__})."
         ) from None
