@@ -28,6 +28,9 @@ class Agent(Entity):
     # A new archival memory replaces the current one stating the same attribute of the same
     # subject with another value (api/search/facts.py); off: only when a writer says so.
     auto_supersede: bool = True
+    # Offers its model `handoff_to_user`: a turn may end with a question for the person,
+    # and its conversation then awaits their answer (api/runtime/handoff.py).
+    handoff_to_user: bool = False
     metadata: StoredJson = Field(default_factory=dict)  # free JSON (seed 002)
     created_at: datetime
     updated_at: datetime

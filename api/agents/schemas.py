@@ -51,6 +51,13 @@ class AgentCreate(ApiModel):
         description='A new memory stating another value of the same fact ("Lives in: Porto" '
         'after "Lives in: Lisbon") replaces the old one, which is kept as history.',
     )
+    handoff_to_user: bool = Field(
+        default=False,
+        strict=True,
+        title="May hand the turn back to you",
+        description="Offers the tool handoff_to_user: the agent may end its turn with a "
+        "question for you, and the conversation waits for your answer.",
+    )
     metadata: Metadata = Field(
         default_factory=dict,
         title="Metadata",
@@ -82,6 +89,7 @@ class AgentUpdate(ApiModel):
     event_expiry_days: int | None = Field(default=None, strict=True, ge=0, le=3650)
     recent_turns: int | None = Field(default=None, strict=True, ge=0, le=MAX_RECENT_TURNS)
     auto_supersede: bool | None = Field(default=None, strict=True)
+    handoff_to_user: bool | None = Field(default=None, strict=True)
     metadata: Metadata | None = None
 
 
@@ -95,6 +103,10 @@ class AgentOut(ApiModel):
     event_expiry_days: int
     recent_turns: int
     auto_supersede: bool
+    handoff_to_user: bool = Field(
+        description="Whether its model is offered handoff_to_user (a turn ending with a "
+        "question for the person)"
+    )
     metadata: dict[str, JsonValue]
     created_at: datetime
     updated_at: datetime
@@ -116,6 +128,7 @@ class AgentOut(ApiModel):
             event_expiry_days=agent.event_expiry_days,
             recent_turns=agent.recent_turns,
             auto_supersede=agent.auto_supersede,
+            handoff_to_user=agent.handoff_to_user,
             metadata=agent.metadata,
             created_at=agent.created_at,
             updated_at=agent.updated_at,

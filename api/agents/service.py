@@ -150,6 +150,7 @@ def _new(email: str, body: AgentCreate, clock: Clock) -> Agent:
         event_expiry_days=body.event_expiry_days,
         recent_turns=body.recent_turns,
         auto_supersede=body.auto_supersede,
+        handoff_to_user=body.handoff_to_user,
         metadata=body.metadata,
         created_at=now,
         updated_at=now,
@@ -308,7 +309,13 @@ async def update(
 
 
 # same name on the agent
-KEPT_AS_IS = ("event_expiry_days", "recent_turns", "auto_supersede", "metadata")
+KEPT_AS_IS = (
+    "event_expiry_days",
+    "recent_turns",
+    "auto_supersede",
+    "handoff_to_user",
+    "metadata",
+)
 
 
 def _apply(

@@ -138,6 +138,9 @@ class RunCompleted(RunEvent):
     EVENT = "run.completed"
     steps: int
     usage: Usage = field(default_factory=Usage)
+    # How the turn ended: "answer" (the model answered), or "handoff" (it asked the person
+    # a question with handoff_to_user: the conversation awaits their answer).
+    reason: str = "answer"
 
 
 @dataclass(frozen=True)

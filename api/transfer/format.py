@@ -1,7 +1,7 @@
 """The export file: JSON Lines, one record a line, framed by a header and a trailer.
 
 ```
-{"type": "header", "format": "agent-memory-export", "version": 2, ...}
+{"type": "header", "format": "agent-memory-export", "version": 3, ...}
 {"type": "agent", ...}
 {"type": "subject", ...}                     seed 004's user_id, when the agent is one's
 {"type": "block", ...}                       definition and lines, one per block
@@ -35,7 +35,9 @@ from api.memory.models import Category
 FORMAT: Literal["agent-memory-export"] = "agent-memory-export"
 # 2: an agent's `auto_supersede`, an archival memory's validity (`valid_from`,
 # `superseded_at`, `superseded_by`). A file of version 1 reads as one without them.
-VERSION = 2
+# 3: an agent's `handoff_to_user` and `specialists`; a file of version 2 reads as one of an
+# agent with neither.
+VERSION = 3
 MEDIA_TYPE = "application/x-ndjson"
 MAX_LINE_BYTES = 4 * 1024 * 1024  # an archival memory or message is far below this
 
@@ -73,6 +75,7 @@ class AgentRecord(_Record):
     event_expiry_days: int = Field(ge=0)
     recent_turns: int = Field(ge=0)
     auto_supersede: bool = True  # a file from before the setting: on, as a new agent is
+    handoff_to_user: bool = False
     metadata: Metadata = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime

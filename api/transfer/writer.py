@@ -205,6 +205,7 @@ class Writer:
                 event_expiry_days=record.event_expiry_days,
                 recent_turns=record.recent_turns,
                 auto_supersede=record.auto_supersede,
+                handoff_to_user=record.handoff_to_user,
                 metadata=metadata,
                 created_at=record.created_at,
                 updated_at=record.updated_at,
