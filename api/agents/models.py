@@ -31,6 +31,9 @@ class Agent(Entity):
     # Offers its model `handoff_to_user`: a turn may end with a question for the person,
     # and its conversation then awaits their answer (api/runtime/handoff.py).
     handoff_to_user: bool = False
+    # The agents it may ask, by id, all of the same owner (api/agents/specialists.py): each
+    # is a tool of its turns, which runs that agent's own turn (api/runtime/specialists.py).
+    specialists: list[str] = Field(default_factory=list)
     metadata: StoredJson = Field(default_factory=dict)  # free JSON (seed 002)
     created_at: datetime
     updated_at: datetime

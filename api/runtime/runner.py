@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from api.agents import service as agents
 from api.agents.models import Agent
+from api.agents.specialists import MAX_DEPTH
 from api.config import Settings
 from api.conversations.messages.schemas import MAX_WAIT_SECONDS
 from api.errors import AppError, public_body
@@ -35,6 +36,7 @@ from api.memory import service as memory
 from api.memory.service import BlockView
 from api.observability import metrics
 from api.repositories import Repositories
+from api.runtime import specialists
 from api.runtime.activity import Activity
 from api.runtime.architectures.base import AgentArchitecture
 from api.runtime.builder import TurnBuilder
@@ -42,7 +44,7 @@ from api.runtime.continuity import ContinuityHook
 from api.runtime.handoff import HandoffToUser
 from api.runtime.hooks import HookProvider, Hooks
 from api.runtime.lease import ConversationBusy, Lease, Renewals
-from api.runtime.request import TurnRequest
+from api.runtime.request import TurnRequest, Via
 from api.runtime.state import TurnState
 from api.runtime.toolbox import TurnTool
 from api.runtime.turn import DAY, Turn
@@ -194,6 +196,12 @@ class Runtime:
         turn_tools: list[TurnTool] = []
         if agent.handoff_to_user and request.via is None:  # a person is there to ask
             turn_tools.append(HandoffToUser())
+        asks = specialists.tools_for(
+            self, agent, state, request.via, await self._specialists(agent, request.via)
+        )
+        turn_tools += asks
+        if asks:  # whom it may ask, before what the hooks added
+            sections = [specialists.routing(asks), *sections]
         turn = self.turns.build(
             agent,
             provider,
@@ -217,6 +225,16 @@ class Runtime:
         )
         journal = RunJournal(self.repos.journal, self.clock, run, self.runs, turn.draft.take)
         return PreparedTurn(self, plugged, turn, turn.tools.context, lease, journal)
+
+    async def _specialists(self, agent: Agent, via: Via | None) -> list[Agent]:
+        """The specialists the agent names that still exist (one deleted is left out), read
+        together; none where the depth limit leaves it none to offer."""
+        if not agent.specialists or (via is not None and via.depth >= MAX_DEPTH):
+            return []
+        found = await asyncio.gather(
+            *(self.repos.agents.get(agent.created_by, s) for s in agent.specialists)
+        )
+        return [s for s in found if s is not None]
 
     def _committer(self, agent_id: str) -> Commit:
         """How the transaction that ends a turn is written: through the search's change

@@ -27,6 +27,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, JsonValue, TypeAdapter
 
+from api.agents.specialists import MAX_SPECIALISTS
 from api.conversations.messages.models import Role
 from api.kit.json_data import Metadata, check_storable
 from api.kit.model import ApiModel
@@ -76,6 +77,9 @@ class AgentRecord(_Record):
     recent_turns: int = Field(ge=0)
     auto_supersede: bool = True  # a file from before the setting: on, as a new agent is
     handoff_to_user: bool = False
+    # The ids of its specialists where it was exported: an import names the importer's
+    # agents they became (api/transfer/writer.py).
+    specialists: list[str] = Field(default_factory=list, max_length=MAX_SPECIALISTS)
     metadata: Metadata = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime
