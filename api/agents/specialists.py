@@ -31,6 +31,10 @@ class SpecialistsTooDeep(BadRequest):
     code = "specialists_too_deep"
 
 
+# What a save of an agent's list answers when it refuses it.
+REFUSALS = (SpecialistNotFound, SpecialistIsSelf, SpecialistCycle, SpecialistsTooDeep)
+
+
 def check(agent_id: str, named: Sequence[str], agents: Sequence[Agent]) -> list[str]:
     """The specialists `agent_id` may have, as saved (each once, in the order given), out
     of `named`; `agents` are all of the owner's (their stored lists). Raises what is wrong."""

@@ -550,3 +550,27 @@ def test_two_tenants_customer_123_are_two_subjects(tenants: tuple[Tenant, Tenant
     assert "Owner's secret" in context["combined_context"]
     assert "planted" not in context["combined_context"]
     assert "Mallory" not in context["combined_context"]
+
+
+def test_another_tenants_agent_is_no_specialist(tenants: tuple[Tenant, Tenant]) -> None:
+    """An agent names specialists by id: another tenant's agent is refused exactly as an
+    id nobody has, when an agent is made and when one is changed."""
+    ada, bob = tenants
+    hers = agent(ada)["agent_id"]
+    mine = agent(bob)["agent_id"]
+    answers = []
+    for named in (hers, "no-such-agent"):
+        made = bob.client.post(
+            "/agents", json={"name": "Desk", "specialists": [named]}, headers=bob.headers
+        )
+        changed = bob.client.patch(
+            f"/agents/{mine}", json={"specialists": [named]}, headers=bob.headers
+        )
+        for response in (made, changed):
+            body = response.json()
+            answers.append(
+                (response.status_code, body["code"], body["message"].replace(named, "X"))
+            )
+    assert len(set(answers)) == 1, answers
+    assert answers[0][:2] == (404, "specialist_not_found")
+    assert bob.client.get(f"/agents/{mine}", headers=bob.headers).json()["specialists"] == []
