@@ -135,7 +135,9 @@ def test_seed_001_multi_agent_example(
         before = len(fake_openai.requests)
         chat(client, clock, orchestrator, "What do I prefer?", "session-B")
         orchestrator_saw = context_of(fake_openai, before)
-        assert "tea" not in orchestrator_saw and "Alice" not in orchestrator_saw
+        assert "tea" not in orchestrator_saw
+        assert "Alice" not in orchestrator_saw
         specialist_saw = context_of(fake_openai, before + 1)
-        assert "tea" not in specialist_saw and "Alice" not in specialist_saw
+        assert "tea" not in specialist_saw
+        assert "Alice" not in specialist_saw
         assert "pizza" not in specialist_saw.lower()
