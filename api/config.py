@@ -72,6 +72,9 @@ class Settings(BaseSettings):
     allow_private_provider_urls: bool | None = None
     # A turn's LLM calls at most; the last one offers no tools, so the model must answer.
     max_turn_steps: int = Field(default=8, ge=2, le=50)
+    # How long a specialist's turn, asked by another agent's, may take (and never past the
+    # turn that asked); its own LLM calls are bounded by MAX_TURN_STEPS.
+    specialist_seconds: float = Field(default=120.0, gt=0, le=3600)
     # Seconds between SSE keep-alive comments while a turn streams.
     sse_ping_seconds: float = Field(default=15.0, gt=0, le=300)
     # Text deltas arriving this close together go out as one SSE event (0: each on its

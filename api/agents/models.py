@@ -28,6 +28,12 @@ class Agent(Entity):
     # A new archival memory replaces the current one stating the same attribute of the same
     # subject with another value (api/search/facts.py); off: only when a writer says so.
     auto_supersede: bool = True
+    # Offers its model `handoff_to_user`: a turn may end with a question for the person,
+    # and its conversation then awaits their answer (api/runtime/handoff.py).
+    handoff_to_user: bool = False
+    # The agents it may ask, by id, all of the same owner (api/agents/specialists.py): each
+    # is a tool of its turns, which runs that agent's own turn (api/runtime/specialists.py).
+    specialists: list[str] = Field(default_factory=list)
     metadata: StoredJson = Field(default_factory=dict)  # free JSON (seed 002)
     created_at: datetime
     updated_at: datetime

@@ -68,6 +68,8 @@ def agent_record(agent: Agent) -> AgentRecord:
         event_expiry_days=agent.event_expiry_days,
         recent_turns=agent.recent_turns,
         auto_supersede=agent.auto_supersede,
+        handoff_to_user=agent.handoff_to_user,
+        specialists=agent.specialists,
         metadata=plain(agent.metadata) or {},
         created_at=agent.created_at,
         updated_at=agent.updated_at,

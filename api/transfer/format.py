@@ -1,7 +1,7 @@
 """The export file: JSON Lines, one record a line, framed by a header and a trailer.
 
 ```
-{"type": "header", "format": "agent-memory-export", "version": 2, ...}
+{"type": "header", "format": "agent-memory-export", "version": 3, ...}
 {"type": "agent", ...}
 {"type": "subject", ...}                     seed 004's user_id, when the agent is one's
 {"type": "block", ...}                       definition and lines, one per block
@@ -29,6 +29,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, JsonValue, TypeAdapter
 
+from api.agents.specialists import MAX_SPECIALISTS
 from api.conversations.messages.models import Role
 from api.documents.models import MediaType
 from api.kit.json_data import Metadata, check_storable
@@ -38,7 +39,8 @@ from api.memory.models import Category
 FORMAT: Literal["agent-memory-export"] = "agent-memory-export"
 # 2: an agent's `auto_supersede`, an archival memory's validity (`valid_from`,
 # `superseded_at`, `superseded_by`). A file of version 1 reads as one without them.
-# 3: an agent's documents and their passages.
+# 3: an agent's `handoff_to_user` and `specialists`; a file of version 2 reads as one of an
+# agent with neither. Also an agent's documents and their passages.
 VERSION = 3
 MEDIA_TYPE = "application/x-ndjson"
 MAX_LINE_BYTES = 4 * 1024 * 1024  # an archival memory or message is far below this
@@ -77,6 +79,10 @@ class AgentRecord(_Record):
     event_expiry_days: int = Field(ge=0)
     recent_turns: int = Field(ge=0)
     auto_supersede: bool = True  # a file from before the setting: on, as a new agent is
+    handoff_to_user: bool = False
+    # The ids of its specialists where it was exported: an import names the importer's
+    # agents they became (api/transfer/writer.py).
+    specialists: list[str] = Field(default_factory=list, max_length=MAX_SPECIALISTS)
     metadata: Metadata = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime

@@ -191,6 +191,16 @@ class Writer:
         )
         return self.report
 
+    async def _specialists(self, record: AgentRecord) -> list[str]:
+        """The agents the imported one asks: each specialist of the file is the importer's
+        agent of that id (a file of one's own agent), or the agent it becomes when its own
+        file is imported (ids.agent_id: the same whatever the order of the imports). One
+        not imported is left out of its turns until it is."""
+        if not record.specialists:
+            return []
+        mine = {a.agent_id for a in await self.repos.agents.list_for(self.email)}
+        return [s if s in mine else ids.agent_id(self.email, s) for s in record.specialists]
+
     async def _ensure_agent(self) -> None:
         if self._agent_written:
             return
@@ -229,6 +239,8 @@ class Writer:
                 event_expiry_days=record.event_expiry_days,
                 recent_turns=record.recent_turns,
                 auto_supersede=record.auto_supersede,
+                handoff_to_user=record.handoff_to_user,
+                specialists=await self._specialists(record),
                 metadata=metadata,
                 created_at=record.created_at,
                 updated_at=record.updated_at,

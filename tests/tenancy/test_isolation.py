@@ -585,3 +585,27 @@ def test_a_document_is_found_only_under_its_own_agent(tenants: tuple[Tenant, Ten
         f"/agents/{ids['agent_id']}/documents/{ids['document_id']}", headers=ada.headers
     )
     assert kept.status_code == 200, kept.text
+
+
+def test_another_tenants_agent_is_no_specialist(tenants: tuple[Tenant, Tenant]) -> None:
+    """An agent names specialists by id: another tenant's agent is refused exactly as an
+    id nobody has, when an agent is made and when one is changed."""
+    ada, bob = tenants
+    hers = agent(ada)["agent_id"]
+    mine = agent(bob)["agent_id"]
+    answers = []
+    for named in (hers, "no-such-agent"):
+        made = bob.client.post(
+            "/agents", json={"name": "Desk", "specialists": [named]}, headers=bob.headers
+        )
+        changed = bob.client.patch(
+            f"/agents/{mine}", json={"specialists": [named]}, headers=bob.headers
+        )
+        for response in (made, changed):
+            body = response.json()
+            answers.append(
+                (response.status_code, body["code"], body["message"].replace(named, "X"))
+            )
+    assert len(set(answers)) == 1, answers
+    assert answers[0][:2] == (404, "specialist_not_found")
+    assert bob.client.get(f"/agents/{mine}", headers=bob.headers).json()["specialists"] == []
