@@ -1,8 +1,8 @@
 """`retrieve` over HTTP: the scripted fake OpenAI (driven through the official SDK, as the
 provider drives the real one) calls it, and what comes back to the model cites a PDF's page
 and a Markdown heading; it is offered only to an agent holding documents; and seed 001's
-single-agent example (`tools=[retrieve, ...]`) built through the API, with its continuity
-scenario: the same session remembers, another session does not."""
+single-agent example (`tools=[retrieve, handoff_to_user]`) built through the API, with its
+continuity scenario: the same session remembers, another session does not."""
 
 import json
 import time
@@ -49,11 +49,17 @@ def fresh(fake: FakeLLM) -> None:
     fake.requests.clear()
 
 
-def support_agent(client: httpx2.Client, name: str) -> str:
+def support_agent(client: httpx2.Client, name: str, **fields: Any) -> str:
     """Seed 001's single agent: "You help customers...", on the (fake) OpenAI model."""
     created = client.post(
         "/agents",
-        json={"name": name, "provider": "openai", "model": "gpt-4o-mini", "persona": PERSONA},
+        json={
+            "name": name,
+            "provider": "openai",
+            "model": "gpt-4o-mini",
+            "persona": PERSONA,
+            **fields,
+        },
     )
     assert created.status_code == 201, created.text
     agent_id: str = created.json()["id"]
@@ -70,6 +76,10 @@ def chat(client: httpx2.Client, agent_id: str, prompt: str, **body: Any) -> http
 
 def retrieve(query: str) -> ToolCallScript:
     return ToolCallScript("retrieve", json.dumps({"query": query}))
+
+
+def handoff(question: str) -> ToolCallScript:
+    return ToolCallScript("handoff_to_user", json.dumps({"question": question}))
 
 
 def tool_names(request: dict[str, Any]) -> list[str]:
@@ -152,34 +162,39 @@ def test_retrieve_is_offered_only_while_the_agent_holds_a_document(
 
 def test_seed_001_single_agent_example(client: TestClient, fake: FakeLLM) -> None:
     """Seed 001's single agent built through the API: a persona ("You help customers..."),
-    `retrieve` over its documents, the memory hooks injected by the runtime. Continuity:
+    `tools=[retrieve, handoff_to_user]` (`retrieve` from its first document on,
+    `handoff_to_user` its opt-in), the memory hooks injected by the runtime. Continuity:
     the same session remembers what was said in it, another session does not."""
-    agent = support_agent(client, "Support")
+    agent = support_agent(client, "Support", handoff_to_user=True)
     ready(client, agent, "handbook.pdf", HANDBOOK, "application/pdf")
-
+    question = "Was order 4512 delivered more than 30 days ago?"
     fake.replies += [
         Reply(text="Thanks, noted order 4512."),
         Reply(tool_calls=[retrieve("refund days")]),
-        Reply(text="Order 4512 can be refunded within 30 days (handbook.pdf, page 2)."),
+        Reply(tool_calls=[handoff(question)]),
+        Reply(text="Then order 4512 can be refunded: within 30 days (handbook.pdf, page 2)."),
         Reply(text="I have no order number in this conversation."),
     ]
     first = chat(client, agent, "My order number is 4512.", session_id="session-789").json()
-    second = chat(
-        client, agent, "Can I still get a refund for my order?", session_id="session-789"
-    ).json()
-    assert second["conversation_id"] == first["conversation_id"]
-    assert "4512" in second["output"]
-    # The same session: the hook put the earlier exchange in the context.
-    context = system_prompt(fake.requests[1])
-    assert PERSONA in context
-    assert "Recent conversation:" in context
-    assert "user: My order number is 4512." in context
-    assert "retrieve" in tool_names(fake.requests[1])
+    asked = chat(client, agent, "Can I get a refund for my order?", session_id="session-789")
+    # Seed 001's two tools, beside the architecture's memory tools.
+    assert {"retrieve", "handoff_to_user"} <= set(tool_names(fake.requests[1]))
     assert tool_reply(fake.requests[2]).split("\n\n")[1].startswith("[1] handbook.pdf, page 2\n")
+    # The handoff ends the turn with the question for the person.
+    assert (asked.json()["reason"], asked.json()["output"]) == ("handoff", question)
+
+    answered = chat(client, agent, "No, it came last week.", session_id="session-789").json()
+    assert answered["conversation_id"] == first["conversation_id"]
+    assert answered["output"].startswith("Then order 4512 can be refunded")
+    # The same session: the hook put the earlier exchanges, the question too, in the context.
+    context = system_prompt(fake.requests[3])
+    assert PERSONA in context
+    assert "user: My order number is 4512." in context
+    assert f"assistant: {question}" in context
 
     # Another session of the same person: none of it.
     other = chat(client, agent, "What is my order number?", session_id="session-other").json()
     assert other["conversation_id"] != first["conversation_id"]
-    isolated = system_prompt(fake.requests[3])
+    isolated = system_prompt(fake.requests[4])
     assert "4512" not in isolated
     assert "Recent conversation:" not in isolated
