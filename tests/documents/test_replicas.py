@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.config import Settings
+from api.documents.processing import STALE_SECONDS
 from api.kit.clock import FrozenClock
 from tests.documents.conftest import processed, ready, search
 from tests.documents.test_documents import GUIDE, HANDBOOK, NOTES
@@ -83,3 +84,23 @@ def test_a_document_deleted_on_one_replica_while_another_processes_it_leaves_not
     assert again["state"] == "ready"  # A's worker has moved past the deleted document
     for client in (a, b):
         assert search(client, agent, "wifi password alarm code", mode="lexical") == []
+
+
+def test_a_document_its_process_left_processing_is_processed_by_another(
+    tmp_path: Path, clock: FrozenClock, settings: Settings
+) -> None:
+    """A process that accepted an upload stops before processing it (here: it has no
+    workers): the document, durable in the table, is processed by another process once it
+    is read there after its attempt went stale."""
+    shared = Store("sqlite", tmp_path / "left.db", "left", None, clock)
+    idle = settings.model_copy(update={"document_workers": 0})
+    with running(idle, clock, shared.open()) as a:
+        agent = new_agent(a)
+        sent = a.post(f"/agents/{agent}/documents", files={"file": ("notes.txt", NOTES)})
+        assert sent.status_code == 202, sent.text
+    with running(settings, clock, shared.open()) as b:
+        url = f"/agents/{agent}/documents/{sent.json()['id']}"
+        assert b.get(url).json()["state"] == "processing"  # not stale: its process may live
+        clock.advance(STALE_SECONDS + 1)
+        assert processed(b, agent, sent.json()["id"])["state"] == "ready"
+        assert search(b, agent, "alarm code", mode="lexical")[0]["file_name"] == "notes.txt"
