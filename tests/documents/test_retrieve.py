@@ -131,13 +131,21 @@ def test_retrieve_cites_a_pdf_page_and_a_markdown_heading(
     assert any(s["preview"].startswith('guide.md, "Guide > Billing > Invoices": ') for s in used)
 
 
-def test_nothing_matching_is_said_so(client: TestClient, fake: FakeLLM) -> None:
+def test_nothing_matching_and_a_bad_call_are_said_so(client: TestClient, fake: FakeLLM) -> None:
     agent = support_agent(client, "Honest")
     ready(client, agent, "guide.md", GUIDE, "text/markdown")
-    fake.replies += [Reply(tool_calls=[retrieve("zeppelin mooring")]), Reply(text="Unknown.")]
+    fake.replies += [
+        Reply(tool_calls=[retrieve("zeppelin mooring")]),
+        Reply(tool_calls=[ToolCallScript("retrieve", json.dumps({"query": "x", "count": 50}))]),
+        Reply(text="Unknown."),
+    ]
     chat(client, agent, "Where do I moor my zeppelin?")
     assert tool_reply(fake.requests[1]) == (
         'Retrieved for "zeppelin mooring": no passage of your documents matches.'
+    )
+    # A call the tool cannot serve is told why, and the turn goes on.
+    assert tool_reply(fake.requests[2]) == (
+        "Invalid arguments for retrieve: 'count' must be from 1 to 10."
     )
 
 
