@@ -4,6 +4,7 @@ every bad file refused with its code and nothing stored; a deleted document gone
 agent's deletion taking its documents."""
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,13 @@ def test_processing_is_reported_then_ready(client: TestClient) -> None:
     assert done["state"] == "ready"
     assert done["run_id"] == body["run_id"]
     assert done["passages"] >= 3
+
+
+def test_the_same_file_sent_at_once_is_one_document(client: TestClient) -> None:
+    agent = new_agent(client, "Racer")
+    with ThreadPoolExecutor(4) as pool:
+        sent = list(pool.map(lambda _: upload(client, agent, "guide.md", GUIDE), range(4)))
+    assert sorted(r.status_code for r in sent) == [200, 200, 200, 202], [r.text for r in sent]
+    assert len({r.json()["id"] for r in sent}) == 1
+    assert processed(client, agent, sent[0].json()["id"])["state"] == "ready"
+    assert len(client.get(f"/agents/{agent}/documents").json()["documents"]) == 1
