@@ -3,6 +3,7 @@ processed in the background, found by the REST search; the same file twice is on
 every bad file refused with its code and nothing stored; a deleted document gone, and an
 agent's deletion taking its documents."""
 
+import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -47,9 +48,13 @@ NOTES = b"The wifi password for the workshop is trowel-42.\n\nThe alarm code is 
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("documents") / "app.db"
+
+
+@pytest.fixture(scope="module")
+def client(path: Path) -> Iterator[TestClient]:
     """One app for the module: each test makes agents of its own."""
-    path: Path = tmp_path_factory.mktemp("documents") / "app.db"
     settings = Settings(
         sqlite_path=path,
         encryption_key="k" * 40,
@@ -125,7 +130,13 @@ def test_the_same_file_twice_is_one_document(client: TestClient) -> None:
     ],
 )
 def test_a_bad_file_is_refused_and_nothing_is_stored(
-    client: TestClient, name: str, data: bytes, content_type: str | None, status: int, code: str
+    client: TestClient,
+    path: Path,
+    name: str,
+    data: bytes,
+    content_type: str | None,
+    status: int,
+    code: str,
 ) -> None:
     agent = new_agent(client, f"Refuser {code} {name}")
     refused = upload(client, agent, name, data, content_type)
@@ -133,8 +144,8 @@ def test_a_bad_file_is_refused_and_nothing_is_stored(
     assert refused.json()["code"] == code
     assert name in refused.json()["message"]
     assert client.get(f"/agents/{agent}/documents").json()["documents"] == []
-    # Nothing was counted either: no turn offers `retrieve`.
-    assert client.get(f"/agents/{agent}/export").text.count('"type":"document"') == 0
+    # Nothing of it is in the table: no document, guard, waiting passage or passage.
+    assert [sk for sk in items_of(path, agent) if sk.startswith(("Upload", "Passage"))] == []
 
 
 def test_a_body_far_past_the_limit_is_refused_before_it_is_read(client: TestClient) -> None:
@@ -154,11 +165,18 @@ def test_an_unknown_document_and_an_empty_query(client: TestClient) -> None:
     assert (blank.status_code, blank.json()["code"]) == (400, "empty_query")
 
 
-def test_a_deleted_document_is_never_found_and_can_come_back(client: TestClient) -> None:
+def test_a_deleted_document_is_never_found_and_can_come_back(
+    client: TestClient, path: Path
+) -> None:
     agent = new_agent(client, "Forgetter")
     doc = ready(client, agent, "notes.txt", NOTES)
     assert search(client, agent, "alarm code", mode="lexical")
     assert client.delete(f"/agents/{agent}/documents/{doc['id']}").status_code == 204
+    # Nothing of it is left in the table (the search's version and change log remain).
+    left = items_of(path, agent)
+    assert [
+        sk for sk in left if not sk.startswith(("Search", "MemoryBlockDef#", "CoreMemory#"))
+    ] == []
     for mode in ("hybrid", "lexical", "semantic"):
         assert search(client, agent, "alarm code", mode=mode) == []
     assert client.get(f"/agents/{agent}/documents/{doc['id']}").status_code == 404
@@ -169,10 +187,29 @@ def test_a_deleted_document_is_never_found_and_can_come_back(client: TestClient)
     assert len(search(client, agent, "alarm code", mode="lexical")) == 1
 
 
-def test_deleting_an_agent_deletes_its_documents(client: TestClient) -> None:
+def items_of(path: Path, agent_id: str) -> list[str]:
+    """The sort keys of every item in the agent's partition, read from the SQLite file."""
+    with sqlite3.connect(path) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return [
+            sk
+            for table in tables
+            for (sk,) in db.execute(
+                f'SELECT sk FROM "{table}" WHERE pk = ?',  # noqa: S608 (the file's own table names)
+                (f"Agent#{agent_id}",),
+            )
+        ]
+
+
+def test_deleting_an_agent_deletes_its_documents(client: TestClient, path: Path) -> None:
     agent = new_agent(client, "Doomed")
     doc = ready(client, agent, "notes.txt", NOTES)
+    held = items_of(path, agent)
+    assert any(sk.startswith("Upload#") for sk in held)
+    assert any(sk.startswith("UploadHash#") for sk in held)
+    assert any(sk.startswith("Passage#") for sk in held)
     assert client.delete(f"/agents/{agent}").status_code == 204
+    assert items_of(path, agent) == []
     assert client.get(f"/agents/{agent}/documents/{doc['id']}").status_code == 404
     # An agent of the same name later starts with none.
     reborn = new_agent(client, "Doomed")
