@@ -72,6 +72,9 @@ class Settings(BaseSettings):
     allow_private_provider_urls: bool | None = None
     # A turn's LLM calls at most; the last one offers no tools, so the model must answer.
     max_turn_steps: int = Field(default=8, ge=2, le=50)
+    # How long a specialist's turn, asked by another agent's, may take (and never past the
+    # turn that asked); its own LLM calls are bounded by MAX_TURN_STEPS.
+    specialist_seconds: float = Field(default=120.0, gt=0, le=3600)
     # Seconds between SSE keep-alive comments while a turn streams.
     sse_ping_seconds: float = Field(default=15.0, gt=0, le=300)
     # Text deltas arriving this close together go out as one SSE event (0: each on its
@@ -122,6 +125,13 @@ class Settings(BaseSettings):
     memory_run_attempts: int = Field(default=3, ge=1, le=20)  # before a run is failed
     # How long a worker's receive waits for a run (SQS long polling: at most 20).
     memory_queue_wait_seconds: float = Field(default=10.0, ge=0, le=20)
+
+    # --- An agent's documents (api/documents/, docs/documents.md) -----------------------
+    document_max_bytes: int = Field(default=10 * 2**20, ge=1024)  # one uploaded file
+    document_max_pages: int = Field(default=500, ge=1)  # one PDF
+    document_max_passages: int = Field(default=5000, ge=1)  # what one file may split into
+    document_workers: int = Field(default=1, ge=0, le=16)  # per process; 0: only accepts
+    document_attempts: int = Field(default=3, ge=1, le=20)  # before processing is failed
 
     # --- Operations (docs/operations.md) -------------------------------------------------
     log_format: Literal["text", "json"] = "text"  # json: one JSON object a line

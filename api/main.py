@@ -17,6 +17,7 @@ from api import __version__
 from api.auth import oauth
 from api.auth.tokens import TokenIssuer, issuer_for
 from api.config import Settings, check_settings, load_settings
+from api.documents.processing import DocumentProcessor
 from api.embeddings.factory import start_embedder
 from api.http import (
     agents,
@@ -30,6 +31,7 @@ from api.http import (
     transfer,
     users,
 )
+from api.http import documents as agent_documents
 from api.http import errors as error_handlers
 from api.http import memory as agent_memory
 from api.http import memory_layer as seed004
@@ -56,6 +58,7 @@ from api.memory_runs.service import MemoryRunner
 from api.observability import logs, metrics, tracing
 from api.observability.store import measured
 from api.queue import get_queue
+from api.queue.local import LocalQueue
 from api.repositories import Repositories
 from api.runtime.architectures import registry as architectures
 from api.runtime.builder import TurnBuilder
@@ -91,6 +94,7 @@ class State(TypedDict):
     runtime: Runtime
     search: SearchEngine
     memory_runs: MemoryRunner
+    documents: DocumentProcessor
     providers: ProviderFactory
     message_clock: MessageClock
 
@@ -179,6 +183,7 @@ def create_app(
         runtime: Runtime | None = None
         search: SearchEngine | None = None
         memory_runner: MemoryRunner | None = None
+        documents: DocumentProcessor | None = None
         providers: ProviderFactory | None = None
         try:
             embedder = await start_embedder(settings)
@@ -222,6 +227,10 @@ def create_app(
                 repos, search, clock, settings, get_queue(settings), providers, turns
             )
             memory_runner.start()
+            # Uploads are processed by this process's workers, woken through the queue port
+            # (the table holds the work: docs/documents.md).
+            documents = DocumentProcessor(repos, search, clock, settings, LocalQueue())
+            documents.start()
             # What start-up made lives as long as the process: kept out of every later
             # collection, which then only walks what requests make.
             gc.freeze()
@@ -246,6 +255,7 @@ def create_app(
                     runtime=runtime,
                     search=search,
                     memory_runs=memory_runner,
+                    documents=documents,
                     providers=providers,
                     message_clock=message_clock,
                 )
@@ -253,6 +263,8 @@ def create_app(
             await mcp.aclose()  # first: its tools use everything below
             if memory_runner is not None:
                 await memory_runner.stop()
+            if documents is not None:
+                await documents.stop()
             if runtime is not None:
                 await runtime.stop()
             if providers is not None:
@@ -301,6 +313,7 @@ def create_app(
     app.include_router(provider_settings.router)
     app.include_router(agents.router)
     app.include_router(agent_memory.router)
+    app.include_router(agent_documents.router)
     app.include_router(messages.router)
     app.include_router(conversations.router)
     app.include_router(chat.router)
@@ -316,6 +329,13 @@ def create_app(
         max_body_bytes=settings.max_request_bytes,
         # An import file is streamed to disk by its route, bounded there by its own limit.
         larger={transfer.IMPORT_PATH: settings.max_import_bytes},
+        # A document's upload, refused past DOCUMENT_MAX_BYTES by its route (a clear 413).
+        larger_paths={
+            agent_documents.UPLOAD_PATH: max(
+                settings.max_request_bytes,
+                settings.document_max_bytes + agent_documents.MULTIPART_OVERHEAD,
+            )
+        },
     )
     # The web app's pages and files, inside the local-mode guard (docs/web.md).
     app.add_middleware(WebApp, auth_mode=settings.auth_mode)

@@ -7,6 +7,7 @@ from api.agents.repository import AgentRepository
 from api.auth.repository import AuthRepository
 from api.conversations.messages.repository import MessageRepository
 from api.conversations.repository import ConversationRepository
+from api.documents.repository import DocumentRepository
 from api.idempotency.repository import IdempotencyRepository
 from api.journal.repository import JournalRepository
 from api.memory.repository import MemoryRepository
@@ -28,6 +29,7 @@ class Repositories:
     agents: AgentRepository
     auth: AuthRepository
     conversations: ConversationRepository
+    documents: DocumentRepository
     idempotency: IdempotencyRepository
     journal: JournalRepository
     memory: MemoryRepository
@@ -45,6 +47,7 @@ class Repositories:
             agents=AgentRepository(table),
             auth=AuthRepository(table),
             conversations=ConversationRepository(table),
+            documents=DocumentRepository(table),
             idempotency=IdempotencyRepository(table),
             journal=JournalRepository(table),
             memory=MemoryRepository(table),

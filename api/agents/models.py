@@ -28,6 +28,12 @@ class Agent(Entity):
     # A new archival memory replaces the current one stating the same attribute of the same
     # subject with another value (api/search/facts.py); off: only when a writer says so.
     auto_supersede: bool = True
+    # Offers its model `handoff_to_user`: a turn may end with a question for the person,
+    # and its conversation then awaits their answer (api/runtime/handoff.py).
+    handoff_to_user: bool = False
+    # The agents it may ask, by id, all of the same owner (api/agents/specialists.py): each
+    # is a tool of its turns, which runs that agent's own turn (api/runtime/specialists.py).
+    specialists: list[str] = Field(default_factory=list)
     metadata: StoredJson = Field(default_factory=dict)  # free JSON (seed 002)
     created_at: datetime
     updated_at: datetime
@@ -36,6 +42,9 @@ class Agent(Entity):
     # by the transaction that ends the turn or stores them, never by a save, which would
     # put back the time it read.
     last_used_at: datetime | None = None
+    # How many documents it holds (api/documents/): moved by the transactions that make and
+    # delete them, never by a save. A turn offers `retrieve` when it is above 0.
+    documents: int = 0
 
     def key(self) -> Key:
         return keys.agent(self.created_by, self.agent_id)

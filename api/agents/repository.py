@@ -27,6 +27,7 @@ AGENT = "agent"
 NAME_GUARD = "name_guard"  # the guard of the name the agent takes
 USED = "agent_used"  # a turn's note of the agent's last use
 LAST_USED = "last_used_at"
+DOCUMENTS = "documents"  # how many documents it holds, moved by their writes, never by a save
 
 
 def used_op(email: str, agent_id: str, at: datetime) -> Update:
@@ -37,6 +38,18 @@ def used_op(email: str, agent_id: str, at: datetime) -> Update:
         set={LAST_USED: at.isoformat()},
         condition=ItemExists(),
         label=USED,
+    )
+
+
+def documents_op(email: str, agent_id: str, delta: int) -> Update:
+    """The agent's count of documents moved by `delta`, in the transaction that makes or
+    deletes one, while the agent exists (refused, AGENT, once it is deleted): a turn learns
+    from the agent it reads anyway whether to offer `retrieve`, with no read of its own."""
+    return Update(
+        keys.agent(email, agent_id),
+        add={DOCUMENTS: delta},
+        condition=ItemExists(),
+        label=AGENT,
     )
 
 
@@ -90,11 +103,13 @@ class AgentRepository:
         """The agent as the next version of the one read, moving its name guard when the name
         changes. TransactionCancelled: AGENT refused, someone saved first; NAME_GUARD, the name
         is taken."""
-        # Every attribute but the last use, which turns write meanwhile: a save puts back
-        # what was read of everything else, never that.
+        # Every attribute but the last use and the count of documents, which turns and
+        # uploads write meanwhile: a save puts back what was read of everything else, never
+        # those.
         item = agent.to_dynamo_item()
-        fields = {k: v for k, v in item.items() if k not in (PK, SK, LAST_USED)}
-        unset = [k for k, v in agent.model_dump().items() if v is None and k != LAST_USED]
+        kept = (PK, SK, LAST_USED, DOCUMENTS)
+        fields = {k: v for k, v in item.items() if k not in kept}
+        unset = [k for k, v in agent.model_dump().items() if v is None and k not in kept]
         ops: list[Update | Put | Delete] = [
             Update(
                 agent.key(),

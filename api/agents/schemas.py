@@ -1,15 +1,20 @@
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, JsonValue
 
 from api.agents.models import DEFAULT_ARCHITECTURE, Agent
+from api.agents.specialists import MAX_SPECIALISTS
 from api.kit.forms import FormField
 from api.kit.json_data import Metadata
 from api.kit.model import ApiModel
 from api.kit.text import PlainName
 
 MAX_RECENT_TURNS = 100
+AgentIds = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=64)]],
+    Field(max_length=MAX_SPECIALISTS),
+]
 
 
 class AgentCreate(ApiModel):
@@ -51,6 +56,19 @@ class AgentCreate(ApiModel):
         description='A new memory stating another value of the same fact ("Lives in: Porto" '
         'after "Lives in: Lisbon") replaces the old one, which is kept as history.',
     )
+    handoff_to_user: bool = Field(
+        default=False,
+        strict=True,
+        title="May hand the turn back to you",
+        description="Offers the tool handoff_to_user: the agent may end its turn with a "
+        "question for you, and the conversation waits for your answer.",
+    )
+    specialists: AgentIds = Field(
+        default_factory=list,
+        title="Specialists",
+        description="Other agents of yours it may ask: each becomes a tool (ask_<name>) that "
+        "runs that agent's own turn, with its own memory, and answers with its reply.",
+    )
     metadata: Metadata = Field(
         default_factory=dict,
         title="Metadata",
@@ -82,6 +100,8 @@ class AgentUpdate(ApiModel):
     event_expiry_days: int | None = Field(default=None, strict=True, ge=0, le=3650)
     recent_turns: int | None = Field(default=None, strict=True, ge=0, le=MAX_RECENT_TURNS)
     auto_supersede: bool | None = Field(default=None, strict=True)
+    handoff_to_user: bool | None = Field(default=None, strict=True)
+    specialists: AgentIds | None = None
     metadata: Metadata | None = None
 
 
@@ -95,6 +115,13 @@ class AgentOut(ApiModel):
     event_expiry_days: int
     recent_turns: int
     auto_supersede: bool
+    handoff_to_user: bool = Field(
+        description="Whether its model is offered handoff_to_user (a turn ending with a "
+        "question for the person)"
+    )
+    specialists: list[str] = Field(
+        description="The ids of the agents it may ask (docs/agents-together.md)"
+    )
     metadata: dict[str, JsonValue]
     created_at: datetime
     updated_at: datetime
@@ -116,6 +143,8 @@ class AgentOut(ApiModel):
             event_expiry_days=agent.event_expiry_days,
             recent_turns=agent.recent_turns,
             auto_supersede=agent.auto_supersede,
+            handoff_to_user=agent.handoff_to_user,
+            specialists=agent.specialists,
             metadata=agent.metadata,
             created_at=agent.created_at,
             updated_at=agent.updated_at,

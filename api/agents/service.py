@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from api.agents import repository
+from api.agents import repository, specialists
 from api.agents.models import Agent, AgentNameGuard
 from api.agents.schemas import AgentCreate, AgentForm, AgentUpdate, ProviderModels
 from api.errors import AppError, BadRequest, NotFound
@@ -96,7 +96,7 @@ async def create(
     if existing is not None:
         return existing, False
     await _check_choices(repos, email, body.architecture, body.provider, architectures)
-    agent = _new(email, body, clock)
+    agent = await _with_specialists(repos, _new(email, body, clock), body.specialists)
     guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
     try:
         await repos.agents.create(agent, guard)
@@ -124,7 +124,7 @@ async def create_linked(
     AgentNameTaken when the name is taken; TransactionCancelled when a linked write's
     condition refused (read by the labels the linked writes carry)."""
     await _check_choices(repos, email, body.architecture, body.provider, architectures)
-    agent = _new(email, body, clock)
+    agent = await _with_specialists(repos, _new(email, body, clock), body.specialists)
     normalized = normalize_name(body.name)
     guard = AgentNameGuard(created_by=email, normalized_name=normalized, agent_id=agent.agent_id)
     try:
@@ -150,10 +150,19 @@ def _new(email: str, body: AgentCreate, clock: Clock) -> Agent:
         event_expiry_days=body.event_expiry_days,
         recent_turns=body.recent_turns,
         auto_supersede=body.auto_supersede,
+        handoff_to_user=body.handoff_to_user,
         metadata=body.metadata,
         created_at=now,
         updated_at=now,
     )
+
+
+async def _with_specialists(repos: Repositories, agent: Agent, named: Sequence[str]) -> Agent:
+    """The agent with the specialists it names, checked among its owner's agents."""
+    if not named:
+        return agent
+    mine = await repos.agents.list_for(agent.created_by)
+    return agent.model_copy(update={"specialists": specialists.check(agent.agent_id, named, mine)})
 
 
 async def _existing(repos: Repositories, email: str, normalized: str) -> Agent | None:
@@ -283,6 +292,9 @@ async def update(
         changes.get("provider", agent.agent_provider),
         architectures,
     )
+    if "specialists" in changes:
+        mine = await repos.agents.list_for(agent.created_by)
+        changes["specialists"] = specialists.check(agent.agent_id, changes["specialists"], mine)
     persona = changes["persona"].splitlines() if "persona" in changes else None
     if persona is not None:
         # A persona that does not fit the block is refused before anything is saved.
@@ -308,7 +320,14 @@ async def update(
 
 
 # same name on the agent
-KEPT_AS_IS = ("event_expiry_days", "recent_turns", "auto_supersede", "metadata")
+KEPT_AS_IS = (
+    "event_expiry_days",
+    "recent_turns",
+    "auto_supersede",
+    "handoff_to_user",
+    "specialists",
+    "metadata",
+)
 
 
 def _apply(
@@ -361,8 +380,31 @@ async def delete(repos: Repositories, search: SearchEngine, agent: Agent) -> Non
             agent = await get(repos, agent.created_by, agent.agent_id)  # 404 once it is gone
             continue
         search.forget(agent.agent_id)  # this process's index of it
+        await _drop_specialist(repos, agent)
         return
     raise AgentBusy("The agent is being edited by others; try again.")
+
+
+async def _drop_specialist(repos: Repositories, gone: Agent) -> None:
+    """A deleted agent leaves the lists of the agents that named it as a specialist. One
+    missed (the process stopping here) is harmless: a turn offers only the specialists it
+    finds, and a save of that list checks it again."""
+    naming = [
+        a for a in await repos.agents.list_for(gone.created_by) if gone.agent_id in a.specialists
+    ]
+    for agent in naming:
+        for _ in range(SAVE_ATTEMPTS):
+            kept = [s for s in agent.specialists if s != gone.agent_id]
+            try:
+                await repos.agents.save(
+                    agent.model_copy(update={"specialists": kept, "version": agent.version + 1})
+                )
+                break
+            except TransactionCancelled:
+                found = await repos.agents.get(agent.created_by, agent.agent_id)
+                if found is None or gone.agent_id not in found.specialists:
+                    break
+                agent = found
 
 
 async def form(
@@ -373,16 +415,21 @@ async def form(
     architectures: Collection[str],
     with_models: bool = True,
 ) -> AgentForm:
-    """The agents form: architectures, the providers this user can use, and (unless
+    """The agents form: architectures, the providers this user can use, their agents (to
+    pick specialists among), and (unless
     `with_models` is false, for a page that lists each provider's on its own) their models."""
-    configured = ["offline"] + [
-        s.provider_name for s in await repos.provider_settings.list_for(email)
-    ]
+    stored, mine = await asyncio.gather(
+        repos.provider_settings.list_for(email), list_for(repos, email)
+    )
+    configured = ["offline"] + [s.provider_name for s in stored]
     fields = form_of(
         AgentCreate,
         options={
             "architecture": [Option(value=name, label=name) for name in architectures],
             "provider": [Option(value=p, label=PROVIDERS[p].label) for p in configured],
+            # Its specialists are picked among the user's agents (an agent's own form
+            # offers it too: the save refuses it, as it refuses a loop).
+            "specialists": [Option(value=a.agent_id, label=a.agent_name) for a in mine],
         },
     ).fields
     if not with_models:

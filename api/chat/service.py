@@ -12,7 +12,8 @@ from api.errors import BadRequest
 from api.kit.aio import ready
 from api.kit.clock import Clock
 from api.repositories import Repositories
-from api.runtime.runner import PreparedTurn, Runtime, TurnRequest
+from api.runtime.request import TurnRequest
+from api.runtime.runner import PreparedTurn, Runtime
 
 
 class NotYourUserId(BadRequest):

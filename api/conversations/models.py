@@ -21,6 +21,9 @@ class Conversation(Entity):
     # what its agent's list of conversations is ordered by. None on an item of layout 1
     # the upgrade has not reached.
     last_activity_at: datetime | None = None
+    # Its last turn ended with a question for the person (handoff_to_user): set and
+    # cleared by the transaction that ends each turn.
+    awaiting_user: bool = False
 
     @property
     def active_at(self) -> datetime:

@@ -32,6 +32,7 @@ OPEN = "conversation_open"
 
 _OPEN = AllOf((ItemExists(), AttrAbsent(DELETING)))
 LAST_ACTIVITY = "last_activity_at"
+AWAITING_USER = "awaiting_user"
 
 
 def still_open(email: str, conversation_id: str) -> Check:
@@ -40,19 +41,29 @@ def still_open(email: str, conversation_id: str) -> Check:
     return Check(keys.conversation(email, conversation_id), _OPEN, label=OPEN)
 
 
-def active_op(email: str, agent_id: str, conversation_id: str, at: datetime) -> Update:
+def active_op(
+    email: str,
+    agent_id: str,
+    conversation_id: str,
+    at: datetime,
+    *,
+    awaiting_user: bool | None = None,
+) -> Update:
     """A transaction's write of the conversation's last activity, `at`: its `updated_at`,
-    and its place among its agent's conversations. Made only while the conversation is
-    open, under `still_open`'s condition and label, so that it stands in for that check in
-    the same transaction (a transaction names an item once) and never brings back a
-    conversation being deleted."""
+    and its place among its agent's conversations; and, from a turn's end, whether it
+    awaits the person's answer (`awaiting_user`; None leaves it). Made only while the
+    conversation is open, under `still_open`'s condition and label, so that it stands in
+    for that check in the same transaction (a transaction names an item once) and never
+    brings back a conversation being deleted."""
     stamp = at.isoformat()
+    awaiting = {} if awaiting_user is None else {AWAITING_USER: awaiting_user}
     return Update(
         keys.conversation(email, conversation_id),
         set={
             "updated_at": stamp,
             LAST_ACTIVITY: stamp,
             **keys.conversation_index(agent_id, keys.time_of(at), conversation_id),
+            **awaiting,
         },
         condition=_OPEN,
         label=OPEN,
@@ -136,11 +147,17 @@ class ConversationRepository:
         )
 
     async def mark_active(
-        self, email: str, agent_id: str, conversation_id: str, at: datetime
+        self,
+        email: str,
+        agent_id: str,
+        conversation_id: str,
+        at: datetime,
+        *,
+        awaiting_user: bool | None = None,
     ) -> bool:
         """`active_op` written on its own (a turn whose closing transaction was refused);
         False when the conversation is gone or going."""
-        op = active_op(email, agent_id, conversation_id, at)
+        op = active_op(email, agent_id, conversation_id, at, awaiting_user=awaiting_user)
         try:
             await self.table.update(op.key, set=op.set, condition=op.condition)
         except ConditionFailed:

@@ -47,6 +47,11 @@ class ConversationOut(ApiModel):
         "creation before any): the order of GET /conversations, latest first"
     )
 
+    awaiting_user: bool = Field(
+        description="Its last turn ended with a question for the person (handoff_to_user): "
+        "it waits for their answer, the next message; false again once a turn ends after it"
+    )
+
     @classmethod
     def of(cls, c: Conversation) -> "ConversationOut":
         return cls(
@@ -57,6 +62,7 @@ class ConversationOut(ApiModel):
             created_at=c.created_at,
             updated_at=c.updated_at,
             last_activity_at=c.active_at,
+            awaiting_user=c.awaiting_user,
         )
 
 

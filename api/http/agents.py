@@ -2,7 +2,7 @@
 
 from fastapi import Query, Response, status
 
-from api.agents import service
+from api.agents import service, specialists
 from api.agents.schemas import AgentCreate, AgentForm, AgentOut, AgentUpdate, ProviderModels
 from api.agents.service import (
     AgentBusy,
@@ -64,7 +64,13 @@ async def provider_models(
     status_code=status.HTTP_201_CREATED,
     responses={
         200: {"model": AgentOut, "description": "You already have an agent by that name."},
-        **errors(UnknownArchitecture, ProviderNotConfigured, AgentNameTaken, AgentBusy),
+        **errors(
+            UnknownArchitecture,
+            ProviderNotConfigured,
+            AgentNameTaken,
+            AgentBusy,
+            *specialists.REFUSALS,
+        ),
     },
 )
 async def create_agent(
@@ -98,7 +104,14 @@ async def get_agent(agent: AgentByIdOrName) -> AgentOut:
 @router.patch(
     "/{agent_id}",
     operation_id="agents_update",
-    responses=errors(BadRequest, ProviderNotConfigured, AgentNotFound, AgentNameTaken, AgentBusy),
+    responses=errors(
+        BadRequest,
+        ProviderNotConfigured,
+        AgentNotFound,
+        AgentNameTaken,
+        AgentBusy,
+        *specialists.REFUSALS,
+    ),
 )
 async def update_agent(
     agent: OwnedAgent, body: AgentUpdate, repos: ReposDep, clock: ClockDep, runtime: RuntimeDep

@@ -26,7 +26,8 @@ from api.http.deps.conversations import OwnedConversation
 from api.http.deps.runtime import RuntimeDep
 from api.http.responses import IdempotencyKey, respond
 from api.http.route_filter import Router
-from api.runtime.runner import TURN_FAILURES, TurnRequest
+from api.runtime.request import TurnRequest
+from api.runtime.runner import TURN_FAILURES
 from api.store.table import InvalidCursor
 
 router = Router(prefix="/conversations", tags=["conversations"])

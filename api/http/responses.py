@@ -80,6 +80,7 @@ async def answer(prepared: PreparedTurn) -> TurnOut:
         usage=TurnUsage(
             input_tokens=completed.usage.input_tokens, output_tokens=completed.usage.output_tokens
         ),
+        reason=prepared.turn.ended_by,
     )
 
 

@@ -121,6 +121,21 @@ class ContextUsed(RunEvent):
 
 
 @dataclass(frozen=True)
+class Nested(RunEvent):
+    """An event of a specialist's turn, which one of this turn's tool calls (`call_id`) is
+    running: its name (`event`) and data (`payload`) as the specialist's own run tells
+    them, `agent_id` the specialist, `depth` 1 for a specialist of this turn's agent, 2 for
+    one of theirs..."""
+
+    EVENT = "nested"
+    agent_id: str
+    depth: int
+    call_id: str
+    event: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class RunError(RunEvent):
     EVENT = "error"
     code: str
@@ -138,6 +153,9 @@ class RunCompleted(RunEvent):
     EVENT = "run.completed"
     steps: int
     usage: Usage = field(default_factory=Usage)
+    # How the turn ended: "answer" (the model answered), or "handoff" (it asked the person
+    # a question with handoff_to_user: the conversation awaits their answer).
+    reason: str = "answer"
 
 
 @dataclass(frozen=True)

@@ -12,20 +12,23 @@ RunState = Literal["running", "completed", "failed", "interrupted"]
 ENDED: frozenset[RunState] = frozenset({"completed", "failed", "interrupted"})
 
 
-SourceKind = Literal["archival", "message"]
+SourceKind = Literal["archival", "message", "passage"]
 RECENT_CONVERSATION = "recent_conversation"  # how the continuity hook's messages came in
 
 
 class Source(ApiModel):
-    """An archival memory or a past message that entered a turn's context: put into its
-    prompt by a hook, or returned to its model by a search tool."""
+    """An archival memory, a past message or a passage of a document that entered a turn's
+    context: put into its prompt by a hook, or returned to its model by a search tool."""
 
     kind: SourceKind
-    id: str = Field(description="The archival memory's id, or the message's")
+    id: str = Field(
+        description="The archival memory's id, the message's, or a passage's "
+        "(`{document_id}:{number}`)"
+    )
     via: str = Field(
         description="How it came in: `recent_conversation` (the continuity hook's last turns), "
-        "a tool's name (`archival_memory_search`, `search_memories`, `list_memories`), or "
-        "another hook's own name"
+        "a tool's name (`archival_memory_search`, `search_memories`, `list_memories`, "
+        "`retrieve`), or another hook's own name"
     )
     score: float | None = Field(
         default=None, description="The search's score; none for what came by recency"

@@ -3,7 +3,8 @@ what the form submits, so the SPA renders what the API accepts and nothing else.
 
 Fields marked secret (SecretStr) are write-only: forms show them masked and may leave them
 empty to keep the stored value. Fields holding free JSON (an object, a list, any value) are
-`json`: forms show them as a JSON text area and send the parsed value.
+`json`: forms show them as a JSON text area and send the parsed value. A list whose
+choices are given is `multiselect`: forms send the chosen options' values, as a list.
 """
 
 from typing import Any, Literal
@@ -12,7 +13,9 @@ from pydantic import BaseModel
 
 from api.kit.model import ApiModel
 
-FieldType = Literal["string", "url", "integer", "number", "boolean", "select", "text", "json"]
+FieldType = Literal[
+    "string", "url", "integer", "number", "boolean", "select", "multiselect", "text", "json"
+]
 
 
 SCALARS: dict[str, FieldType] = {"integer": "integer", "number": "number", "boolean": "boolean"}
@@ -93,11 +96,13 @@ def form_of(model: type[BaseModel], options: dict[str, list[Option]] | None = No
         choices = (options or {}).get(name)
         if choices is None and "enum" in prop:
             choices = [Option(value=v, label=str(v)) for v in prop["enum"]]
+        # A list with choices is picked from them, any number (a select takes one).
+        chosen: FieldType = "multiselect" if prop.get("type") == "array" else "select"
         fields.append(
             FormField(
                 name=name,
                 label=prop.get("title", name.replace("_", " ").capitalize()),
-                type="select" if choices is not None else _type(prop),
+                type=chosen if choices is not None else _type(prop),
                 secret=prop.get("format") == "password" or bool(prop.get("writeOnly")),
                 required=name in required,
                 nullable=nullable,

@@ -1,7 +1,8 @@
 """A turn's mark on what it ran in, part of the transaction that ends its run: the time it
 ended as its conversation's last activity (its `updated_at`, and its place at the top of
-its agent's conversations) and as its agent's last use (the order of the agents list). No
-write of its own: a turn still writes three times."""
+its agent's conversations; and whether it awaits the person's answer) and as its agent's
+last use (the order of the agents list). No write of its own: a turn still writes three
+times."""
 
 from datetime import UTC, datetime
 
@@ -15,12 +16,15 @@ from api.store.table import Item, TxOp
 
 
 class Activity(ClosingWrite):
-    def __init__(self, repos: Repositories, clock: Clock, state: TurnState) -> None:
+    def __init__(
+        self, repos: Repositories, clock: Clock, state: TurnState, *, awaiting_user: bool
+    ) -> None:
         self.repos = repos
         self.clock = clock
         self.owner = state.user_email
         self.agent_id = state.agent_id
         self.conversation_id = state.conversation_id
+        self.awaiting_user = awaiting_user  # it ended with a question for the person
         self.at: datetime | None = None
 
     def _at(self) -> datetime:
@@ -33,7 +37,13 @@ class Activity(ClosingWrite):
     async def writes(self) -> tuple[list[TxOp], list[Item]]:
         at = self._at()
         return [
-            conversation_items.active_op(self.owner, self.agent_id, self.conversation_id, at),
+            conversation_items.active_op(
+                self.owner,
+                self.agent_id,
+                self.conversation_id,
+                at,
+                awaiting_user=self.awaiting_user,
+            ),
             agent_items.used_op(self.owner, self.agent_id, at),
         ], []
 
@@ -42,6 +52,6 @@ class Activity(ClosingWrite):
         # deleted is not brought back as a bare item.
         at = self._at()
         await self.repos.conversations.mark_active(
-            self.owner, self.agent_id, self.conversation_id, at
+            self.owner, self.agent_id, self.conversation_id, at, awaiting_user=self.awaiting_user
         )
         await self.repos.agents.mark_used(self.owner, self.agent_id, at)

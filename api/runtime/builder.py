@@ -14,7 +14,7 @@ from api.memory.summarizer import summarizer_for
 from api.repositories import Repositories
 from api.runtime.hooks import Hooks
 from api.runtime.state import TurnState
-from api.runtime.toolbox import Toolbox
+from api.runtime.toolbox import Toolbox, TurnTool
 from api.runtime.turn import MessageClock, MessageFactory, Turn, TurnLLM
 from api.search.engine import SearchEngine
 from api.tools.native import NativeTool, ToolContext
@@ -40,6 +40,7 @@ class TurnBuilder:
         prompt: str,
         tools: Sequence[NativeTool],
         hooks: Hooks,
+        turn_tools: Sequence[TurnTool] = (),
         core_memory: Sequence[BlockView],
         source: ChangeSource,
         context: Sequence[str] = (),
@@ -62,7 +63,7 @@ class TurnBuilder:
             agent=agent,
             prompt=prompt,
             llm=TurnLLM(provider, agent.agent_model, coalesce_seconds=coalesce_seconds),
-            tools=Toolbox(tool_context, tools),
+            tools=Toolbox(tool_context, tools, turn_tools),
             hooks=hooks,
             state=state,
             core_memory=core_memory,

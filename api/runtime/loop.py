@@ -1,6 +1,9 @@
 """The tool loop every architecture can use (seed 001's Agent): a system prompt, tools, and
 the turn's injected hooks and state. It streams the LLM, runs the tools the model calls,
 feeds their replies back, and adds every message through the hooks the moment it exists.
+A tool may tell the client what happens while it runs (a specialist's nested turn): those
+events pass through as they come. A call of `handoff_to_user` ends the turn after its step's
+calls, the question its answer.
 
 A step is one LLM call. The last allowed step offers no tools, so the model has to answer.
 When the turn stops early (the client went away and the task is cancelled, or the provider
@@ -15,7 +18,7 @@ from api.conversations.messages.models import Message
 from api.journal import events
 from api.llm.types import ChatMessage, ToolCall, ToolCallEvent
 from api.llm.types import TextDelta as LLMText
-from api.runtime.toolbox import Toolbox
+from api.runtime.toolbox import Toolbox, ToolReply
 from api.runtime.turn import Turn, tool_call_item
 
 TOOL_INTERRUPTED = "Interrupted: the turn stopped before this tool answered."
@@ -75,20 +78,45 @@ class AgentLoop:
                         reply.created_at.isoformat(),
                     )
                     return
+                question: str | None = None  # handoff_to_user's, once called
                 for call in calls:
-                    answer = await self.tools.run(call)
+                    answer = ToolReply("")
+                    async for told in self.tools.stream(call):
+                        if isinstance(told, ToolReply):
+                            answer = told
+                        else:
+                            yield told
                     pending.remove(call)
                     await turn.hooks.message_added(
-                        turn.messages.new("tool", answer, tool_call_id=call.id)
+                        turn.messages.new("tool", answer.text, tool_call_id=call.id)
                     )
-                    history.append(ChatMessage("tool", answer, tool_call_id=call.id))
-                    yield events.ToolAnswered(run_id, step, call.id, call.name, answer)
+                    history.append(ChatMessage("tool", answer.text, tool_call_id=call.id))
+                    yield events.ToolAnswered(run_id, step, call.id, call.name, answer.text)
+                    question = question or answer.handoff
+                if question is not None:
+                    yield await self._hand_off(question)
+                    return
             except BaseException as e:
                 # A cancelled write still finishes (see Hooks.message_added): the reply is
                 # stored, so its calls need their replies.
                 if written or isinstance(e, asyncio.CancelledError):
                     await self._interrupt(pending)
                 raise
+
+    async def _hand_off(self, question: str) -> events.FinalMessage:
+        """The turn ends with the question for the person as its answer (handoff_to_user):
+        the other calls of the step have answered; no further step is taken."""
+        turn = self.turn
+        asked = turn.messages.new("assistant", question)
+        await turn.hooks.message_added(asked, ends_turn=True)
+        turn.ended_by = "handoff"
+        return events.FinalMessage(
+            turn.state.run_id,
+            asked.message_id,
+            asked.role,
+            asked.content,
+            asked.created_at.isoformat(),
+        )
 
     async def _interrupt(self, calls: list[ToolCall]) -> None:
         """A reply for each call that will not get one, so every call has its result."""

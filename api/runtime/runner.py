@@ -18,9 +18,9 @@ from typing import Any, Literal, TypeVar
 
 from api.agents import service as agents
 from api.agents.models import Agent
+from api.agents.specialists import MAX_DEPTH
 from api.config import Settings
 from api.conversations.messages.schemas import MAX_WAIT_SECONDS
-from api.conversations.models import Conversation
 from api.errors import AppError, public_body
 from api.journal import events
 from api.journal.bus import RunBus
@@ -36,20 +36,24 @@ from api.memory import service as memory
 from api.memory.service import BlockView
 from api.observability import metrics
 from api.repositories import Repositories
+from api.runtime import specialists
 from api.runtime.activity import Activity
 from api.runtime.architectures.base import AgentArchitecture
 from api.runtime.builder import TurnBuilder
 from api.runtime.continuity import ContinuityHook
+from api.runtime.handoff import HandoffToUser
 from api.runtime.hooks import HookProvider, Hooks
 from api.runtime.lease import ConversationBusy, Lease, Renewals
+from api.runtime.request import TurnRequest, Via
 from api.runtime.state import TurnState
+from api.runtime.toolbox import TurnTool
 from api.runtime.turn import DAY, Turn
 from api.search.engine import SearchEngine
 from api.settings import service as settings_service
 from api.settings.models import ProviderSettings
 from api.settings.providers import PROVIDERS
 from api.store.table import Item, TxOp
-from api.tools.native import NATIVE_TOOLS, ToolContext
+from api.tools.native import ToolContext, offered
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -72,37 +76,6 @@ TURN_FAILURES = (
     ConversationBusy,
     *PROVIDER_FAILURES,
 )
-
-
-@dataclass(frozen=True)
-class TurnRequest:
-    """One turn asked for: who asks, in which conversation, as which actor and session.
-
-    Made only from what the caller was found to own (`in_conversation` from an owned
-    conversation, `chat.service.open_turn` from the caller's agent and session
-    lookup): the runtime reads the agent's and the conversation's partitions by these ids."""
-
-    user_email: str
-    agent_id: str
-    conversation_id: str
-    actor_id: str
-    session_id: str
-    prompt: str
-
-    @classmethod
-    def in_conversation(
-        cls, conversation: Conversation, prompt: str, actor_id: str | None
-    ) -> "TurnRequest":
-        """A turn in an owned conversation, as seed 001 names it: the user speaks unless an
-        actor is given; the session is the conversation's."""
-        return cls(
-            user_email=conversation.created_by,
-            agent_id=conversation.agent_id,
-            conversation_id=conversation.conversation_id,
-            actor_id=actor_id or conversation.created_by,
-            session_id=conversation.session_id or conversation.conversation_id,
-            prompt=prompt,
-        )
 
 
 class Runtime:
@@ -220,12 +193,22 @@ class Runtime:
             created_at=datetime.fromtimestamp(now, UTC),
             ttl=math.ceil(now) + expiry * DAY if expiry else None,
         )
+        turn_tools: list[TurnTool] = []
+        if agent.handoff_to_user and request.via is None:  # a person is there to ask
+            turn_tools.append(HandoffToUser())
+        asks = specialists.tools_for(
+            self, agent, state, request.via, await self._specialists(agent, request.via)
+        )
+        turn_tools += asks
+        if asks:  # whom it may ask, before what the hooks added
+            sections = [specialists.routing(asks), *sections]
         turn = self.turns.build(
             agent,
             provider,
             state,
             prompt=request.prompt,
-            tools=[NATIVE_TOOLS[name] for name in architecture.tools],
+            tools=offered(agent, architecture.tools),
+            turn_tools=turn_tools,
             hooks=hooks,
             core_memory=views,
             source="tool",
@@ -242,6 +225,16 @@ class Runtime:
         )
         journal = RunJournal(self.repos.journal, self.clock, run, self.runs, turn.draft.take)
         return PreparedTurn(self, plugged, turn, turn.tools.context, lease, journal)
+
+    async def _specialists(self, agent: Agent, via: Via | None) -> list[Agent]:
+        """The specialists the agent names that still exist (one deleted is left out), read
+        together; none where the depth limit leaves it none to offer."""
+        if not agent.specialists or (via is not None and via.depth >= MAX_DEPTH):
+            return []
+        found = await asyncio.gather(
+            *(self.repos.agents.get(agent.created_by, s) for s in agent.specialists)
+        )
+        return [s for s in found if s is not None]
 
     def _committer(self, agent_id: str) -> Commit:
         """How the transaction that ends a turn is written: through the search's change
@@ -379,7 +372,15 @@ class PreparedTurn:
         closing = self.turn.hooks.closing
         try:
             if closing is not None:
-                closing.add(Activity(self.runtime.repos, self.runtime.clock, self.turn.state))
+                awaiting = outcome == "completed" and self.turn.ended_by == "handoff"
+                closing.add(
+                    Activity(
+                        self.runtime.repos,
+                        self.runtime.clock,
+                        self.turn.state,
+                        awaiting_user=awaiting,
+                    )
+                )
             release = await self.lease.closing()
             if closing is not None and release is not None:
                 closing.add(release)
@@ -453,6 +454,7 @@ class PreparedTurn:
             state.run_id,
             turn.llm.calls,
             events.Usage(turn.llm.input_tokens, turn.llm.output_tokens),
+            reason=turn.ended_by,
         )
         # Ended before it says so: a client that hears the run completed finds its answer
         # stored and searchable, and the conversation free for the next turn.

@@ -1,6 +1,8 @@
 """A turn's answer as one JSON document, for clients that ask for no stream."""
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from api.kit.model import ApiModel
 
@@ -29,3 +31,9 @@ class TurnOut(ApiModel):
     tool_calls: list[ToolUse]
     memory_warnings: list[str]
     usage: TurnUsage
+    reason: Literal["answer", "handoff"] = Field(
+        default="answer",
+        description="How the turn ended: `answer`, or `handoff` when the agent asked you a "
+        "question with handoff_to_user (`output` is the question; the conversation awaits "
+        "your answer)",
+    )

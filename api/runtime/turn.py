@@ -5,7 +5,7 @@ builds storage, memory or hooks of its own."""
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from api.agents.models import Agent
 from api.conversations.messages.models import Message, Role
@@ -22,6 +22,7 @@ from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 
 DAY = 86_400
+EndedBy = Literal["answer", "handoff"]
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -160,6 +161,8 @@ class Turn:
     core_memory_warnings: Mapping[str, int] | None = None
     # what entered its context: the hooks' sources, its search tools' results, its blocks
     used: UsedSources = field(default_factory=UsedSources)
+    # how its answer came: the model's own, or handoff_to_user's question to the person
+    ended_by: EndedBy = "answer"
 
     def system_prompt(self, own: str) -> str:
         """The architecture's own prompt followed by what the hooks added."""

@@ -1,8 +1,9 @@
 """What the index holds of each searchable item, read straight from the table's items.
 
-Two kinds share one index per agent: archival memories (`Archival#...`) and the agent's
+Three kinds share one index per agent: archival memories (`Archival#...`), the agent's
 messages (`Recall#...`, the searchable copy of each user, assistant or system message that
-has text: `api.conversations.messages.models.MessageRecall`). Items are parsed by hand, not
+has text: `api.conversations.messages.models.MessageRecall`) and the passages of its
+documents (`Passage#...`: `api.documents.models.Passage`). Items are parsed by hand, not
 validated as models: an index load reads every one of them.
 """
 
@@ -18,8 +19,11 @@ from api.search.vectors import StoredVector, Vector
 from api.store import keys
 from api.store.table import SK, Item
 
-Kind = Literal["archival", "message"]
-KINDS: tuple[Kind, ...] = ("archival", "message")
+Kind = Literal["archival", "message", "passage"]
+KINDS: tuple[Kind, ...] = ("archival", "message", "passage")
+# What a search looks among unless it names its kinds: memories and messages. A document's
+# passages are found only by searches that ask for them (`retrieve`, the documents' search).
+MEMORY_KINDS: frozenset[Kind] = frozenset(("archival", "message"))
 
 
 @dataclass(slots=True)
@@ -55,6 +59,9 @@ class Doc:
     # it holds in memory, for the index's budget
     metadata: Any = None
     metadata_bytes: int = 0
+    # passage: where it comes from (its document, file name, page or heading), which a
+    # search gives back with it
+    origin: "PassageOrigin | None" = None
 
     def live(self, now: float) -> bool:
         return self.ttl is None or self.ttl > now
@@ -65,11 +72,20 @@ class Doc:
 
     def valid_at(self, moment: float) -> bool:
         """Whether it was true at `moment`: a message from then or before, a memory valid then."""
-        if self.kind == "message":
+        if self.kind != "archival":
             return self.created_at <= moment
         return self.valid_since <= moment and (
             self.superseded_at is None or self.superseded_at > moment
         )
+
+
+@dataclass(frozen=True, slots=True)
+class PassageOrigin:
+    document_id: str
+    number: int  # its place in the document, from 0
+    file_name: str
+    page: int | None = None  # a PDF's page, from 1
+    heading: str | None = None  # a Markdown or HTML heading path: "Setup > Linux"
 
 
 def _epoch(value: Any) -> float:
@@ -136,5 +152,22 @@ def of_item(item: Item, model_id: str | None) -> Doc | None:
             ttl=float(ttl) if ttl is not None else None,
             metadata=plain(metadata) if metadata is not None else None,
             metadata_bytes=_metadata_bytes(metadata) if metadata is not None else 0,
+        )
+    if entity == keys.PASSAGE:
+        return Doc(
+            sk=item[SK],
+            kind="passage",
+            text=item["content"],
+            created_at=_epoch(item["created_at"]),
+            item_id=f"{item['document_id']}:{item['number']}",
+            vector=vector,
+            origin=PassageOrigin(
+                document_id=sys.intern(item["document_id"]),
+                number=int(item["number"]),
+                file_name=sys.intern(item["file_name"]),
+                page=int(item["page"]) if item.get("page") is not None else None,
+                heading=item.get("heading"),
+            ),
+            metadata_bytes=len(item.get("heading") or "") + 100,
         )
     return None

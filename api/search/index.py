@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from api.search import tokens
 from api.search.delta import Delta
-from api.search.documents import KINDS, Doc, Kind
+from api.search.documents import KINDS, MEMORY_KINDS, Doc, Kind
 from api.search.vectors import Quantized, Vector
 
 Mode = Literal["hybrid", "lexical", "semantic"]
@@ -68,7 +68,7 @@ Mask = npt.NDArray[np.bool_]
 
 @dataclass(frozen=True)
 class Filters:
-    kinds: frozenset[Kind] = frozenset(KINDS)
+    kinds: frozenset[Kind] = MEMORY_KINDS
     roles: frozenset[str] | None = None
     actor_id: str | None = None
     conversation_id: str | None = None
@@ -259,6 +259,8 @@ class _Main:
         mask = self.alive & (self.ttl > now) if self.expiring else self.alive.copy()
         if len(filters.kinds) == 1:
             mask &= self.kind == KINDS.index(next(iter(filters.kinds)))
+        elif len(filters.kinds) < len(KINDS):
+            mask &= np.isin(self.kind, [KINDS.index(k) for k in filters.kinds])
         if filters.roles is not None:
             mask &= np.isin(self.role, [self.roles.get(r, -2) for r in filters.roles])
         if filters.actor_id is not None:

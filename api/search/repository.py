@@ -48,8 +48,9 @@ class VersionMoved(Exception):
 
 
 def searchable_queries(agent_id: str) -> tuple[keys.Query, ...]:
-    """The queries that read every archival memory and message copy of the agent."""
-    return keys.archival_of(agent_id), keys.message_recalls_of(agent_id)
+    """The queries that read every archival memory, message copy and document passage of
+    the agent."""
+    return keys.archival_of(agent_id), keys.message_recalls_of(agent_id), keys.passages_of(agent_id)
 
 
 class SearchRepository:
@@ -84,7 +85,7 @@ class SearchRepository:
         return store_pages(self.table, pk, sk=sk, limit=LOAD_PAGE)
 
     async def searchable(self, agent_id: str) -> AsyncIterator[list[Item]]:
-        """Every archival memory and message copy of the agent, a page at a time (so that a
+        """Every archival memory, message copy and passage of the agent, a page at a time (so that a
         large agent is never held as items all at once)."""
         for query in searchable_queries(agent_id):
             async for page in self.pages(query):

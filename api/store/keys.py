@@ -21,6 +21,10 @@ ArchivalMemory     Agent#{agent_id} / Archival#{timestamp}#{memory_id} chronolog
 ArchivalHashGuard  Agent#{agent_id} / ArchivalHash#{sha256}         idempotent archival insert
 CapacityWarning    Agent#{agent_id} / CapacityWarning#{block}       warning turns per block
 MessageRecall      Agent#{agent_id} / Recall#{timestamp}#{message_id} searchable messages
+Document           Agent#{agent_id} / Upload#{document_id}          an agent's documents, get one
+DocumentHashGuard  Agent#{agent_id} / UploadHash#{sha256}           one document per file
+DocumentText       Agent#{agent_id} / UploadText#{document_id}#{n}  passages to be indexed
+Passage            Agent#{agent_id} / Passage#{document_id}#{n}     a document's passages
 SearchVersion      Agent#{agent_id} / SearchVersion                 changes to what search covers
 SearchChange       Agent#{agent_id} / SearchChange#{version}        what change `version` touched
 GoogleSubject      GoogleSub#{sub} / GoogleSub#Metadata             Google account -> user email
@@ -68,6 +72,10 @@ ARCHIVAL_MEMORY = "ArchivalMemory"
 ARCHIVAL_HASH_GUARD = "ArchivalHashGuard"
 CAPACITY_WARNING = "CapacityWarning"
 MESSAGE_RECALL = "MessageRecall"
+DOCUMENT = "Document"
+DOCUMENT_HASH_GUARD = "DocumentHashGuard"
+DOCUMENT_TEXT = "DocumentText"
+PASSAGE = "Passage"
 SEARCH_VERSION = "SearchVersion"
 SEARCH_CHANGE = "SearchChange"
 GOOGLE_SUBJECT = "GoogleSubject"
@@ -335,6 +343,56 @@ def message_recall_of(agent_id: str, message_key: Key) -> Key:
 
 def message_recalls_of(agent_id: str) -> Query:
     return agent_partition(agent_id), Sk.begins_with("Recall#")
+
+
+# --- documents -----------------------------------------------------------------------------
+# Their sort keys start after `MemoryBlockDef$`, outside the range a turn reads
+# (`blocks_and_warnings_of`).
+
+_PASSAGE_DIGITS = 6  # zero-padded, so text order is a document's reading order
+
+
+def document(agent_id: str, document_id: str) -> Key:
+    return Key(agent_partition(agent_id), f"Upload#{_part('document id', document_id)}")
+
+
+def documents_of(agent_id: str) -> Query:
+    return agent_partition(agent_id), Sk.begins_with("Upload#")
+
+
+def document_hash_guard(agent_id: str, content_hash: str) -> Key:
+    return Key(agent_partition(agent_id), f"UploadHash#{_part('content hash', content_hash)}")
+
+
+def document_text(agent_id: str, document_id: str, n: int) -> Key:
+    return Key(
+        agent_partition(agent_id),
+        f"UploadText#{_part('document id', document_id)}#{n:0{_PASSAGE_DIGITS}d}",
+    )
+
+
+def document_texts_of(agent_id: str, document_id: str) -> Query:
+    return agent_partition(agent_id), Sk.begins_with(
+        f"UploadText#{_part('document id', document_id)}#"
+    )
+
+
+def passage(agent_id: str, document_id: str, n: int) -> Key:
+    return Key(
+        agent_partition(agent_id),
+        f"Passage#{_part('document id', document_id)}#{n:0{_PASSAGE_DIGITS}d}",
+    )
+
+
+def passages_of(agent_id: str) -> Query:
+    """Every passage of every document of the agent: what its search index loads."""
+    return agent_partition(agent_id), Sk.begins_with("Passage#")
+
+
+def passages_of_document(agent_id: str, document_id: str) -> Query:
+    return agent_partition(agent_id), Sk.begins_with(
+        f"Passage#{_part('document id', document_id)}#"
+    )
 
 
 def search_version(agent_id: str) -> Key:

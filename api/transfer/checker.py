@@ -20,10 +20,13 @@ from api.transfer.format import (
     ArchivalRecord,
     BlockRecord,
     ConversationRecord,
+    DocumentRecord,
     MemoryRunRecord,
     MessageRecord,
+    PassageRecord,
     Record,
     SubjectRecord,
+    VectorRecord,
     WarningRecord,
 )
 
@@ -47,6 +50,9 @@ class Checker:
     _blocks: set[str] = field(default_factory=set)
     _conversations: set[str] = field(default_factory=set)
     _current: str | None = None  # the conversation whose messages may follow
+    _documents: set[str] = field(default_factory=set)
+    _document: str | None = None  # the document whose passages may follow...
+    _passage: int = -1  # ...after this one of them
     _seen_after_agent: bool = False
 
     def check(self, record: Record, line: int | None) -> None:
@@ -68,6 +74,13 @@ class Checker:
                 raise refuse(line, f"A capacity warning of block {record.block!r}, not declared.")
         elif isinstance(record, ArchivalRecord):
             self._archival(record, line)
+        elif isinstance(record, DocumentRecord):
+            if record.document_id in self._documents:
+                raise refuse(line, f"Document {record.document_id!r} comes twice.")
+            self._documents.add(record.document_id)
+            self._document, self._passage = record.document_id, -1
+        elif isinstance(record, PassageRecord):
+            self._passage_of(record, line)
         elif isinstance(record, ConversationRecord):
             if record.conversation_id in self._conversations:
                 raise refuse(line, f"Conversation {record.conversation_id!r} comes twice.")
@@ -85,6 +98,31 @@ class Checker:
                 raise refuse(line, f"Memory run {record.run_id!r} names an unknown conversation.")
             if not record.run_id.startswith("run_"):
                 raise refuse(line, f"{record.run_id!r} is not a memory run's id.")
+
+    def _passage_of(self, record: PassageRecord, line: int | None) -> None:
+        if record.document_id != self._document:
+            raise refuse(
+                line,
+                f"A passage of document {record.document_id!r} does not follow that "
+                "document's record.",
+            )
+        if record.number != self._passage + 1:
+            raise refuse(
+                line,
+                f"Passage {record.number} of document {record.document_id!r} is out of order "
+                f"(passage {self._passage + 1} was due).",
+            )
+        self._passage = record.number
+        if record.vector is not None:
+            self._vector(record.vector, line)
+
+    def _vector(self, vector: VectorRecord, line: int | None) -> None:
+        try:
+            size = len(vector.packed())
+        except (binascii.Error, ValueError):
+            raise refuse(line, "A vector's data is not base64.") from None
+        if size != 2 * vector.dim:
+            raise refuse(line, f"A vector's data does not hold {vector.dim} values.")
 
     def _block(self, record: BlockRecord, line: int | None) -> None:
         if not blocks.is_valid_block_name(record.name):
@@ -140,12 +178,7 @@ class Checker:
         if by is not None and (by == record.memory_id or memory.created_at_of(by) is None):
             raise refuse(line, f"Memory {record.memory_id} is superseded by {by!r}, no memory.")
         if record.vector is not None:
-            try:
-                size = len(record.vector.packed())
-            except (binascii.Error, ValueError):
-                raise refuse(line, "A vector's data is not base64.") from None
-            if size != 2 * record.vector.dim:
-                raise refuse(line, f"A vector's data does not hold {record.vector.dim} values.")
+            self._vector(record.vector, line)
 
     def finish(self) -> AgentRecord:
         if self.agent is None:

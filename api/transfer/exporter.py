@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from api.agents.models import Agent
 from api.conversations.messages.models import Message
 from api.conversations.models import Conversation
+from api.documents.models import Document, Passage
 from api.kit.clock import Clock
 from api.kit.json_data import plain
 from api.memory.models import ArchivalMemory
@@ -24,9 +25,11 @@ from api.transfer.format import (
     BlockRecord,
     ConversationRecord,
     Digest,
+    DocumentRecord,
     Header,
     MemoryRunRecord,
     MessageRecord,
+    PassageRecord,
     Record,
     SubjectRecord,
     VectorRecord,
@@ -65,6 +68,8 @@ def agent_record(agent: Agent) -> AgentRecord:
         event_expiry_days=agent.event_expiry_days,
         recent_turns=agent.recent_turns,
         auto_supersede=agent.auto_supersede,
+        handoff_to_user=agent.handoff_to_user,
+        specialists=agent.specialists,
         metadata=plain(agent.metadata) or {},
         created_at=agent.created_at,
         updated_at=agent.updated_at,
@@ -99,6 +104,30 @@ def archival_record(
         valid_from=memory_item.valid_from,
         superseded_at=memory_item.superseded_at,
         superseded_by=memory_item.superseded_by,
+        vector=_vector(item) if with_vector else None,
+    )
+
+
+def document_record(document: Document) -> DocumentRecord:
+    return DocumentRecord(
+        document_id=document.document_id,
+        file_name=document.file_name,
+        media_type=document.media_type,
+        content_hash=document.content_hash,
+        size_bytes=document.size_bytes,
+        pages=document.pages,
+        created_at=document.created_at,
+    )
+
+
+def passage_record(item: Item, *, with_vector: bool) -> PassageRecord:
+    passage = Passage.from_dynamo_item(item)
+    return PassageRecord(
+        document_id=passage.document_id,
+        number=passage.number,
+        content=passage.content,
+        page=passage.page,
+        heading=passage.heading,
         vector=_vector(item) if with_vector else None,
     )
 
@@ -205,6 +234,17 @@ async def export_agent(
                 break
     finally:
         reading.cancel()  # a reader that stopped early leaves no read behind
+
+    # Ready documents, oldest first, each followed by its passages in order (one that is
+    # still processing or failed has nothing to carry yet).
+    listed_documents = await repos.documents.list_for(agent_id)
+    for document in sorted(listed_documents, key=lambda d: (d.created_at, d.document_id)):
+        if document.state != "ready":
+            continue
+        items = await repos.documents.passage_items(agent_id, document.document_id)
+        records = [document_record(document)]
+        records += [passage_record(item, with_vector=with_vectors) for item in items]
+        yield await _encoded(records, digest)
 
     owner = agent.created_by
     cursor = None

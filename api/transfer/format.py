@@ -1,13 +1,15 @@
 """The export file: JSON Lines, one record a line, framed by a header and a trailer.
 
 ```
-{"type": "header", "format": "agent-memory-export", "version": 2, ...}
+{"type": "header", "format": "agent-memory-export", "version": 3, ...}
 {"type": "agent", ...}
 {"type": "subject", ...}                     seed 004's user_id, when the agent is one's
 {"type": "block", ...}                       definition and lines, one per block
 {"type": "capacity_warning", ...}
 {"type": "archival", ...}                    oldest first, with its validity, optionally
                                              its vector
+{"type": "document", ...}                    each ready document, followed by its passages
+{"type": "passage", ...}                     in order, optionally with their vectors
 {"type": "conversation", ...}                each followed by its messages, oldest first
 {"type": "message", ...}
 {"type": "memory_run", ...}                  seed 004's runs (their results: the summaries)
@@ -27,7 +29,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, JsonValue, TypeAdapter
 
+from api.agents.specialists import MAX_SPECIALISTS
 from api.conversations.messages.models import Role
+from api.documents.models import MediaType
 from api.kit.json_data import Metadata, check_storable
 from api.kit.model import ApiModel
 from api.memory.models import Category
@@ -35,7 +39,9 @@ from api.memory.models import Category
 FORMAT: Literal["agent-memory-export"] = "agent-memory-export"
 # 2: an agent's `auto_supersede`, an archival memory's validity (`valid_from`,
 # `superseded_at`, `superseded_by`). A file of version 1 reads as one without them.
-VERSION = 2
+# 3: an agent's `handoff_to_user` and `specialists`; a file of version 2 reads as one of an
+# agent with neither. Also an agent's documents and their passages.
+VERSION = 3
 MEDIA_TYPE = "application/x-ndjson"
 MAX_LINE_BYTES = 4 * 1024 * 1024  # an archival memory or message is far below this
 
@@ -73,6 +79,10 @@ class AgentRecord(_Record):
     event_expiry_days: int = Field(ge=0)
     recent_turns: int = Field(ge=0)
     auto_supersede: bool = True  # a file from before the setting: on, as a new agent is
+    handoff_to_user: bool = False
+    # The ids of its specialists where it was exported: an import names the importer's
+    # agents they became (api/transfer/writer.py).
+    specialists: list[str] = Field(default_factory=list, max_length=MAX_SPECIALISTS)
     metadata: Metadata = Field(default_factory=dict)
     created_at: datetime
     updated_at: datetime
@@ -134,6 +144,27 @@ class ArchivalRecord(_Record):
         return self.superseded_by is None
 
 
+class DocumentRecord(_Record):
+    type: Literal["document"] = "document"
+    document_id: str = Field(min_length=1, max_length=200)
+    file_name: str = Field(min_length=1, max_length=255)
+    media_type: MediaType
+    content_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
+    size_bytes: int = Field(ge=1)
+    pages: int | None = Field(default=None, ge=1)
+    created_at: datetime
+
+
+class PassageRecord(_Record):
+    type: Literal["passage"] = "passage"
+    document_id: str = Field(min_length=1, max_length=200)
+    number: int = Field(ge=0)
+    content: str = Field(min_length=1, max_length=20_000)
+    page: int | None = Field(default=None, ge=1)
+    heading: str | None = None
+    vector: VectorRecord | None = None
+
+
 class ConversationRecord(_Record):
     type: Literal["conversation"] = "conversation"
     conversation_id: str = Field(min_length=1, max_length=200)
@@ -187,6 +218,8 @@ Record = (
     | BlockRecord
     | WarningRecord
     | ArchivalRecord
+    | DocumentRecord
+    | PassageRecord
     | ConversationRecord
     | MessageRecord
     | MemoryRunRecord
@@ -197,6 +230,8 @@ RECORD_TYPES = (
     "block",
     "capacity_warning",
     "archival",
+    "document",
+    "passage",
     "conversation",
     "message",
     "memory_run",

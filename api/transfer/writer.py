@@ -8,7 +8,7 @@ what is missing and changes nothing else. What is not written is reported with w
 """
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,8 @@ from api.conversations import service as conversations_service
 from api.conversations.messages import service as messages_service
 from api.conversations.messages.models import Message
 from api.conversations.models import Conversation, SessionLookup
+from api.documents import repository as documents_repository
+from api.documents.models import Document, DocumentHashGuard, Passage
 from api.memory import archival, blocks
 from api.memory import repository as memory
 from api.memory import service as memory_service
@@ -40,13 +42,16 @@ from api.transfer.format import (
     ArchivalRecord,
     BlockRecord,
     ConversationRecord,
+    DocumentRecord,
     MemoryRunRecord,
     MessageRecord,
+    PassageRecord,
     Record,
     SubjectRecord,
     WarningRecord,
 )
 
+PASSAGE_BATCH = 40  # 1 write each, the document's check and the change's 2
 ARCHIVAL_BATCH = 45  # 2 writes each, and the search change's 2: inside 100 per transaction
 MESSAGE_BATCH = 40  # 2 writes each at most, the conversation's check, the change's 2
 NAME_ATTEMPTS = 20
@@ -123,6 +128,12 @@ class Writer:
         # import made can be given again by a later record.
         self._replaced_texts: set[str] = set()
         self._messages: list[MessageRecord] = []
+        # The document whose passages come now (None: imported before, its passages
+        # skipped), its passages waiting, and how many were written.
+        self._document: Document | None = None
+        self._in_document = False
+        self._passages: list[PassageRecord] = []
+        self._passages_written = 0
 
     # --- the agent ---------------------------------------------------------------------
 
@@ -138,6 +149,8 @@ class Writer:
             await self._flush_archival()
         if not isinstance(record, MessageRecord) and self._messages:
             await self._flush_messages()
+        if not isinstance(record, PassageRecord) and self._in_document:
+            await self._end_document()
         if isinstance(record, BlockRecord):
             await self._block(record)
         elif isinstance(record, WarningRecord):
@@ -146,6 +159,15 @@ class Writer:
             self._archival.append(record)
             if len(self._archival) >= ARCHIVAL_BATCH:
                 await self._flush_archival()
+        elif isinstance(record, DocumentRecord):
+            await self._start_document(record)
+        elif isinstance(record, PassageRecord):
+            if self._document is None:
+                self.report.skip("passage", "its document was imported before")
+            else:
+                self._passages.append(record)
+                if len(self._passages) >= PASSAGE_BATCH:
+                    await self._flush_passages()
         elif isinstance(record, ConversationRecord):
             await self._conversation(record)
         elif isinstance(record, MessageRecord):
@@ -159,6 +181,8 @@ class Writer:
         await self._ensure_agent()
         await self._flush_archival()
         await self._flush_messages()
+        if self._in_document:
+            await self._end_document()
         # Blocks every agent has, where the file had none (a Letta agent without them);
         # only what is missing is written.
         assert self._agent is not None
@@ -166,6 +190,16 @@ class Writer:
             self.repos, self.agent_id, persona=self._agent.persona, clock=self.search.clock
         )
         return self.report
+
+    async def _specialists(self, record: AgentRecord) -> list[str]:
+        """The agents the imported one asks: each specialist of the file is the importer's
+        agent of that id (a file of one's own agent), or the agent it becomes when its own
+        file is imported (ids.agent_id: the same whatever the order of the imports). One
+        not imported is left out of its turns until it is."""
+        if not record.specialists:
+            return []
+        mine = {a.agent_id for a in await self.repos.agents.list_for(self.email)}
+        return [s if s in mine else ids.agent_id(self.email, s) for s in record.specialists]
 
     async def _ensure_agent(self) -> None:
         if self._agent_written:
@@ -205,6 +239,8 @@ class Writer:
                 event_expiry_days=record.event_expiry_days,
                 recent_turns=record.recent_turns,
                 auto_supersede=record.auto_supersede,
+                handoff_to_user=record.handoff_to_user,
+                specialists=await self._specialists(record),
                 metadata=metadata,
                 created_at=record.created_at,
                 updated_at=record.updated_at,
@@ -470,7 +506,7 @@ class Writer:
             superseded_by=record.superseded_by,
         )
 
-    async def _vectors(self, records: list[ArchivalRecord]) -> list[Item]:
+    async def _vectors(self, records: Sequence[ArchivalRecord | PassageRecord]) -> list[Item]:
         """Each memory's vector attributes: the file's vector when this server embeds with
         the same model, otherwise the text embedded again."""
         model = self.search.model_id
@@ -496,6 +532,86 @@ class Writer:
             if model is not None:
                 self.report.written["embedded"] += len(missing)
         return [a or {} for a in attributes]
+
+    # --- documents ---------------------------------------------------------------------
+
+    async def _start_document(self, record: DocumentRecord) -> None:
+        """The document, made in state `processing` (its passages are written next, then it
+        is ready), with its guard and the agent's count; None when imported before."""
+        self._in_document, self._passages_written = True, 0
+        document_id = ids.derived(self.email, self.source_agent_id, "document", record.document_id)
+        document = Document(
+            agent_id=self.agent_id,
+            document_id=document_id,
+            file_name=record.file_name,
+            media_type=record.media_type,
+            content_hash=record.content_hash,
+            size_bytes=record.size_bytes,
+            pages=record.pages,
+            run_id=f"docrun_import_{document_id[:12]}",
+            created_at=record.created_at,
+            updated_at=record.created_at,
+        )
+        guard = DocumentHashGuard(
+            agent_id=self.agent_id, content_hash=record.content_hash, document_id=document_id
+        )
+        try:
+            await self.repos.documents.create(
+                document, guard, [agents_repository.documents_op(self.email, self.agent_id, 1)]
+            )
+        except TransactionCancelled as e:
+            if not (
+                e.refused(documents_repository.DOCUMENT)
+                or e.refused(documents_repository.HASH_GUARD)
+            ):
+                raise
+            existing = await self.repos.documents.get(self.agent_id, document_id)
+            if existing is not None and existing.state == "processing":
+                self._document = existing  # an import cut short: its passages again
+                return
+            self.report.skip("document", "imported before, or the agent holds this file")
+            self._document = None
+            return
+        self._document = document
+
+    async def _flush_passages(self) -> None:
+        document, batch = self._document, self._passages
+        self._passages = []
+        if document is None or not batch:
+            return
+        attributes = await self._vectors(batch)
+        items = [
+            {
+                **Passage(
+                    agent_id=self.agent_id,
+                    document_id=document.document_id,
+                    number=record.number,
+                    file_name=document.file_name,
+                    content=record.content,
+                    page=record.page,
+                    heading=record.heading,
+                    created_at=document.created_at,
+                ).to_dynamo_item(),
+                **vector,
+            }
+            for record, vector in zip(batch, attributes, strict=True)
+        ]
+        await documents_repository.write_passages(self.search, document, items)
+        self._passages_written += len(items)
+        self.report.written["passage"] += len(items)
+
+    async def _end_document(self) -> None:
+        await self._flush_passages()
+        document, self._document, self._in_document = self._document, None, False
+        if document is None:
+            return
+        await self.repos.documents.set_state(
+            document,
+            "ready",
+            expected="processing",
+            fields={"passages": self._passages_written},
+        )
+        self.report.written["document"] += 1
 
     # --- conversations -----------------------------------------------------------------
 

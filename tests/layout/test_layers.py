@@ -28,6 +28,7 @@ FLOORS: list[set[str]] = [
     {
         "agents",
         "conversations",
+        "documents",
         "memory",
         "settings",
         "auth",

@@ -16,7 +16,7 @@ from api.repositories import Repositories
 from api.runtime import lease
 from api.runtime.architectures.registry import ARCHITECTURES
 from api.runtime.lease import ConversationBusy
-from api.runtime.runner import TurnRequest
+from api.runtime.request import TurnRequest
 from api.store.definition import load_definition
 from api.store.sqlite import SqliteTable
 from api.store.table import Item, Key, Throttled

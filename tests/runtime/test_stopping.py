@@ -29,7 +29,8 @@ from api.runtime.architectures.registry import ARCHITECTURES, registered
 from api.runtime.hooks import AgentInitialized, HookProvider, Hooks, MessageAdded, TurnFinished
 from api.runtime.lease import ConversationBusy
 from api.runtime.loop import TOOL_INTERRUPTED, AgentLoop
-from api.runtime.runner import PreparedTurn, Runtime, TurnRequest
+from api.runtime.request import TurnRequest
+from api.runtime.runner import PreparedTurn, Runtime
 from api.runtime.state import TurnState
 from api.runtime.toolbox import Toolbox
 from api.runtime.turn import MessageClock, MessageFactory, Turn

@@ -110,6 +110,17 @@ def replaced_archival_memory(owner: Tenant) -> dict[str, str]:
     return {**ids, "by": created.json()["id"]}
 
 
+def document(owner: Tenant) -> dict[str, str]:
+    ids = agent(owner)
+    sent = owner.client.post(
+        f"/agents/{ids['agent_id']}/documents",
+        files={"file": ("secret.txt", b"Owner's secret document.", "text/plain")},
+        headers=owner.headers,
+    )
+    assert sent.status_code == 202, sent.text
+    return {**ids, "document_id": sent.json()["id"]}
+
+
 def run(owner: Tenant) -> dict[str, str]:
     """A turn that used one of the owner's archival memories (its run names it)."""
     ids = archival_memory(owner)
@@ -230,6 +241,13 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
         replaced_archival_memory, body={"by": "{by}"}, body_names_ids=True
     ),
     ("GET", "/agents/{agent_id}/messages/search"): Probe(agent, query="?q=secret"),
+    # Multipart: the other tenant's call is refused for the agent before its body is read;
+    # the owner's, with no file, is a 422.
+    ("POST", "/agents/{agent_id}/documents"): Probe(agent, owner_succeeds=False),
+    ("GET", "/agents/{agent_id}/documents"): Probe(document),
+    ("GET", "/agents/{agent_id}/documents/search"): Probe(document, query="?query=secret"),
+    ("GET", "/agents/{agent_id}/documents/{document_id}"): Probe(document),
+    ("DELETE", "/agents/{agent_id}/documents/{document_id}"): Probe(document),
     ("GET", "/agents/{agent_id}/export"): Probe(archival_memory),
     ("POST", "/agents/import"): SELF + " (lands in the caller's tenant, under ids of its own)",
     ("POST", "/conversations"): Probe(agent, body={"agent_id": "{agent_id}"}, body_names_ids=True),
@@ -550,3 +568,44 @@ def test_two_tenants_customer_123_are_two_subjects(tenants: tuple[Tenant, Tenant
     assert "Owner's secret" in context["combined_context"]
     assert "planted" not in context["combined_context"]
     assert "Mallory" not in context["combined_context"]
+
+
+def test_a_document_is_found_only_under_its_own_agent(tenants: tuple[Tenant, Tenant]) -> None:
+    """Another tenant's document id under one's own agent is no document of it."""
+    ada, bob = tenants
+    ids = document(ada)
+    theirs = agent(bob)["agent_id"]
+    for method in ("GET", "DELETE"):
+        found = bob.client.request(
+            method, f"/agents/{theirs}/documents/{ids['document_id']}", headers=bob.headers
+        )
+        assert found.status_code == 404, found.text
+        assert found.json()["code"] == "document_not_found"
+    kept = ada.client.get(
+        f"/agents/{ids['agent_id']}/documents/{ids['document_id']}", headers=ada.headers
+    )
+    assert kept.status_code == 200, kept.text
+
+
+def test_another_tenants_agent_is_no_specialist(tenants: tuple[Tenant, Tenant]) -> None:
+    """An agent names specialists by id: another tenant's agent is refused exactly as an
+    id nobody has, when an agent is made and when one is changed."""
+    ada, bob = tenants
+    hers = agent(ada)["agent_id"]
+    mine = agent(bob)["agent_id"]
+    answers = []
+    for named in (hers, "no-such-agent"):
+        made = bob.client.post(
+            "/agents", json={"name": "Desk", "specialists": [named]}, headers=bob.headers
+        )
+        changed = bob.client.patch(
+            f"/agents/{mine}", json={"specialists": [named]}, headers=bob.headers
+        )
+        for response in (made, changed):
+            body = response.json()
+            answers.append(
+                (response.status_code, body["code"], body["message"].replace(named, "X"))
+            )
+    assert len(set(answers)) == 1, answers
+    assert answers[0][:2] == (404, "specialist_not_found")
+    assert bob.client.get(f"/agents/{mine}", headers=bob.headers).json()["specialists"] == []

@@ -116,7 +116,7 @@ def test_validity_and_supersession_survive_export_and_import(api: TestClient) ->
     exported = api.get(f"/agents/{source}/export")
     assert exported.status_code == 200, exported.text
     lines = records(exported.content)
-    assert lines[0]["version"] == VERSION == 2
+    assert lines[0]["version"] == VERSION == 3
     (agent_record,) = [r for r in lines if r["type"] == "agent"]
     assert agent_record["auto_supersede"] is False
     by_id = {r["memory_id"]: r for r in lines if r["type"] == "archival"}

@@ -34,6 +34,8 @@ def filled(fields: list[dict[str, Any]], *, optional_too: bool) -> dict[str, Any
         name, kind = field["name"], field["type"]
         if kind == "json":
             body[name] = {"filled": ["from", "the", "schema"]}
+        elif kind == "multiselect":  # the first option, if any (an agent's specialists)
+            body[name] = [o["value"] for o in field["options"][:1]]
         elif kind == "select":
             body[name] = (
                 field["default"] if field["default"] is not None else field["options"][0]["value"]

@@ -9,6 +9,30 @@ function play(events: [string, Record<string, unknown>][]): { turn: LiveTurn; no
 }
 
 describe("a streamed turn", () => {
+  it("places a specialist's words and calls, marked with its agent and depth, inside the call", () => {
+    const nested = (depth: number, agent: string, event: string, payload: Record<string, unknown>) =>
+      ["nested", { depth, agent_id: agent, call_id: "c1", event, payload }] as [string, Record<string, unknown>];
+    const { turn } = play([
+      ["run.started", { run_id: "r1" }],
+      ["tool.call", { step: 1, call_id: "c1", name: "ask_billing", arguments: { request: "Balance?" } }],
+      nested(1, "b", "run.started", { run_id: "r2" }),
+      nested(1, "b", "tool.call", { step: 1, call_id: "c2", name: "ask_ledger", arguments: { request: "Sum" } }),
+      nested(2, "l", "text.delta", { step: 1, text: "12 " }),
+      nested(2, "l", "text.delta", { step: 1, text: "euros" }),
+      nested(1, "b", "tool.result", { step: 1, call_id: "c2", content: "12 euros" }),
+      nested(1, "b", "text.delta", { step: 2, text: "The balance is 12." }),
+      ["tool.result", { step: 1, call_id: "c1", content: "The balance is 12." }],
+      ["text.delta", { step: 2, text: "You have 12." }],
+    ]);
+    expect(turn.items).toEqual([
+      { kind: "tool", callId: "c1", name: "ask_billing", arguments: { request: "Balance?" }, result: "The balance is 12." },
+      { kind: "tool", callId: "c2", name: "ask_ledger", arguments: { request: "Sum" }, result: "12 euros", depth: 1, agent: "b" },
+      { kind: "text", step: 1, text: "12 euros", depth: 2, agent: "l" },
+      { kind: "text", step: 2, text: "The balance is 12.", depth: 1, agent: "b" },
+      { kind: "text", step: 2, text: "You have 12." },
+    ]);
+  });
+
   it("joins a step's text, places tool calls in order and pairs each with its result", () => {
     const { turn, notices } = play([
       ["run.started", { run_id: "r1" }],

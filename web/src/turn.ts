@@ -2,9 +2,16 @@
 
 import type { Sources } from "./types";
 
+/** Where an item comes from when a specialist said it (a `nested` event): its agent and
+ * depth (1: a specialist of the turn's agent); absent for the agent's own. */
+export interface Nesting {
+  depth?: number;
+  agent?: string;
+}
+
 export type Item =
-  | { kind: "text"; step: number; text: string }
-  | { kind: "tool"; callId: string; name: string; arguments: unknown; result?: string };
+  | ({ kind: "text"; step: number; text: string } & Nesting)
+  | ({ kind: "tool"; callId: string; name: string; arguments: unknown; result?: string } & Nesting);
 
 export type Notice =
   | { kind: "warning"; block: string; percent: number; words: number; limit: number; compactsAfter: number; warned: number }
@@ -28,19 +35,19 @@ export function apply(turn: LiveTurn, event: string, data: Record<string, unknow
   switch (event) {
     case "run.started":
       return { ...turn, runId: String(data.run_id) };
-    case "text.delta": {
-      const step = Number(data.step);
-      const last = turn.items[turn.items.length - 1];
-      if (last?.kind === "text" && last.step === step) {
-        return { ...turn, items: [...turn.items.slice(0, -1), { ...last, text: last.text + String(data.text) }] };
-      }
-      return { ...turn, items: [...turn.items, { kind: "text", step, text: String(data.text) }] };
-    }
+    case "text.delta":
     case "tool.call":
-      return {
-        ...turn,
-        items: [...turn.items, { kind: "tool", callId: String(data.call_id), name: String(data.name), arguments: data.arguments }],
-      };
+      return { ...turn, items: said(turn.items, event, data, {}) };
+    case "nested": {
+      // A specialist's turn, run by one of the turn's tool calls: its words and tool calls
+      // go in, marked (and shown indented); the rest of its run is told by the call's result.
+      const inner = String(data.event);
+      const payload = (data.payload ?? {}) as Record<string, unknown>;
+      const from = { depth: Number(data.depth) || 1, agent: String(data.agent_id) };
+      if (inner === "tool.result") return apply(turn, inner, payload, notices);
+      if (inner !== "text.delta" && inner !== "tool.call") return turn;
+      return { ...turn, items: said(turn.items, inner, payload, from) };
+    }
     case "tool.result":
       return {
         ...turn,
@@ -89,3 +96,17 @@ export function apply(turn: LiveTurn, event: string, data: Record<string, unknow
   }
 }
 
+
+/** The items after a text delta or a tool call of the agent (`from` empty) or of a
+ * specialist: a step's text grows while the same speaker goes on. */
+function said(items: Item[], event: string, data: Record<string, unknown>, from: Nesting): Item[] {
+  if (event === "tool.call") {
+    return [...items, { kind: "tool", callId: String(data.call_id), name: String(data.name), arguments: data.arguments, ...from }];
+  }
+  const step = Number(data.step);
+  const last = items[items.length - 1];
+  if (last?.kind === "text" && last.step === step && last.depth === from.depth && last.agent === from.agent) {
+    return [...items.slice(0, -1), { ...last, text: last.text + String(data.text) }];
+  }
+  return [...items, { kind: "text", step, text: String(data.text), ...from }];
+}

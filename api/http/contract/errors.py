@@ -42,7 +42,9 @@ STATUSES: dict[int, str] = {
     412: "`version_mismatch`: If-Match named a version that is no longer the current one; "
     "the current one is in the ETag header and in `details`.",
     413: "`payload_too_large`: the body is over MAX_REQUEST_BYTES; `item_too_large`: what it "
-    "would store is over the store's 400 KB item limit.",
+    "would store is over the store's 400 KB item limit; `document_too_large`: an uploaded "
+    "file over DOCUMENT_MAX_BYTES.",
+    415: "`unsupported_document_type`: an uploaded file of a type the service does not read.",
     422: "`validation_error`: the body, query, path or headers do not match this operation "
     "(each field at fault in `details.errors`); `idempotency_key_reused`: the "
     "Idempotency-Key was sent with another request.",

@@ -2,12 +2,14 @@
 MAX_REQUEST_BYTES by its Content-Length at once, a chunked one as soon as it passes the
 limit, and a request with more than MAX_REQUEST_HEADERS headers. A route that streams its
 body somewhere other than memory (an import file, to disk) has a larger limit of its own
-(`larger`, by exact path). Without this a client
+(`larger`, by exact path, or `larger_paths`, by a pattern the whole path matches: a
+document's upload, whose path names its agent). Without this a client
 (signed in or not) could make the server hold a body of any size before any check runs.
 Written as plain ASGI because no middleware of Starlette's or uvicorn's limits bodies."""
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Mapping
 
 from starlette.datastructures import Headers
@@ -30,17 +32,32 @@ def _too_large(limit: int) -> str:
 
 class RequestLimits:
     def __init__(
-        self, app: ASGIApp, *, max_body_bytes: int, larger: Mapping[str, int] | None = None
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        larger: Mapping[str, int] | None = None,
+        larger_paths: Mapping[str, int] | None = None,
     ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.larger = dict(larger or {})
+        self.larger_paths = [(re.compile(p), n) for p, n in (larger_paths or {}).items()]
+
+    def _limit(self, path: str) -> int:
+        limit = self.larger.get(path)
+        if limit is not None:
+            return limit
+        for pattern, bytes_ in self.larger_paths:
+            if pattern.fullmatch(path):
+                return bytes_
+        return self.max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.larger.get(scope["path"], self.max_body_bytes)
+        limit = self._limit(scope["path"])
         if len(scope["headers"]) > MAX_REQUEST_HEADERS:
             message = f"A request may carry at most {MAX_REQUEST_HEADERS} headers."
             await _refuse(scope, receive, send, 431, message)

@@ -5,6 +5,7 @@ from api.tools.native.memory_tools import (
     CATEGORIZED_MEMORY_TOOLS,
     NATIVE_MEMORY_TOOLS,
     NATIVE_TOOLS,
+    offered,
 )
 
 __all__ = [
@@ -13,4 +14,5 @@ __all__ = [
     "NATIVE_TOOLS",
     "NativeTool",
     "ToolContext",
+    "offered",
 ]

@@ -32,6 +32,31 @@ const providerFields: FormField[] = [
 ];
 
 describe("fill", () => {
+  it("sends a multiselect's chosen options as a list, and shows the stored ones chosen", () => {
+    const fields: FormField[] = [
+      {
+        name: "specialists",
+        label: "Specialists",
+        type: "multiselect",
+        default: [],
+        options: [
+          { value: "a1", label: "Billing" },
+          { value: "a2", label: "Tech" },
+        ],
+      },
+    ];
+    expect(fill(fields, initialDraft(fields)).payload).toEqual({ specialists: [] });
+    const stored = initialDraft(fields, { specialists: ["a2"] });
+    expect(stored.specialists).toEqual(["1"]);
+    render(<SchemaForm fields={fields} values={{ specialists: ["a2"] }} submitLabel="Save" onSubmit={async () => {}} />);
+    const billing = screen.getByLabelText("Billing") as HTMLInputElement;
+    expect(billing.checked).toBe(false);
+    expect((screen.getByLabelText("Tech") as HTMLInputElement).checked).toBe(true);
+    fireEvent.click(billing);
+    expect(billing.checked).toBe(true);
+    expect(fill(fields, { specialists: ["1", "0"] }).payload).toEqual({ specialists: ["a2", "a1"] });
+  });
+
   it("turns the defaults into what the API takes, leaving empty optional fields out", () => {
     const draft = initialDraft(agentFields);
     draft.name = "Kit";

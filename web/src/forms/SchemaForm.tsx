@@ -68,7 +68,7 @@ export function SchemaForm({
     }
   }
 
-  const set = (name: string, value: string | boolean) => {
+  const set = (name: string, value: string | boolean | string[]) => {
     setDraft((d) => {
       const next = { ...d, [name]: value };
       return adjust ? adjust(name, next) : next;
@@ -116,6 +116,33 @@ export function SchemaForm({
                   </option>
                 ))}
               </select>
+            );
+            break;
+          case "multiselect":
+            // Any number of the options (a person's agents, for specialists): a box each.
+            input = (
+              <fieldset {...common} className="choices">
+                {(field.options ?? []).length === 0 && <span className="muted">None to choose from yet.</span>}
+                {(field.options ?? []).map((o, i) => {
+                  const chosen = Array.isArray(value) ? value : [];
+                  return (
+                    <label key={i} className="choice">
+                      <input
+                        type="checkbox"
+                        name={`${field.name}-${i}`}
+                        checked={chosen.includes(String(i))}
+                        onChange={(e) =>
+                          set(
+                            field.name,
+                            e.target.checked ? [...chosen, String(i)] : chosen.filter((c) => c !== String(i)),
+                          )
+                        }
+                      />{" "}
+                      {o.label}
+                    </label>
+                  );
+                })}
+              </fieldset>
             );
             break;
           case "text":

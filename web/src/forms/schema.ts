@@ -9,6 +9,7 @@ export type FieldType =
   | "number"
   | "boolean"
   | "select"
+  | "multiselect"
   | "text"
   | "json";
 
@@ -38,13 +39,18 @@ export interface FormField {
   options?: Option[] | null;
 }
 
-export type Draft = Record<string, string | boolean>;
+/** Text for inputs, a flag for checkboxes, the chosen options' indexes for a multiselect. */
+export type Draft = Record<string, string | boolean | string[]>;
 export type Payload = Record<string, unknown>;
 
 /** The text an input shows for a value (a select keeps the index of its option, as option
  * values may be any JSON). */
-function text(field: FormField, value: unknown): string | boolean {
+function text(field: FormField, value: unknown): string | boolean | string[] {
   if (field.type === "boolean") return value === true;
+  if (field.type === "multiselect") {
+    const chosen = Array.isArray(value) ? value : [];
+    return (field.options ?? []).flatMap((o, i) => (chosen.some((v) => sameValue(o.value, v)) ? [String(i)] : []));
+  }
   if (value === null || value === undefined) return "";
   if (field.type === "select") {
     const index = (field.options ?? []).findIndex((o) => sameValue(o.value, value));
@@ -83,6 +89,11 @@ export function fill(fields: FormField[], draft: Draft, storedSecrets: Set<strin
     const raw = draft[field.name];
     if (field.type === "boolean") {
       payload[field.name] = raw === true;
+      continue;
+    }
+    if (field.type === "multiselect") {
+      const chosen = Array.isArray(raw) ? raw : [];
+      payload[field.name] = chosen.map((i) => (field.options ?? [])[Number(i)]?.value).filter((v) => v !== undefined);
       continue;
     }
     const entered = typeof raw === "string" ? raw : "";

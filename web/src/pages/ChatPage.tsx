@@ -358,18 +358,34 @@ function Live({ turn, agentId, conversationId }: { turn: LiveTurn; agentId: stri
           assistant
           {turn.status === "stopped" && <span className="badge">interrupted</span>}
         </div>
-        {turn.items.map((item, i) =>
-          item.kind === "tool" ? (
-            <ToolView key={item.callId} name={item.name} args={item.arguments} result={item.result} />
-          ) : (
-            <div key={i} className="text">
-              {item.text}
+        {turn.items.map((item, i) => {
+          const shown =
+            item.kind === "tool" ? (
+              <ToolView key={item.callId} name={item.name} args={item.arguments} result={item.result} />
+            ) : (
+              <div key={i} className="text">
+                {item.text}
+              </div>
+            );
+          if (!item.depth) return shown;
+          // A specialist's turn, asked by a call above it: indented by its depth.
+          return (
+            <div
+              key={`n${i}`}
+              className="nested"
+              data-depth={item.depth}
+              data-agent={item.agent}
+              style={{ marginLeft: `${item.depth * 1.5}rem` }}
+            >
+              {shown}
             </div>
-          ),
-        )}
+          );
+        })}
         {turn.items.length === 0 && turn.status === "streaming" && <div className="muted">…</div>}
         <MemoryChips
-          calls={turn.items.flatMap((i) => (i.kind === "tool" ? [{ name: i.name, args: i.arguments, result: i.result }] : []))}
+          calls={turn.items.flatMap((i) =>
+            i.kind === "tool" && !i.depth ? [{ name: i.name, args: i.arguments, result: i.result }] : [],
+          )}
         />
         {turn.sources && <UsedSources agentId={agentId} conversationId={conversationId} sources={turn.sources} />}
       </article>

@@ -1,0 +1,1 @@
+"""An agent's documents: files uploaded to it, split into passages its search finds."""
