@@ -8,7 +8,7 @@ import { postSse } from "../sse";
 import { lineAnchor, toolLine } from "../toolLines";
 import { messageAnchor } from "../sources";
 import type { Agent, Conversation, ConversationPage, Message, MessagePage, Run, Sources, ToolCall } from "../types";
-import { apply, type LiveTurn, type Notice } from "../turn";
+import { apply, layout, type Item, type LiveTurn, type Notice } from "../turn";
 import { MemoryPanel } from "./MemoryPanel";
 import { UsedSources } from "./UsedSources";
 
@@ -17,6 +17,7 @@ const MESSAGE_LIMIT = 32000; // the server's, for one message
 
 export function ChatPage({ agentId, conversationId }: { agentId: string; conversationId?: string }) {
   const [agent, setAgent] = useState<Agent | null>(null);
+  const specialists = useSpecialistNames(agent);
   const [conversations, setConversations] = useState<Conversation[]>([]);
   const [conversationsCursor, setConversationsCursor] = useState<string | null>(null);
   const [history, setHistory] = useState<Message[]>([]);
@@ -224,7 +225,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
         )}
         <div className="log" role="region" aria-label="Messages">
           <History messages={history} me={me} used={used} agentId={agentId} conversationId={conversationId} />
-          {live && <Live turn={live} agentId={agentId} conversationId={conversationId} />}
+          {live && <Live turn={live} agentId={agentId} conversationId={conversationId} names={specialists} />}
         </div>
         <Notices notices={notices} />
         <p className="muted" aria-live="polite">
@@ -256,6 +257,29 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
       <MemoryPanel agentId={agentId} version={memoryVersion} />
     </section>
   );
+}
+
+/** The names of an agent's specialists by id, read once the agent is: a nested turn is
+ * said to be theirs by name (its events carry only the id). */
+export function useSpecialistNames(agent: Agent | null): Record<string, string> {
+  const [names, setNames] = useState<Record<string, string>>({});
+  const ids = (agent?.specialists ?? []).join(",");
+  useEffect(() => {
+    if (!ids) return;
+    let current = true;
+    Promise.all(
+      ids.split(",").map((id) =>
+        get<Agent>(`/agents/${encodeURIComponent(id)}`).then(
+          (a) => [id, a.name] as const,
+          () => null, // deleted since: said as "A specialist"
+        ),
+      ),
+    ).then((found) => current && setNames(Object.fromEntries(found.filter((f) => f !== null))));
+    return () => {
+      current = false;
+    };
+  }, [ids]);
+  return names;
 }
 
 /** Waits until a stopped turn is stored as interrupted (GET /runs/{id} leaves `running`). */
@@ -346,7 +370,17 @@ function History({
   );
 }
 
-function Live({ turn, agentId, conversationId }: { turn: LiveTurn; agentId: string; conversationId?: string }) {
+function Live({
+  turn,
+  agentId,
+  conversationId,
+  names,
+}: {
+  turn: LiveTurn;
+  agentId: string;
+  conversationId?: string;
+  names: Record<string, string>;
+}) {
   return (
     <>
       <article className="msg user">
@@ -358,29 +392,26 @@ function Live({ turn, agentId, conversationId }: { turn: LiveTurn; agentId: stri
           assistant
           {turn.status === "stopped" && <span className="badge">interrupted</span>}
         </div>
-        {turn.items.map((item, i) => {
-          const shown =
-            item.kind === "tool" ? (
-              <ToolView key={item.callId} name={item.name} args={item.arguments} result={item.result} />
-            ) : (
-              <div key={i} className="text">
-                {item.text}
-              </div>
-            );
-          if (!item.depth) return shown;
-          // A specialist's turn, asked by a call above it: indented by its depth.
-          return (
+        {layout(turn.items).map((s) =>
+          s.kind === "own" ? (
+            <ItemView key={s.index} item={s.item} index={s.index} />
+          ) : (
+            // A specialist's turn, asked by the call above it: named, and indented by its depth.
             <div
-              key={`n${i}`}
+              key={`n${s.index}`}
               className="nested"
-              data-depth={item.depth}
-              data-agent={item.agent}
-              style={{ marginLeft: `${item.depth * 1.5}rem` }}
+              role="group"
+              aria-label={`${names[s.agent] ?? "A specialist"} answers`}
+              data-depth={s.depth}
+              style={{ marginLeft: `${s.depth * 1.5}rem` }}
             >
-              {shown}
+              <div className="who">{names[s.agent] ?? "A specialist"}</div>
+              {s.items.map((item, i) => (
+                <ItemView key={i} item={item} index={s.index + i} />
+              ))}
             </div>
-          );
-        })}
+          ),
+        )}
         {turn.items.length === 0 && turn.status === "streaming" && <div className="muted">…</div>}
         <MemoryChips
           calls={turn.items.flatMap((i) =>
@@ -390,6 +421,15 @@ function Live({ turn, agentId, conversationId }: { turn: LiveTurn; agentId: stri
         {turn.sources && <UsedSources agentId={agentId} conversationId={conversationId} sources={turn.sources} />}
       </article>
     </>
+  );
+}
+
+function ItemView({ item, index }: { item: Item; index: number }) {
+  if (item.kind === "tool") return <ToolView name={item.name} args={item.arguments} result={item.result} />;
+  return (
+    <div key={index} className="text">
+      {item.text}
+    </div>
   );
 }
 
