@@ -11,6 +11,7 @@ import type { Agent, Conversation, ConversationPage, Message, MessagePage, Run, 
 import { apply, layout, type Item, type LiveTurn, type Notice } from "../turn";
 import { MemoryPanel } from "./MemoryPanel";
 import { UsedSources } from "./UsedSources";
+import { useSpecialistNames } from "../specialists";
 
 const PAGE = 30;
 const MESSAGE_LIMIT = 32000; // the server's, for one message
@@ -257,29 +258,6 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
       <MemoryPanel agentId={agentId} version={memoryVersion} />
     </section>
   );
-}
-
-/** The names of an agent's specialists by id, read once the agent is: a nested turn is
- * said to be theirs by name (its events carry only the id). */
-export function useSpecialistNames(agent: Agent | null): Record<string, string> {
-  const [names, setNames] = useState<Record<string, string>>({});
-  const ids = (agent?.specialists ?? []).join(",");
-  useEffect(() => {
-    if (!ids) return;
-    let current = true;
-    Promise.all(
-      ids.split(",").map((id) =>
-        get<Agent>(`/agents/${encodeURIComponent(id)}`).then(
-          (a) => [id, a.name] as const,
-          () => null, // deleted since: said as "A specialist"
-        ),
-      ),
-    ).then((found) => current && setNames(Object.fromEntries(found.filter((f) => f !== null))));
-    return () => {
-      current = false;
-    };
-  }, [ids]);
-  return names;
 }
 
 /** Waits until a stopped turn is stored as interrupted (GET /runs/{id} leaves `running`). */

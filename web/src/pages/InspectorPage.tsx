@@ -10,7 +10,7 @@ import { InspectorArchival } from "./InspectorArchival";
 import { InspectorBlocks } from "./InspectorBlocks";
 import { InspectorMessages } from "./InspectorMessages";
 import { InspectorDocuments } from "./InspectorDocuments";
-import { useSpecialistNames } from "./ChatPage";
+import { useSpecialistNames } from "../specialists";
 
 /** The memory inspector of one agent (seed 004's dashboard_url lands here): core blocks,
  * archival memory, messages. */
