@@ -143,7 +143,7 @@ export function describe(error: unknown): string {
 
 /** POSTs a file as the request body with upload progress (fetch reports none), with the
  * session as authFetch sends it: a 401 in google mode refreshes and retries once. */
-export async function upload<T>(path: string, file: Blob, onProgress: (fraction: number) => void): Promise<T> {
+export async function upload<T>(path: string, file: Blob | FormData, onProgress: (fraction: number) => void): Promise<T> {
   const send = () =>
     new Promise<{ status: number; statusText: string; body: string }>((resolve, reject) => {
       const xhr = new XMLHttpRequest();

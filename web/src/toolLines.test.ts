@@ -18,6 +18,10 @@ describe("a tool call as one line", () => {
   });
 
   it("falls back to the tool's name", () => {
-    expect(toolLine("ask_weather", {}, "sunny")).toEqual({ text: "Used ask_weather" });
+    expect(toolLine("get_weather", {}, "sunny")).toEqual({ text: "Used get_weather" });
+  });
+
+  it("says which specialist was asked, and what", () => {
+    expect(toolLine("ask_weather", { request: "Rain in Lisbon?" }).text).toBe("Asked weather: Rain in Lisbon? …");
   });
 });

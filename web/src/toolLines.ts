@@ -47,6 +47,8 @@ export function toolLine(name: string, args: unknown, result?: string): ToolLine
     case "core_memory_read":
       return { text: `Read memory · ${argument(args, "block")}${waiting}` };
     default:
+      // A specialist's tool (api/runtime/specialists.py): its name follows the prefix.
+      if (name.startsWith("ask_")) return { text: `Asked ${name.slice(4)}: ${argument(args, "request")}${waiting}` };
       return { text: `Used ${name}${waiting}` };
   }
 }

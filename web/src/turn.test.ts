@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { apply, type LiveTurn, type Notice } from "./turn";
+import { apply, layout, type Item, type LiveTurn, type Notice } from "./turn";
 
 function play(events: [string, Record<string, unknown>][]): { turn: LiveTurn; notices: Notice[] } {
   const notices: Notice[] = [];
@@ -91,5 +91,23 @@ describe("a streamed turn", () => {
   it("ignores events it does not know", () => {
     const { turn } = play([["run.something_new", { x: 1 }]]);
     expect(turn).toEqual({ prompt: "hi", items: [], status: "streaming", runId: null });
+  });
+});
+
+describe("a live turn laid out", () => {
+  it("gathers a specialist's consecutive items under one heading, the agent's own apart", () => {
+    const items: Item[] = [
+      { kind: "tool", callId: "c1", name: "ask_weather", arguments: {} },
+      { kind: "text", step: 0, text: "Sunny", depth: 1, agent: "w" },
+      { kind: "tool", callId: "c2", name: "core_memory_read", arguments: {}, depth: 1, agent: "w" },
+      { kind: "text", step: 1, text: "Deep", depth: 2, agent: "x" },
+      { kind: "text", step: 0, text: "It is sunny." },
+    ];
+    expect(layout(items).map((s) => (s.kind === "own" ? "own" : `${s.agent}:${s.items.length}`))).toEqual([
+      "own",
+      "w:2",
+      "x:1",
+      "own",
+    ]);
   });
 });

@@ -110,3 +110,20 @@ function said(items: Item[], event: string, data: Record<string, unknown>, from:
   }
   return [...items, { kind: "text", step, text: String(data.text), ...from }];
 }
+
+/** A live turn's items as the page lays them out: the agent's own one by one, and each
+ * specialist's consecutive items together, so its name is said once above what it said. */
+export type Shown =
+  | { kind: "own"; item: Item; index: number }
+  | { kind: "nested"; agent: string; depth: number; items: Item[]; index: number };
+
+export function layout(items: Item[]): Shown[] {
+  const shown: Shown[] = [];
+  items.forEach((item, index) => {
+    const last = shown[shown.length - 1];
+    if (!item.depth) shown.push({ kind: "own", item, index });
+    else if (last?.kind === "nested" && last.agent === item.agent && last.depth === item.depth) last.items.push(item);
+    else shown.push({ kind: "nested", agent: item.agent ?? "", depth: item.depth, items: [item], index });
+  });
+  return shown;
+}

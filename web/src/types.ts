@@ -15,6 +15,8 @@ export interface Agent {
   updated_at: string;
   /** When its last turn ended (or messages were stored for it); null before. GET /agents lists the last used first. */
   last_used_at: string | null;
+  /** The ids of the agents it asks, each through a tool `ask_<name>` (docs/agents-together.md). */
+  specialists?: string[];
 }
 
 export interface AgentForm {

@@ -37,7 +37,11 @@ export function AgentEditPage({ agentId }: { agentId?: string }) {
           agentId ? get<Agent>(`/agents/${agentId}`) : Promise.resolve(null),
         ]);
         if (!current) return;
-        setForm(schema);
+        // An agent is never its own specialist (400 specialist_is_self): not offered.
+        const fields = schema.fields.map((f) =>
+          f.name === "specialists" && agentId ? { ...f, options: f.options?.filter((o) => o.value !== agentId) } : f,
+        );
+        setForm({ ...schema, fields });
         setAgent(stored);
         for (const option of schema.fields.find((f) => f.name === "provider")?.options ?? []) {
           const provider = String(option.value);

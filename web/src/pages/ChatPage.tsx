@@ -8,15 +8,17 @@ import { postSse } from "../sse";
 import { lineAnchor, toolLine } from "../toolLines";
 import { messageAnchor } from "../sources";
 import type { Agent, Conversation, ConversationPage, Message, MessagePage, Run, Sources, ToolCall } from "../types";
-import { apply, type LiveTurn, type Notice } from "../turn";
+import { apply, layout, type Item, type LiveTurn, type Notice } from "../turn";
 import { MemoryPanel } from "./MemoryPanel";
 import { UsedSources } from "./UsedSources";
+import { useSpecialistNames } from "../specialists";
 
 const PAGE = 30;
 const MESSAGE_LIMIT = 32000; // the server's, for one message
 
 export function ChatPage({ agentId, conversationId }: { agentId: string; conversationId?: string }) {
   const [agent, setAgent] = useState<Agent | null>(null);
+  const specialists = useSpecialistNames(agent);
   const [conversations, setConversations] = useState<Conversation[]>([]);
   const [conversationsCursor, setConversationsCursor] = useState<string | null>(null);
   const [history, setHistory] = useState<Message[]>([]);
@@ -224,7 +226,7 @@ export function ChatPage({ agentId, conversationId }: { agentId: string; convers
         )}
         <div className="log" role="region" aria-label="Messages">
           <History messages={history} me={me} used={used} agentId={agentId} conversationId={conversationId} />
-          {live && <Live turn={live} agentId={agentId} conversationId={conversationId} />}
+          {live && <Live turn={live} agentId={agentId} conversationId={conversationId} names={specialists} />}
         </div>
         <Notices notices={notices} />
         <p className="muted" aria-live="polite">
@@ -346,7 +348,17 @@ function History({
   );
 }
 
-function Live({ turn, agentId, conversationId }: { turn: LiveTurn; agentId: string; conversationId?: string }) {
+function Live({
+  turn,
+  agentId,
+  conversationId,
+  names,
+}: {
+  turn: LiveTurn;
+  agentId: string;
+  conversationId?: string;
+  names: Record<string, string>;
+}) {
   return (
     <>
       <article className="msg user">
@@ -358,29 +370,26 @@ function Live({ turn, agentId, conversationId }: { turn: LiveTurn; agentId: stri
           assistant
           {turn.status === "stopped" && <span className="badge">interrupted</span>}
         </div>
-        {turn.items.map((item, i) => {
-          const shown =
-            item.kind === "tool" ? (
-              <ToolView key={item.callId} name={item.name} args={item.arguments} result={item.result} />
-            ) : (
-              <div key={i} className="text">
-                {item.text}
-              </div>
-            );
-          if (!item.depth) return shown;
-          // A specialist's turn, asked by a call above it: indented by its depth.
-          return (
+        {layout(turn.items).map((s) =>
+          s.kind === "own" ? (
+            <ItemView key={s.index} item={s.item} index={s.index} />
+          ) : (
+            // A specialist's turn, asked by the call above it: named, and indented by its depth.
             <div
-              key={`n${i}`}
+              key={`n${s.index}`}
               className="nested"
-              data-depth={item.depth}
-              data-agent={item.agent}
-              style={{ marginLeft: `${item.depth * 1.5}rem` }}
+              role="group"
+              aria-label={`${names[s.agent] ?? "A specialist"} answers`}
+              data-depth={s.depth}
+              style={{ marginLeft: `${s.depth * 1.5}rem` }}
             >
-              {shown}
+              <div className="who">{names[s.agent] ?? "A specialist"}</div>
+              {s.items.map((item, i) => (
+                <ItemView key={i} item={item} index={s.index + i} />
+              ))}
             </div>
-          );
-        })}
+          ),
+        )}
         {turn.items.length === 0 && turn.status === "streaming" && <div className="muted">…</div>}
         <MemoryChips
           calls={turn.items.flatMap((i) =>
@@ -390,6 +399,15 @@ function Live({ turn, agentId, conversationId }: { turn: LiveTurn; agentId: stri
         {turn.sources && <UsedSources agentId={agentId} conversationId={conversationId} sources={turn.sources} />}
       </article>
     </>
+  );
+}
+
+function ItemView({ item, index }: { item: Item; index: number }) {
+  if (item.kind === "tool") return <ToolView name={item.name} args={item.arguments} result={item.result} />;
+  return (
+    <div key={index} className="text">
+      {item.text}
+    </div>
   );
 }
 

@@ -9,6 +9,8 @@ import type { Agent } from "../types";
 import { InspectorArchival } from "./InspectorArchival";
 import { InspectorBlocks } from "./InspectorBlocks";
 import { InspectorMessages } from "./InspectorMessages";
+import { InspectorDocuments } from "./InspectorDocuments";
+import { useSpecialistNames } from "../specialists";
 
 /** The memory inspector of one agent (seed 004's dashboard_url lands here): core blocks,
  * archival memory, messages. */
@@ -44,6 +46,7 @@ export function InspectorPage({ agentId }: { agentId: string }) {
 
   const saved = (block: Block) => setBlocks((old) => (old ?? []).map((b) => (b.name === block.name ? block : b)));
   const agentPath = `/agents/${encodeURIComponent(agentId)}`;
+  const specialists = useSpecialistNames(agent);
 
   if (missing) return <MissingAgent />;
   return (
@@ -54,6 +57,17 @@ export function InspectorPage({ agentId }: { agentId: string }) {
         <Link href={`${agentPath}/edit`}>Edit the agent</Link>
         <Link href="/agents">All agents</Link>
       </p>
+      {agent?.specialists && agent.specialists.length > 0 && (
+        <p className="specialists">
+          Asks its specialists:{" "}
+          {agent.specialists.map((id, i) => (
+            <span key={id}>
+              {i > 0 && ", "}
+              <Link href={`/agents/${encodeURIComponent(id)}`}>{specialists[id] ?? "an agent"}</Link>
+            </span>
+          ))}
+        </p>
+      )}
       {failure && (
         <p className="error" role="alert">
           {failure}
@@ -65,6 +79,7 @@ export function InspectorPage({ agentId }: { agentId: string }) {
           <InspectorBlocks agentId={agentId} blocks={blocks} blockForm={forms.block.fields} onSaved={saved} reload={reload} />
           <div className="inspector-side">
             <InspectorArchival agentId={agentId} form={forms.archival.fields} linked={linked} />
+            <InspectorDocuments agentId={agentId} />
             <InspectorMessages agentId={agentId} />
           </div>
         </div>
