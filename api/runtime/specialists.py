@@ -20,9 +20,10 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING
 
 from api.agents.models import Agent
+from api.agents.service import AgentNotFound
 from api.agents.specialists import MAX_DEPTH
 from api.conversations import service as conversations
-from api.errors import AppError
+from api.errors import AppError, public_body
 from api.journal import events
 from api.llm.types import ToolCall, ToolSpec
 from api.runtime.request import TurnRequest, Via
@@ -111,8 +112,8 @@ class AskSpecialist(TurnTool):
         deadline = min(self.via.deadline, started + self.runtime.settings.specialist_seconds)
         try:
             prepared = await self._prepare(asked, deadline)
-        except AppError as e:
-            yield ToolReply(f"{who} could not be asked: {e.message}")
+        except AppError as e:  # a store's failure says no more than it says to a client
+            yield ToolReply(f"{who} could not be asked: {public_body(e)['message']}")
             return
         told: asyncio.Queue[events.RunEvent | None] = asyncio.Queue()
 
@@ -150,7 +151,11 @@ class AskSpecialist(TurnTool):
             while not told.empty():
                 event = told.get_nowait()
                 if event is not None:
+                    seen.append(event)
                     yield self._nested(call, event)
+            if any(isinstance(e, events.RunCompleted) for e in seen):  # ended as time ran out
+                yield ToolReply(_reply(who, seen))
+                return
             for event in events.interrupted(prepared.turn.state.run_id):
                 yield self._nested(call, event)
             yield ToolReply(
@@ -163,11 +168,16 @@ class AskSpecialist(TurnTool):
     async def _prepare(self, asked: str, deadline: float) -> "PreparedTurn":
         runtime, asking = self.runtime, self.asking
         session_id = session_of(asking)
+        # Read again: one deleted since the orchestrator's turn began is gone, and no
+        # conversation may be opened under it.
+        specialist = await runtime.repos.agents.get(asking.user_email, self.specialist.agent_id)
+        if specialist is None:
+            raise AgentNotFound("No agent with that id.")
         found = await conversations.find_session(
             runtime.repos, asking.user_email, self.specialist.agent_id, session_id
         )
         conversation_id = await conversations.open_session(
-            runtime.repos, self.specialist, session_id, runtime.clock, found=found
+            runtime.repos, specialist, session_id, runtime.clock, found=found
         )
         request = TurnRequest(
             user_email=asking.user_email,
@@ -178,7 +188,6 @@ class AskSpecialist(TurnTool):
             prompt=asked,
             via=Via(self.via.depth, self.via.ancestors, deadline),
         )
-        # The agent is read again: one deleted since the orchestrator's turn began is gone.
         return await runtime.prepare(request)
 
     def _nested(self, call: ToolCall, event: events.RunEvent) -> events.Nested:
@@ -205,12 +214,17 @@ def _reply(who: str, seen: Sequence[events.RunEvent]) -> str:
 
 async def _outlast(task: "asyncio.Future[None]") -> None:
     """Wait for the specialist's turn to end (it stores what it produced), through any
-    cancellation of the turn that asked, which then goes on."""
+    cancellation of the turn that asked, which is raised again once it has."""
+    cancelled = False
     while not task.done():
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await asyncio.wait({task})
+        except asyncio.CancelledError:
+            cancelled = True
     if not task.cancelled():
         task.exception()  # retrieved: its failure ended it as failed already
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 def tools_for(

@@ -3,7 +3,9 @@ specialists, their continuity within a session and isolation across sessions, th
 failure and timeout as tool results, nested events in the stream (two levels deep), and
 the specialists' graph checked when it is saved."""
 
+import asyncio
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from api.config import Settings
 from api.kit.clock import FrozenClock
+from api.runtime.specialists import _outlast
 from tests.fakes.llm_servers import FakeLLM, Reply, ToolCallScript
 from tests.runtime.conftest import Event, events_of, messages, names, running, use_openai
 from tests.runtime.test_chat import context_of, recent_lines
@@ -261,9 +264,10 @@ def test_a_deleted_specialist_leaves_its_orchestrators(
 
 
 def test_a_specialist_deleted_during_the_turn_is_gone(
-    client: TestClient, fake_openai: FakeLLM
+    client: TestClient, fake_openai: FakeLLM, settings: Settings
 ) -> None:
-    """Deleted after the orchestrator's turn offered it: the call says it is gone."""
+    """Deleted after the orchestrator's turn offered it: the call says it is gone, and no
+    conversation is opened under it."""
     desk, billing, _ = team(client, fake_openai)
     fake_openai.replies += [
         Reply(
@@ -282,6 +286,13 @@ def test_a_specialist_deleted_during_the_turn_is_gone(
         assert other.delete(f"/agents/{billing}").status_code == 204
         body = "\n".join([*lines])
     assert "could not be asked: No agent with that id." in body
+    assert settings.sqlite_path is not None
+    with sqlite3.connect(settings.sqlite_path) as db:
+        left = db.execute(
+            f'SELECT sk FROM "{settings.dynamodb_table}" WHERE item LIKE ?',  # noqa: S608
+            (f"%{billing}%",),
+        ).fetchall()
+    assert left == []
 
 
 @pytest.fixture
@@ -384,3 +395,27 @@ def test_the_agents_form_offers_the_users_agents_as_specialists(client: TestClie
     assert field["options"] == [{"value": made["id"], "label": "Billing"}]
     handoff = next(f for f in form["fields"] if f["name"] == "handoff_to_user")
     assert (handoff["type"], handoff["default"]) == ("boolean", False)
+
+
+async def test_a_cancelled_orchestrator_waits_for_its_specialist_then_stops() -> None:
+    """The turn that asked is cancelled while its specialist's turn ends: it waits for that
+    end (what the specialist said is stored), then stops, rather than go on to its next step
+    with nobody listening."""
+    ended = asyncio.Event()
+
+    async def specialist() -> None:
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            await asyncio.sleep(0.05)  # storing what it produced
+            ended.set()
+
+    running = asyncio.ensure_future(specialist())
+    await asyncio.sleep(0)
+    running.cancel()
+    asking = asyncio.ensure_future(_outlast(running))
+    await asyncio.sleep(0.01)
+    asking.cancel()  # the person left while the specialist was ending
+    with pytest.raises(asyncio.CancelledError):
+        await asking
+    assert ended.is_set()
