@@ -130,7 +130,8 @@ class Settings(BaseSettings):
     document_max_bytes: int = Field(default=10 * 2**20, ge=1024)  # one uploaded file
     document_max_pages: int = Field(default=500, ge=1)  # one PDF
     document_max_passages: int = Field(default=5000, ge=1)  # what one file may split into
-    document_workers: int = Field(default=1, ge=0, le=16)  # per process; 0: only accepts
+    # Per process, at least one: its uploads wait in a queue of its own (api/documents/).
+    document_workers: int = Field(default=1, ge=1, le=16)
     document_attempts: int = Field(default=3, ge=1, le=20)  # before processing is failed
 
     # --- Operations (docs/operations.md) -------------------------------------------------

@@ -7,6 +7,13 @@ class DocumentNotFound(NotFound):
     code = "document_not_found"
 
 
+class DocumentBusy(AppError):
+    """The same file's document was being replaced by other uploads throughout."""
+
+    status_code = 409
+    code = "document_busy"
+
+
 class DocumentRefused(AppError):
     """A file the service will not take: each reason has its own code."""
 

@@ -13,6 +13,9 @@ from api.store.table import Item, Key
 
 MediaType = Literal["text/plain", "text/markdown", "text/html", "application/pdf"]
 DocumentState = Literal["processing", "ready", "failed", "deleting"]
+# The run id of a document an import writes: its passages come from the file, not from a
+# worker, and an import cut short is finished by importing the file again.
+IMPORT_RUN = "docrun_import_"
 
 
 class Document(Entity):
@@ -38,6 +41,10 @@ class Document(Entity):
 
     def key(self) -> Key:
         return keys.document(self.agent_id, self.document_id)
+
+    @property
+    def imported(self) -> bool:
+        return self.run_id.startswith(IMPORT_RUN)
 
 
 class DocumentHashGuard(Entity):

@@ -66,7 +66,11 @@ class DocumentProcessor:
     async def revive(self, document: Document) -> None:
         """A document still processing long after its attempt began, by no worker of
         this process: its process stopped, so it is sent again."""
-        if document.state != "processing" or document.document_id in self._working:
+        if (
+            document.state != "processing"
+            or document.imported  # its import writes it, or a new import finishes it
+            or document.document_id in self._working
+        ):
             return
         if self.clock.now() - document.updated_at.timestamp() > STALE_SECONDS:
             await self.enqueue(document)
@@ -91,7 +95,12 @@ class DocumentProcessor:
         """One delivery: its document processed, failed, or handed back for later."""
         agent_id, document_id = delivery.group, delivery.run_id
         document = await self.repos.documents.get(agent_id, document_id)
-        if document is None or document.state != "processing" or document_id in self._working:
+        if (
+            document is None
+            or document.state != "processing"
+            or document.imported
+            or document_id in self._working
+        ):
             await self.queue.ack(delivery)
             return
         self._working.add(document_id)

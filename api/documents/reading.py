@@ -3,6 +3,7 @@ pypdf), and that text cut into passages that keep their place: a PDF's page, a M
 HTML file's heading path ("Setup > Linux"). Pure computation, run off the event loop."""
 
 import io
+import itertools
 import logging
 import re
 from collections.abc import Iterator
@@ -99,13 +100,15 @@ def read(file_name: str, content_type: str | None, data: bytes, limits: Limits) 
             sections = _html(text)
         else:
             sections = [Section(text)]
-    passages = [p for s in sections for p in _passages(s)]
+    # One past the limit is enough to refuse: a file of millions is not split to the end.
+    every = (p for s in sections for p in _passages(s))
+    passages = list(itertools.islice(every, limits.max_passages + 1))
     if not passages:
         raise DocumentHasNoText(f"{file_name!r} holds no text to search.")
     if len(passages) > limits.max_passages:
         raise DocumentTooManyPassages(
-            f"{file_name!r} makes {len(passages)} passages; a document may make "
-            f"{limits.max_passages} at most.",
+            f"{file_name!r} makes more than {limits.max_passages} passages, the most a "
+            "document may make.",
             max_passages=limits.max_passages,
         )
     return Read(media_type, passages, pages)
@@ -285,10 +288,12 @@ def _passages(section: Section) -> Iterator[PassageText]:
     paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", section.text)]
     pieces = [piece for p in paragraphs if p for piece in _pieces(p)]
     gathered: list[str] = []
+    size = 0  # of the pieces gathered, a space between each (kept, not summed each time)
     for piece in pieces:
-        if gathered and len(" ".join(gathered)) + 1 + len(piece) > PASSAGE_CHARS:
+        if gathered and size + 1 + len(piece) > PASSAGE_CHARS:
             yield _passage(section, "\n\n".join(gathered))
-            gathered = []
+            gathered, size = [], 0
+        size += len(piece) + (1 if gathered else 0)
         gathered.append(piece)
     if gathered:
         yield _passage(section, "\n\n".join(gathered))

@@ -4,6 +4,7 @@ the search engine's change log, like archival memories, so that every replica's 
 keeps in step)."""
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from api.documents.models import Document, DocumentHashGuard, DocumentState, DocumentText
 from api.search.engine import SearchEngine
@@ -12,7 +13,6 @@ from api.store.pages import query_all
 from api.store.table import (
     SK,
     AttrEquals,
-    Check,
     ConditionFailed,
     Delete,
     Item,
@@ -22,6 +22,7 @@ from api.store.table import (
     Put,
     Table,
     TxOp,
+    Update,
 )
 
 # The labels of a document's writes in a transaction, for reading which one was refused.
@@ -29,10 +30,17 @@ DOCUMENT = "document"
 HASH_GUARD = "document_hash_guard"
 
 
-def still_processing(document: Document) -> Check:
+def still_processing(document: Document, at: datetime) -> Update:
     """Joins every write of the document's passages: none lands once the document is being
-    deleted (or is gone), so a deleted document leaves no passage behind on any replica."""
-    return Check(document.key(), AttrEquals("state", "processing"), label=DOCUMENT)
+    deleted (or is gone), so a deleted document leaves no passage behind on any replica.
+    Each also says, by `updated_at`, that its processing goes on: no other process takes a
+    long document for one whose process stopped (`DocumentProcessor.revive`)."""
+    return Update(
+        document.key(),
+        set={"updated_at": at.isoformat()},
+        condition=AttrEquals("state", "processing"),
+        label=DOCUMENT,
+    )
 
 
 class DocumentRepository:
@@ -129,9 +137,10 @@ class DocumentRepository:
 async def write_passages(search: SearchEngine, document: Document, items: Sequence[Item]) -> None:
     """Passages of a document being processed, through the change log; TransactionCancelled,
     DOCUMENT refused, once it is being deleted or gone."""
+    at = datetime.fromtimestamp(search.clock.now(), UTC)
     await search.commit(
         document.agent_id,
-        [still_processing(document), *(Put(item) for item in items)],
+        [still_processing(document, at), *(Put(item) for item in items)],
         upserts=items,
     )
 

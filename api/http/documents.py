@@ -9,6 +9,7 @@ from fastapi import File, Form, Query, Response, UploadFile, status
 from api.agents.service import AgentNotFound
 from api.documents import service as documents
 from api.documents.errors import (
+    DocumentBusy,
     DocumentEmpty,
     DocumentEncrypted,
     DocumentHasNoText,
@@ -47,6 +48,8 @@ MULTIPART_OVERHEAD = 64 * 1024
     responses={
         200: {"model": DocumentOut, "description": "The agent holds this file already"},
         **errors(
+            DocumentBusy,
+            SearchBusy,
             DocumentEmpty,
             DocumentTooLarge,
             UnsupportedDocumentType,

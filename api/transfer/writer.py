@@ -10,6 +10,7 @@ what is missing and changes nothing else. What is not written is reported with w
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from api.agents import repository as agents_repository
@@ -20,7 +21,7 @@ from api.conversations.messages import service as messages_service
 from api.conversations.messages.models import Message
 from api.conversations.models import Conversation, SessionLookup
 from api.documents import repository as documents_repository
-from api.documents.models import Document, DocumentHashGuard, Passage
+from api.documents.models import IMPORT_RUN, Document, DocumentHashGuard, Passage
 from api.memory import archival, blocks
 from api.memory import repository as memory
 from api.memory import service as memory_service
@@ -548,9 +549,9 @@ class Writer:
             content_hash=record.content_hash,
             size_bytes=record.size_bytes,
             pages=record.pages,
-            run_id=f"docrun_import_{document_id[:12]}",
+            run_id=f"{IMPORT_RUN}{document_id[:12]}",
             created_at=record.created_at,
-            updated_at=record.created_at,
+            updated_at=datetime.fromtimestamp(self.search.clock.now(), UTC),
         )
         guard = DocumentHashGuard(
             agent_id=self.agent_id, content_hash=record.content_hash, document_id=document_id

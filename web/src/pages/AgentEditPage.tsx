@@ -39,7 +39,9 @@ export function AgentEditPage({ agentId }: { agentId?: string }) {
         if (!current) return;
         // An agent is never its own specialist (400 specialist_is_self): not offered.
         const fields = schema.fields.map((f) =>
-          f.name === "specialists" && agentId ? { ...f, options: f.options?.filter((o) => o.value !== agentId) } : f,
+          f.name === "specialists" && stored
+            ? { ...f, options: f.options?.filter((o) => o.value !== stored.id) }
+            : f,
         );
         setForm({ ...schema, fields });
         setAgent(stored);

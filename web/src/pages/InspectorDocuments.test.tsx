@@ -59,6 +59,26 @@ describe("the documents section", () => {
     expect(reads(fetch)).toBe(3);
   });
 
+  it("drops a document deleted elsewhere, and stops reading it", async () => {
+    setAuthMode("local");
+    vi.useFakeTimers();
+    const fetch = vi.fn(async (path: string) => {
+      if (path === "/agents/a/documents") return json({ documents: [guide("processing")] });
+      return new Response(JSON.stringify({ code: "document_not_found", message: "No document with this id." }), {
+        status: 404,
+        headers: { "Content-Type": "application/json" },
+      });
+    });
+    vi.stubGlobal("fetch", fetch);
+    render(<InspectorDocuments agentId="a" />);
+    await act(() => vi.advanceTimersByTimeAsync(0));
+    expect(screen.getByText("Processing…")).toBeTruthy();
+    await wait(60);
+    expect(screen.queryByText("Processing…")).toBeNull();
+    expect(screen.queryByText("guide.md")).toBeNull();
+    expect(reads(fetch)).toBe(1);
+  });
+
   it("stops reading once the page is left", async () => {
     setAuthMode("local");
     vi.useFakeTimers();

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from "react";
-import { del, describe, get } from "../api";
+import { ApiError, del, describe, get } from "../api";
 import {
   ACCEPT,
   MAX_BYTES,
@@ -44,12 +44,20 @@ export function InspectorDocuments({ agentId }: { agentId: string }) {
       const fresh = await Promise.all(
         (docs ?? []).map((d) =>
           d.state === "processing"
-            ? get<AgentDocument>(`${documentsPath(agentId)}/${d.id}`).catch(() => d)
+            ? get<AgentDocument>(`${documentsPath(agentId)}/${d.id}`).catch((e: unknown) =>
+                // Deleted meanwhile (another tab): gone from the list, and no longer polled.
+                e instanceof ApiError && e.status === 404 ? null : d,
+              )
             : Promise.resolve(d),
         ),
       );
       if (!current) return;
-      setDocs((old) => (old ?? []).map((d) => fresh.find((f) => f.id === d.id) ?? d));
+      const gone = new Set((docs ?? []).filter((_, i) => fresh[i] === null).map((d) => d.id));
+      setDocs((old) =>
+        (old ?? [])
+          .filter((d) => !gone.has(d.id))
+          .map((d) => fresh.find((f) => f?.id === d.id) ?? d),
+      );
       setPolled((n) => n + 1);
     }, wait);
     return () => {
