@@ -108,7 +108,8 @@ async def test_a_restore_across_a_rewrite_recorded_without_its_lines_is_refused(
     # Version 3 as rewrites were recorded before they kept their earlier lines.
     key = keys.core_memory_change(AGENT, "human", definition.created_at, 3)
     old = await table.get(key)
-    assert old is not None and old["previous_lines"] == ["b", "a"]
+    assert old is not None
+    assert old["previous_lines"] == ["b", "a"]
     await table.put({k: v for k, v in old.items() if k != "previous_lines"})
 
     with pytest.raises(HistoryIncomplete) as refused:
@@ -216,7 +217,8 @@ async def test_a_restore_after_the_same_text_was_stored_again_says_so(
     await archival.delete_memory(repos, engine, AGENT, first.memory_id)
     clock.advance(1)
     anew = await archival.insert(repos, engine, AGENT, "Carol is allergic to peanuts")
-    assert anew.created and anew.memory.memory_id != first.memory_id
+    assert anew.created
+    assert anew.memory.memory_id != first.memory_id
 
     with pytest.raises(RestoreConflict) as refused:
         await archival.restore_memory(repos, engine, AGENT, first.memory_id)
