@@ -459,7 +459,10 @@ class MemoryRepository:
         )
 
     async def deleted_archival(self, agent_id: str, memory_id: str) -> Item | None:
-        """A deleted memory's copy while it can be restored (None once its window passed)."""
+        """A deleted memory's copy while it can be restored (None once its window passed, or
+        for a string that is no memory id)."""
+        if _MEMORY_ID.fullmatch(memory_id) is None:
+            return None
         return await self.table.get(keys.deleted_archival(agent_id, memory_id))
 
     async def archival_page(

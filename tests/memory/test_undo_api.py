@@ -106,9 +106,9 @@ def test_a_deleted_memory_is_undone_within_its_window_and_gone_after_it(
     assert api.delete(url).status_code == 204
     clock.advance(121)
     refused(api.post(f"{url}/restore"), 404, "restore_window_passed")
-    refused(
-        api.post(f"{base}/0123456789abcdef0123456789abcdef/restore"), 404, "restore_window_passed"
-    )
+    # A memory never deleted, and a string that is no memory id at all (never a key).
+    for unknown in ("0123456789abcdef0123456789abcdef", "x" * 2000):
+        refused(api.post(f"{base}/{unknown}/restore"), 404, "restore_window_passed")
 
 
 def test_a_restore_after_the_text_was_stored_again_is_refused(api: TestClient) -> None:

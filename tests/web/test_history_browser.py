@@ -60,9 +60,7 @@ def at_both_widths(page: Page, name: str) -> None:
 
 
 def lines_of(server: str, agent_id: str) -> list[str]:
-    lines: list[str] = httpx2.get(f"{server}/agents/{agent_id}/memory/blocks/human").json()[
-        "lines"
-    ]
+    lines: list[str] = httpx2.get(f"{server}/agents/{agent_id}/memory/blocks/human").json()["lines"]
     return lines
 
 
@@ -86,10 +84,7 @@ def test_a_block_version_restored_from_its_history(
     # By keyboard: the history's summary is a control; Enter opens it.
     human.get_by_text("History of human").focus()
     page.keyboard.press("Enter")
-    versions = human.get_by_role("list", name="Versions of human").get_by_role(
-        "listitem", name=None
-    )
-    entries = human.locator(".version-entry")
+    entries = human.get_by_role("list", name="Versions of human").locator(":scope > li")
     expect(entries).to_have_count(4)
     newest = entries.nth(0)
     expect(newest).to_contain_text("Version 5")
@@ -100,7 +95,6 @@ def test_a_block_version_restored_from_its_history(
     expect(newest.locator(".removed")).to_contain_text("Lives in: Porto")
     expect(newest.locator(".added")).to_contain_text("Lives in: Lisbon")
     expect(newest).to_contain_text("The current version")
-    assert versions.count() >= 4
     at_both_widths(page, "history")
 
     # Version 3: before the long line and the move. Restore it by keyboard.
