@@ -48,6 +48,7 @@ from api.search.engine import SearchEngine
 from api.store.table import ConditionFailed, TransactionCancelled
 
 MAX_DESCRIPTION_CHARS = 500
+HISTORY_RECORD_CHARS = 90_000  # the lines one history record may carry in all
 # Blocks keep when they were created and last written. Callers that hold the app's clock
 # pass it; the others (the same time in production) use the system's.
 SYSTEM_CLOCK: Clock = SystemClock()
@@ -423,6 +424,12 @@ def rewrite_change(
     and those it added, each in its block's order, and `before` whole (which a restore
     needs to undo it)."""
     after, earlier = set(core.lines), set(before)
+    removed = [line for line in before if line not in after]
+    added = [line for line in core.lines if line not in earlier]
+    # The earlier lines make the record up to three blocks long: kept only while the item
+    # stays well inside DynamoDB's 400 KB at four bytes a character; a restore refuses to
+    # go back across a rewrite that could not keep them, as across an old one.
+    kept = blocks.count_chars([*removed, *added, *before]) <= HISTORY_RECORD_CHARS
     return CoreMemoryChange(
         agent_id=core.agent_id,
         block_name=core.block_name,
@@ -431,9 +438,9 @@ def rewrite_change(
         at=at,
         source=source,
         action="rewrite",
-        removed=[line for line in before if line not in after],
-        added=[line for line in core.lines if line not in earlier],
-        previous_lines=list(before),
+        removed=removed,
+        added=added,
+        previous_lines=list(before) if kept else None,
         run_id=run_id,
         restored_from=restored_from,
     )

@@ -225,3 +225,21 @@ async def test_a_restore_after_the_same_text_was_stored_again_says_so(
     assert refused.value.details["existing_memory_id"] == anew.memory.memory_id
     assert await found(engine, "peanuts") == [anew.memory.memory_id]
     assert await repos.memory.get_archival(AGENT, first.memory_id) is None
+
+
+async def test_a_rewrite_too_large_to_keep_its_earlier_lines_cannot_be_undone(
+    repos: Repositories,
+) -> None:
+    await memory_service.ensure_default_blocks(repos, AGENT)
+    before = [f"{i:02d}" + "a" * 1998 for i in range(20)]  # 40,000 characters
+    after = [f"{i:02d}" + "b" * 1998 for i in range(20)]
+    await memory_service.write_lines(repos, AGENT, "human", before)  # v2: kept whole
+    await memory_service.write_lines(repos, AGENT, "human", after)  # v3: 120,000 in all
+    changes, _ = await memory_service.block_history(repos, AGENT, "human", limit=2)
+    assert changes[0].previous_lines is None
+    assert changes[0].removed == before
+    assert changes[1].previous_lines == []
+
+    with pytest.raises(HistoryIncomplete):
+        await memory_service.restore_version(repos, AGENT, "human", 2)
+    assert list((await memory_service.read_block(repos, AGENT, "human")).lines) == after
