@@ -243,3 +243,17 @@ async def test_a_rewrite_too_large_to_keep_its_earlier_lines_cannot_be_undone(
     with pytest.raises(HistoryIncomplete):
         await memory_service.restore_version(repos, AGENT, "human", 2)
     assert list((await memory_service.read_block(repos, AGENT, "human")).lines) == after
+
+
+async def test_no_tool_retrieves_a_deleted_memory_until_it_is_restored(
+    ctx: ToolContext, repos: Repositories, search: SearchEngine
+) -> None:
+    said = await call(ctx, "archival_memory_insert", content="Gina's passport expires in June")
+    assert said.startswith("Inserted")
+    memory = (await archival.list_memories(repos, AGENT))[0][0]
+    await archival.delete_memory(repos, search, AGENT, memory.memory_id)
+    gone = await call(ctx, "archival_memory_search", query="passport")
+    assert "no memories match" in gone
+    await archival.restore_memory(repos, search, AGENT, memory.memory_id)
+    back = await call(ctx, "archival_memory_search", query="passport")
+    assert "Gina's passport expires in June" in back
