@@ -85,7 +85,7 @@ def test_a_block_version_restored_from_its_history(
     human.get_by_text("History of human").focus()
     page.keyboard.press("Enter")
     entries = human.get_by_role("list", name="Versions of human").locator(":scope > li")
-    expect(entries).to_have_count(4)
+    expect(entries).to_have_count(5)  # and version 1, before them all
     newest = entries.nth(0)
     expect(newest).to_contain_text("Version 5")
     expect(newest).to_contain_text("Edited over the API or in this page")
@@ -95,6 +95,8 @@ def test_a_block_version_restored_from_its_history(
     expect(newest.locator(".removed")).to_contain_text("Lives in: Porto")
     expect(newest.locator(".added")).to_contain_text("Lives in: Lisbon")
     expect(newest).to_contain_text("The current version")
+    expect(entries.nth(4)).to_contain_text("Before the changes above")
+    expect(human.get_by_role("button", name="Restore version 1 of human")).to_be_visible()
     at_both_widths(page, "history")
 
     # Version 3: before the long line and the move. Restore it by keyboard.

@@ -338,6 +338,10 @@ function BlockHistory({
   const [failure, setFailure] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const id = `block-${block.name}-history`;
+  // The version before the oldest change listed, once the whole history is: the server can
+  // rebuild it too (a block's first lines, say).
+  const oldest = entries && entries.length > 0 && cursor === null ? entries[entries.length - 1].version - 1 : 0;
+  const earliest = oldest >= 1 ? oldest : null;
 
   async function load(after: string | null = null) {
     setFailure(null);
@@ -348,6 +352,15 @@ function BlockHistory({
       setCursor(page.cursor);
     } catch (e) {
       setFailure(describe(e));
+    }
+  }
+
+  async function bringBack(version: number) {
+    setBusy(true);
+    try {
+      await restore(version);
+    } finally {
+      setBusy(false);
     }
   }
 
@@ -394,14 +407,7 @@ function BlockHistory({
                   className="secondary"
                   disabled={busy}
                   aria-label={`Restore version ${entry.version} of ${block.name}`}
-                  onClick={async () => {
-                    setBusy(true);
-                    try {
-                      await restore(entry.version);
-                    } finally {
-                      setBusy(false);
-                    }
-                  }}
+                  onClick={() => bringBack(entry.version)}
                 >
                   Restore this version
                 </button>
@@ -409,6 +415,23 @@ function BlockHistory({
               {entry.version === block.version && <span className="muted small">The current version</span>}
             </li>
           ))}
+          {earliest !== null && (
+            <li className="version-entry">
+              <div className="version-head">
+                <strong>Version {earliest}</strong>
+                <span className="muted small">Before the changes above</span>
+              </div>
+              <button
+                type="button"
+                className="secondary"
+                disabled={busy}
+                aria-label={`Restore version ${earliest} of ${block.name}`}
+                onClick={() => bringBack(earliest)}
+              >
+                Restore this version
+              </button>
+            </li>
+          )}
         </ol>
       )}
       {cursor && (
