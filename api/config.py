@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     # How long a turn sent with an Idempotency-Key goes on after its client left, waiting
     # for the client to come back for it (GET /runs/{id}/events, or the request again).
     run_resume_seconds: float = Field(default=10.0, ge=0, le=300)
+    # How long a deleted archival memory can be restored (POST .../restore) before it is
+    # gone for good (the table's TTL then removes its copy).
+    archival_undo_seconds: int = Field(default=600, ge=1, le=30 * 86400)
     # Memory the per-agent search indexes of this process may take before the least
     # recently used are dropped (they reload from the table when next searched).
     search_index_memory_mb: int = Field(default=1024, ge=16)

@@ -305,7 +305,14 @@ def create_app(
             "Last-Event-ID",
             "X-Request-ID",
         ],
-        expose_headers=["ETag", "Retry-After", "Run-Id", "Idempotent-Replayed", "X-Request-ID"],
+        expose_headers=[
+            "ETag",
+            "Retry-After",
+            "Run-Id",
+            "Idempotent-Replayed",
+            "X-Request-ID",
+            "Undo-Until",
+        ],
     )
     app.include_router(health.router)
     app.include_router(observability.router)

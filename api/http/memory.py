@@ -1,6 +1,7 @@
 """/agents/{agent_id}/memory: an agent's core blocks and archival memories, for people and
 UIs. Every route loads the agent through OwnedAgent: another tenant's agent is a 404."""
 
+from email.utils import format_datetime
 from typing import Annotated
 
 from fastapi import Query, Response, status
@@ -9,7 +10,7 @@ from api.agents.service import AgentNotFound
 from api.embeddings.base import EmbeddingError
 from api.http.contract.errors import errors
 from api.http.deps.agents import OwnedAgent
-from api.http.deps.app import ClockDep, ReposDep, SearchDep
+from api.http.deps.app import ClockDep, ReposDep, SearchDep, SettingsDep
 from api.http.preconditions import BLOCK_WRITE, IfMatch
 from api.http.query import AsOf, IncludeHistory, MinSimilarity, SearchQuery
 from api.http.route_filter import Router
@@ -26,12 +27,16 @@ from api.memory.errors import (
     DefaultBlockProtected,
     DuplicateLine,
     EmptyContent,
+    HistoryIncomplete,
     InvalidBlockName,
     InvalidPage,
     InvalidSupersession,
     InvalidWordLimit,
     LineOutOfRange,
     MemoryBusy,
+    RestoreConflict,
+    RestoreWindowPassed,
+    VersionNotFound,
     etag,
 )
 from api.memory.models import Category
@@ -51,6 +56,7 @@ from api.memory.schemas import (
     LineHistoryOut,
     LineIn,
     MemoryForms,
+    RestoreVersion,
     SupersedeRequest,
     Tag,
 )
@@ -250,6 +256,32 @@ async def block_history(
     return BlockHistoryPage(changes=[LineHistoryOut.of(c) for c in changes], cursor=next_cursor)
 
 
+@router.post(
+    "/blocks/{block}/restore",
+    operation_id="memory_restore_block",
+    responses=errors(VersionNotFound, HistoryIncomplete, *BLOCK_WRITE),
+)
+async def restore_block(
+    agent: OwnedAgent,
+    block: str,
+    body: RestoreVersion,
+    response: Response,
+    repos: ReposDep,
+    clock: ClockDep,
+    expected: IfMatch,
+) -> BlockOut:
+    """Bring back the lines the block had at `version` as a new version (its description
+    and limits stay as they are now), rebuilt from its history; the history records the
+    restore (`restored_from`). Refused as any rewrite when the lines no longer fit (409),
+    for a version the block never had (404 `version_not_found`) or one its history cannot
+    rebuild exactly (409 `history_incomplete`). With If-Match, only if the block is still
+    at that version (412)."""
+    restored = await memory.restore_version(
+        repos, agent.agent_id, block, body.version, expected=expected, clock=clock
+    )
+    return _tagged(response, restored)
+
+
 def _tagged(response: Response, block: memory.BlockView) -> BlockOut:
     response.headers["ETag"] = etag(block.version)
     return BlockOut.of(block)
@@ -409,13 +441,55 @@ async def get_archival(agent: OwnedAgent, memory_id: str, repos: ReposDep) -> Ar
     return ArchivalOut.of(await archival.get_memory(repos, agent.agent_id, memory_id))
 
 
+UNDO_UNTIL = "Undo-Until"
+
+
 @router.delete(
     "/archival/{memory_id}",
     operation_id="memory_delete_archival",
     status_code=status.HTTP_204_NO_CONTENT,
-    responses=errors(ArchivalMemoryNotFound, SearchBusy),
+    responses={
+        204: {
+            "description": "Deleted; restorable until the time `Undo-Until` gives.",
+            "headers": {
+                UNDO_UNTIL: {
+                    "description": "Until when POST .../restore brings the memory back "
+                    "(an HTTP date)",
+                    "schema": {"type": "string"},
+                }
+            },
+        },
+        **errors(ArchivalMemoryNotFound, SearchBusy),
+    },
 )
 async def delete_archival(
-    agent: OwnedAgent, memory_id: str, repos: ReposDep, search: SearchDep
+    agent: OwnedAgent,
+    memory_id: str,
+    response: Response,
+    repos: ReposDep,
+    search: SearchDep,
+    settings: SettingsDep,
 ) -> None:
-    await archival.delete_memory(repos, search, agent.agent_id, memory_id)
+    """Gone from every search, listing and read at once, on every server; restorable
+    (POST .../restore) until `Undo-Until` (ARCHIVAL_UNDO_SECONDS, 10 minutes by default),
+    then gone for good."""
+    until = await archival.delete_memory(
+        repos, search, agent.agent_id, memory_id, undo_seconds=settings.archival_undo_seconds
+    )
+    response.headers[UNDO_UNTIL] = format_datetime(until, usegmt=True)
+
+
+@router.post(
+    "/archival/{memory_id}/restore",
+    operation_id="memory_restore_archival",
+    responses=errors(RestoreWindowPassed, RestoreConflict, SearchBusy, MemoryBusy),
+)
+async def restore_archival(
+    agent: OwnedAgent, memory_id: str, repos: ReposDep, search: SearchDep
+) -> ArchivalOut:
+    """Bring back a memory deleted within its undo window, exactly as it was (its id,
+    text, times, tags and category), searchable again on every server. Safe to retry: a
+    memory already back is returned. 404 `restore_window_passed` once its window has
+    passed; 409 `archival_text_stored_again` when the same text was stored again meanwhile
+    (that memory stays)."""
+    return ArchivalOut.of(await archival.restore_memory(repos, search, agent.agent_id, memory_id))

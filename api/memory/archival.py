@@ -10,6 +10,7 @@ are guarded by it (`legacy_hashes`).
 
 import contextlib
 import hashlib
+import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from api.memory.errors import (
     InvalidPage,
     InvalidSupersession,
     MemoryBusy,
+    RestoreConflict,
+    RestoreWindowPassed,
 )
 from api.memory.models import ArchivalMemory, Category
 from api.repositories import Repositories
@@ -48,6 +51,7 @@ PAGE_SIZE = 5
 MAX_CONTENT_CHARS = 50_000  # well inside an item's 400 KB, even at 4 bytes a character
 INSERT_ATTEMPTS = 20  # each lost race means another insert of this text won
 MAX_REPLACED = 20  # current memories of one attribute a new one replaces at most
+UNDO_SECONDS = 600  # how long a deleted memory can be restored, unless the caller says
 
 
 @dataclass(frozen=True)
@@ -500,11 +504,81 @@ async def get_memory(repos: Repositories, agent_id: str, memory_id: str) -> Arch
 
 
 async def delete_memory(
+    repos: Repositories,
+    engine: SearchEngine,
+    agent_id: str,
+    memory_id: str,
+    *,
+    undo_seconds: int = UNDO_SECONDS,
+) -> datetime:
+    """The memory and its hash guard: the same text can be inserted again afterwards, and
+    no search, listing or read finds it. A copy is kept `undo_seconds` for `restore_memory`;
+    when it can no longer be restored."""
+    items = await repos.memory.archival_items(agent_id, [memory_id])
+    if memory_id not in items:
+        raise ArchivalMemoryNotFound(memory_id)
+    now = engine.clock.now()
+    until = math.ceil(now) + undo_seconds
+    await repository.delete_archival(engine, items[memory_id], deleted_at=now, until=until)
+    return datetime.fromtimestamp(until, UTC)
+
+
+async def restore_memory(
     repos: Repositories, engine: SearchEngine, agent_id: str, memory_id: str
+) -> ArchivalMemory:
+    """A memory deleted within its undo window, back exactly as it was (its id, text,
+    times, tags, category, validity and vector), searchable on every replica when this
+    returns. Restoring one that is back already returns it (a retry is safe). Refused when
+    the window has passed (RestoreWindowPassed) or the same text was stored again meanwhile
+    as another memory (RestoreConflict: that one stays, so a text is never stored twice)."""
+    for attempt in range(INSERT_ATTEMPTS):
+        copy = await repos.memory.deleted_archival(agent_id, memory_id)
+        if copy is None:
+            return await _restored_already(repos, agent_id, memory_id)
+        ops, item = repository.restore_archival_ops(copy)
+        memory = ArchivalMemory.from_dynamo_item(item)
+        await _check_not_stored_again(repos, memory)
+        try:
+            await engine.commit(agent_id, ops, upserts=[item])
+        except TransactionCancelled as e:
+            if e.refused(repository.DELETED) or e.refused(repository.ARCHIVAL):
+                return await _restored_already(repos, agent_id, memory_id)
+            if e.refused(repository.HASH_GUARD):
+                await _check_not_stored_again(repos, memory, hashes=[memory.content_hash])
+            await backoff(attempt)
+            continue
+        return memory
+    raise MemoryBusy("Archival memory is being written by too many callers at once; try again.")
+
+
+async def _restored_already(repos: Repositories, agent_id: str, memory_id: str) -> ArchivalMemory:
+    """The memory when another restore brought it back; RestoreWindowPassed otherwise."""
+    memory = await repos.memory.get_archival(agent_id, memory_id)
+    if memory is None:
+        raise RestoreWindowPassed(memory_id)
+    return memory
+
+
+async def _check_not_stored_again(
+    repos: Repositories, memory: ArchivalMemory, *, hashes: Sequence[str] = ()
 ) -> None:
-    """The memory and its hash guard: the same text can be inserted again afterwards."""
-    memory = await get_memory(repos, agent_id, memory_id)
-    await repository.delete_archival(engine, memory)
+    """RestoreConflict when another memory holds this text now. A memory stored before
+    texts were normalized carries its legacy hash, so its text's current hash is asked too:
+    a new insert of the same text is guarded by that one."""
+    wanted = list(dict.fromkeys([*hashes, content_hash(memory.content)]))
+    guards = await repos.memory.archival_guards(memory.agent_id, wanted)
+    for guard in guards.values():
+        if guard.memory_id == memory.memory_id:
+            continue
+        if await repos.memory.get_archival(memory.agent_id, guard.memory_id) is not None:
+            raise RestoreConflict(memory.memory_id, guard.memory_id)
+        # A guard whose memory is gone would refuse this restore forever, as in `insert`.
+        with contextlib.suppress(ConditionFailed):
+            await repos.memory.delete_guard(
+                memory.agent_id,
+                guard.content_hash,
+                condition=AttrEquals("memory_id", guard.memory_id),
+            )
 
 
 @dataclass(frozen=True)

@@ -198,3 +198,61 @@ class VersionMismatch(MemoryRefused):
 def etag(version: int) -> str:
     """A block's version as an HTTP entity tag."""
     return f'"{version}"'
+
+
+class RestoreWindowPassed(MemoryRefused):
+    """No deleted copy to restore: the memory was never deleted here, or its window passed
+    (after it, a deleted memory is gone for good)."""
+
+    status_code = 404
+    code = "restore_window_passed"
+
+    def __init__(self, memory_id: str) -> None:
+        super().__init__(
+            f"Archival memory {memory_id} cannot be restored: it was not deleted within its "
+            "undo window, which has passed (or it never existed).",
+            memory_id=memory_id,
+        )
+
+
+class RestoreConflict(MemoryRefused):
+    """The deleted memory's text was stored again meanwhile, as another memory: restoring
+    would keep the same text twice."""
+
+    status_code = 409
+    code = "archival_text_stored_again"
+
+    def __init__(self, memory_id: str, existing: str) -> None:
+        super().__init__(
+            f"Archival memory {memory_id} cannot be restored: the same text was stored again "
+            f"meanwhile as {existing}, which stays (no change).",
+            memory_id=memory_id,
+            existing_memory_id=existing,
+        )
+
+
+class VersionNotFound(MemoryRefused):
+    status_code = 404
+    code = "version_not_found"
+
+    def __init__(self, block: str, version: int, current: int) -> None:
+        super().__init__(
+            f"[{block}] has no version {version}: its versions run from 1 to {current}.",
+            block=block,
+            version=version,
+            current_version=current,
+        )
+
+
+class HistoryIncomplete(MemoryRefused):
+    """A restore that would have to undo a change the history cannot undo exactly."""
+
+    status_code = 409
+    code = "history_incomplete"
+
+    def __init__(self, block: str, version: int, reason: str) -> None:
+        super().__init__(
+            f"Version {version} of [{block}] cannot be rebuilt: {reason} (no change).",
+            block=block,
+            version=version,
+        )

@@ -72,6 +72,12 @@ class CoreMemoryChange(Entity):
     new_line: str | None = None
     removed: list[str] = Field(default_factory=list)  # a rewrite's
     added: list[str] = Field(default_factory=list)
+    # A rewrite's lines before it, in their order: `removed` and `added` alone cannot tell
+    # the order back, and a restore must undo the rewrite exactly. None: a rewrite recorded
+    # before rewrites kept them (a restore cannot go back across it).
+    previous_lines: list[str] | None = None
+    run_id: str | None = None  # the turn whose tool made the change
+    restored_from: int | None = None  # a restore: the version whose lines it brought back
 
     def key(self) -> Key:
         return keys.core_memory_change(

@@ -27,6 +27,7 @@ from api.store.pages import query_all
 from api.store.table import (
     PK,
     SK,
+    TTL,
     AttrAbsent,
     AttrEquals,
     Check,
@@ -38,8 +39,10 @@ from api.store.table import (
     ItemExists,
     Key,
     Put,
+    Sk,
     Table,
     TransactionCancelled,
+    TxOp,
     all_of,
 )
 
@@ -142,11 +145,43 @@ def still_current(agent_id: str, memory_id: str) -> Check:
     return Check(key, _current(), label=STILL_CURRENT)
 
 
-async def delete_archival(search: SearchEngine, memory: ArchivalMemory) -> None:
-    """The memory and its guard, so the same text can be stored again later. The guard goes
-    only while it still names this memory. Never found by a search once this returns."""
+DELETED = "deleted"  # the label of a restore's removal of a deleted memory's copy
+_COPY_ONLY = ("deleted_at", TTL)
+
+
+def _deleted_copy(item: Item, *, deleted_at: float, until: int) -> Item:
+    """A deleted memory's item as kept for a restore: everything it held (its vector too),
+    under its own key and entity, gone from every read once `until` (epoch seconds) has
+    passed, so nothing has to sweep it."""
+    memory = ArchivalMemory.from_dynamo_item(item)
+    key = keys.deleted_archival(memory.agent_id, memory.memory_id)
+    return {
+        **item,
+        **key.as_item(),
+        keys.ENTITY: keys.DELETED_ARCHIVAL,
+        "deleted_at": deleted_at,
+        TTL: until,
+    }
+
+
+def _restored_item(copy: Item) -> Item:
+    """The memory's item again, exactly as it was stored, from its deleted copy."""
+    item = {k: v for k, v in copy.items() if k not in _COPY_ONLY}
+    item[keys.ENTITY] = keys.ARCHIVAL_MEMORY
+    memory = ArchivalMemory.from_dynamo_item(item)
+    return {**item, **memory.key().as_item()}
+
+
+async def delete_archival(
+    search: SearchEngine, item: Item, *, deleted_at: float, until: int
+) -> None:
+    """The memory (its stored `item`) and its guard, so the same text can be stored again
+    later, with a copy restorable until `until`. The guard goes only while it still names
+    this memory. Never found by a search once this returns."""
+    memory = ArchivalMemory.from_dynamo_item(item)
     guard_key = keys.archival_hash_guard(memory.agent_id, memory.content_hash)
     removed = [memory.key().sk]
+    copy = Put(_deleted_copy(item, deleted_at=deleted_at, until=until))
     try:
         await search.commit(
             memory.agent_id,
@@ -157,13 +192,35 @@ async def delete_archival(search: SearchEngine, memory: ArchivalMemory) -> None:
                     condition=AttrEquals("memory_id", memory.memory_id),
                     label=HASH_GUARD,
                 ),
+                copy,
             ],
             removed=removed,
         )
     except TransactionCancelled as e:
         if not e.refused(HASH_GUARD):
             raise
-        await search.commit(memory.agent_id, [Delete(memory.key())], removed=removed)
+        await search.commit(memory.agent_id, [Delete(memory.key()), copy], removed=removed)
+
+
+def restore_archival_ops(copy: Item) -> tuple[list[TxOp], Item]:
+    """The writes that bring a deleted memory back from its copy: its guard (HASH_GUARD,
+    refused when the same text was stored again meanwhile), the memory as it was
+    (ARCHIVAL), and the copy's removal (DELETED, refused once another restore took it or
+    its window passed); and the memory's item, for the search engine's change."""
+    item = _restored_item(copy)
+    memory = ArchivalMemory.from_dynamo_item(item)
+    guard = ArchivalHashGuard(
+        agent_id=memory.agent_id, content_hash=memory.content_hash, memory_id=memory.memory_id
+    )
+    return [
+        Put(guard.to_dynamo_item(), condition=ItemAbsent(), label=HASH_GUARD),
+        Put(item, condition=ItemAbsent(), label=ARCHIVAL),
+        Delete(
+            keys.deleted_archival(memory.agent_id, memory.memory_id),
+            condition=ItemExists(),
+            label=DELETED,
+        ),
+    ], item
 
 
 class MemoryRepository:
@@ -322,6 +379,25 @@ class MemoryRepository:
         page = await self.table.query(pk, sk=sk, forward=False, limit=limit, cursor=cursor)
         return [CoreMemoryChange.from_dynamo_item(item) for item in page.items], page.cursor
 
+    async def changes_from(
+        self, agent_id: str, block: str, created_at: datetime | None, *, version: int
+    ) -> list[CoreMemoryChange]:
+        """The block's changes from `version` on, oldest first: what a restore undoes."""
+        pk, _ = keys.core_memory_changes_of(agent_id, block, created_at)
+        low = keys.core_memory_change(agent_id, block, created_at, max(version, 0)).sk
+        high = keys.core_memory_change(agent_id, block, created_at, keys.MAX_BLOCK_VERSION).sk
+        items = await query_all(self.table, pk, sk=Sk.between(low, high))
+        return [CoreMemoryChange.from_dynamo_item(item) for item in items]
+
+    async def oldest_change(
+        self, agent_id: str, block: str, created_at: datetime | None
+    ) -> CoreMemoryChange | None:
+        """The first change the block's history holds (blocks older than their history
+        have versions before it that it never saw)."""
+        pk, sk = keys.core_memory_changes_of(agent_id, block, created_at)
+        page = await self.table.query(pk, sk=sk, limit=1)
+        return CoreMemoryChange.from_dynamo_item(page.items[0]) if page.items else None
+
     # --- capacity warnings -------------------------------------------------------------
 
     async def add_warning_turn(self, agent_id: str, block: str) -> int:
@@ -381,6 +457,13 @@ class MemoryRepository:
         await self.table.delete(
             keys.archival_hash_guard(agent_id, content_hash), condition=condition
         )
+
+    async def deleted_archival(self, agent_id: str, memory_id: str) -> Item | None:
+        """A deleted memory's copy while it can be restored (None once its window passed, or
+        for a string that is no memory id)."""
+        if _MEMORY_ID.fullmatch(memory_id) is None:
+            return None
+        return await self.table.get(keys.deleted_archival(agent_id, memory_id))
 
     async def archival_page(
         self, agent_id: str, *, limit: int, cursor: str | None = None

@@ -111,6 +111,12 @@ class LineHistoryOut(ApiModel):
     new_line: str | None = Field(description="The line appended, or the replacement")
     removed: list[str] = Field(description="A rewrite's lines that went")
     added: list[str] = Field(description="A rewrite's new lines")
+    run_id: str | None = Field(
+        default=None, description="The turn whose tool made it (`source` `tool`); else null"
+    )
+    restored_from: int | None = Field(
+        default=None, description="A restore: the version whose lines it brought back"
+    )
 
     @classmethod
     def of(cls, change: CoreMemoryChange) -> "LineHistoryOut":
@@ -124,6 +130,8 @@ class LineHistoryOut(ApiModel):
             new_line=change.new_line,
             removed=change.removed,
             added=change.added,
+            run_id=change.run_id,
+            restored_from=change.restored_from,
         )
 
 
@@ -219,6 +227,12 @@ class SupersedeRequest(ApiModel):
     model_config = ConfigDict(extra="forbid")
 
     by: MemoryId = Field(description="The current memory that replaces this one.")
+
+
+class RestoreVersion(ApiModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(ge=1, le=10**12 - 1, description="The version whose lines to restore")
 
 
 class ArchivalPage(ApiModel):

@@ -26,12 +26,14 @@ from api.memory.errors import (
     DefaultBlockProtected,
     DuplicateLine,
     EmptyContent,
+    HistoryIncomplete,
     InvalidBlockName,
     InvalidCharLimit,
     InvalidWordLimit,
     LineOutOfRange,
     MemoryBusy,
     VersionMismatch,
+    VersionNotFound,
 )
 from api.memory.models import (
     DEFAULT_WORD_LIMIT,
@@ -46,6 +48,7 @@ from api.search.engine import SearchEngine
 from api.store.table import ConditionFailed, TransactionCancelled
 
 MAX_DESCRIPTION_CHARS = 500
+HISTORY_RECORD_CHARS = 90_000  # the lines one history record may carry in all
 # Blocks keep when they were created and last written. Callers that hold the app's clock
 # pass it; the others (the same time in production) use the system's.
 SYSTEM_CLOCK: Clock = SystemClock()
@@ -367,6 +370,7 @@ class _Plan:
     line: str
     previous: str | None = None
     action: LineAction = "rewrite"
+    restored_from: int | None = None
 
 
 def _change(
@@ -377,10 +381,19 @@ def _change(
     *,
     at: datetime,
     source: ChangeSource,
+    run_id: str | None = None,
 ) -> CoreMemoryChange:
     """What made `core`'s version, from the plan that made it."""
     if step.action == "rewrite":
-        return rewrite_change(definition, core, before, at=at, source=source)
+        return rewrite_change(
+            definition,
+            core,
+            before,
+            at=at,
+            source=source,
+            run_id=run_id,
+            restored_from=step.restored_from,
+        )
     old_line = {"replace": step.previous, "delete": step.line}.get(step.action)
     return CoreMemoryChange(
         agent_id=core.agent_id,
@@ -393,6 +406,7 @@ def _change(
         line_number=step.line_number,
         old_line=old_line,
         new_line=None if step.action == "delete" else step.line,
+        run_id=run_id,
     )
 
 
@@ -403,10 +417,19 @@ def rewrite_change(
     *,
     at: datetime,
     source: ChangeSource,
+    run_id: str | None = None,
+    restored_from: int | None = None,
 ) -> CoreMemoryChange:
     """A whole new set of lines (`core`'s) where there were `before`: the lines it removed
-    and those it added, each in its block's order."""
+    and those it added, each in its block's order, and `before` whole (which a restore
+    needs to undo it)."""
     after, earlier = set(core.lines), set(before)
+    removed = [line for line in before if line not in after]
+    added = [line for line in core.lines if line not in earlier]
+    # The earlier lines make the record up to three blocks long: kept only while the item
+    # stays well inside DynamoDB's 400 KB at four bytes a character; a restore refuses to
+    # go back across a rewrite that could not keep them, as across an old one.
+    kept = blocks.count_chars([*removed, *added, *before]) <= HISTORY_RECORD_CHARS
     return CoreMemoryChange(
         agent_id=core.agent_id,
         block_name=core.block_name,
@@ -415,8 +438,11 @@ def rewrite_change(
         at=at,
         source=source,
         action="rewrite",
-        removed=[line for line in before if line not in after],
-        added=[line for line in core.lines if line not in earlier],
+        removed=removed,
+        added=added,
+        previous_lines=list(before) if kept else None,
+        run_id=run_id,
+        restored_from=restored_from,
     )
 
 
@@ -469,6 +495,7 @@ async def _edit(
     *,
     clock: Clock = SYSTEM_CLOCK,
     source: ChangeSource,
+    run_id: str | None = None,
 ) -> LineChange:
     """Read, plan, write if the version is unchanged; otherwise start over from a fresh read
     (or, with `expected`, refuse once the version is another). `plan` sees the definition
@@ -501,7 +528,7 @@ async def _edit(
         change = (
             None
             if step.lines is None
-            else _change(updated, new_core, step, current, at=now, source=source)
+            else _change(updated, new_core, step, current, at=now, source=source, run_id=run_id)
         )
         try:
             if updated == definition and change is not None:
@@ -532,6 +559,7 @@ async def append_line(
     expected: int | None = None,
     clock: Clock = SYSTEM_CLOCK,
     source: ChangeSource = "rest",
+    run_id: str | None = None,
 ) -> LineChange:
     """Add a line at the end; a line already present is not added again (changed=False,
     line_number tells where it is)."""
@@ -552,7 +580,9 @@ async def append_line(
         )
         return _Plan(after, len(after), line, action="append")
 
-    return await _edit(repos, agent_id, name, plan, expected, clock=clock, source=source)
+    return await _edit(
+        repos, agent_id, name, plan, expected, clock=clock, source=source, run_id=run_id
+    )
 
 
 async def replace_line(
@@ -565,6 +595,7 @@ async def replace_line(
     expected: int | None = None,
     clock: Clock = SYSTEM_CLOCK,
     source: ChangeSource = "rest",
+    run_id: str | None = None,
 ) -> LineChange:
     name = block_name(block)
     line = _line(
@@ -592,7 +623,9 @@ async def replace_line(
         )
         return _Plan(after, line_number, line, previous, action="replace")
 
-    return await _edit(repos, agent_id, name, plan, expected, clock=clock, source=source)
+    return await _edit(
+        repos, agent_id, name, plan, expected, clock=clock, source=source, run_id=run_id
+    )
 
 
 async def delete_line(
@@ -604,6 +637,7 @@ async def delete_line(
     expected: int | None = None,
     clock: Clock = SYSTEM_CLOCK,
     source: ChangeSource = "rest",
+    run_id: str | None = None,
 ) -> LineChange:
     """Remove a line; the lines below it move up by one. `line` is the removed line."""
     name = block_name(block)
@@ -614,7 +648,9 @@ async def delete_line(
         after = [*lines[: line_number - 1], *lines[line_number:]]
         return _Plan(after, line_number, removed, action="delete")
 
-    return await _edit(repos, agent_id, name, plan, expected, clock=clock, source=source)
+    return await _edit(
+        repos, agent_id, name, plan, expected, clock=clock, source=source, run_id=run_id
+    )
 
 
 def _wanted_lines(block: str, lines: Sequence[str]) -> list[str]:
@@ -658,3 +694,116 @@ async def write_lines(
     return await update_block(
         repos, agent_id, block, lines=lines, expected=expected, clock=clock, source=source
     )
+
+
+# --- history: restoring a version ------------------------------------------------------
+
+
+def _undo(block: str, lines: list[str], change: CoreMemoryChange) -> list[str]:
+    """The lines before `change`, from the lines right after it; HistoryIncomplete when the
+    record cannot be undone exactly (a rewrite recorded before rewrites kept their earlier
+    lines) or does not fit the lines (which a complete history never does)."""
+    at = (change.line_number or 0) - 1
+    if change.action == "rewrite":
+        if change.previous_lines is None:
+            raise HistoryIncomplete(
+                block,
+                change.version - 1,
+                f"version {change.version} rewrote the block before its history kept the "
+                "lines a rewrite replaced",
+            )
+        return list(change.previous_lines)
+    if change.action == "delete" and 0 <= at <= len(lines) and change.old_line is not None:
+        return [*lines[:at], change.old_line, *lines[at:]]
+    if 0 <= at < len(lines) and lines[at] == change.new_line:
+        if change.action == "append":
+            return [*lines[:at], *lines[at + 1 :]]
+        if change.action == "replace" and change.old_line is not None:
+            return [*lines[:at], change.old_line, *lines[at + 1 :]]
+    raise HistoryIncomplete(
+        block, change.version - 1, f"its history does not match version {change.version}"
+    )
+
+
+async def lines_at(
+    repos: Repositories,
+    definition: MemoryBlockDef,
+    core: CoreMemory | None,
+    version: int,
+) -> list[str]:
+    """The block's lines as they were at `version`: its lines now with every later change
+    undone, newest first. A version that only changed the block's definition has no record
+    and changed no line. Versions older than the first record the history holds are refused:
+    a block older than its history may have changed lines then that nothing recorded."""
+    name = definition.block_name
+    current = core.version if core else 0
+    if not 1 <= version <= current:
+        raise VersionNotFound(name, version, current)
+    lines = list(core.lines) if core else []
+    if version == current:
+        return lines
+    agent_id, created_at = definition.agent_id, definition.created_at
+    oldest = await repos.memory.oldest_change(agent_id, name, created_at)
+    if oldest is None or oldest.version > version + 1:
+        first = "none" if oldest is None else f"version {oldest.version}"
+        raise HistoryIncomplete(
+            name, version, f"the block's history begins after it (its first record: {first})"
+        )
+    later = await repos.memory.changes_from(agent_id, name, created_at, version=version + 1)
+    for change in reversed(later):
+        lines = _undo(name, lines, change)
+    return lines
+
+
+def _restoring(
+    name: str, version: int, wanted: list[str]
+) -> Callable[[MemoryBlockDef, list[str]], _Plan]:
+    def plan(definition: MemoryBlockDef, current: list[str]) -> _Plan:
+        if wanted == current:
+            return _Plan(None, 0, "")
+        _check_fits(
+            name,
+            definition.word_limit,
+            current,
+            wanted,
+            action=f"restore version {version} of",
+            char_limit=definition.char_limit,
+        )
+        return _Plan(wanted, 0, "", restored_from=version)
+
+    return plan
+
+
+async def restore_version(
+    repos: Repositories,
+    agent_id: str,
+    block: str,
+    version: int,
+    *,
+    expected: int | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> BlockView:
+    """A new version of the block whose lines are those of `version` (its definition stays
+    as it is now), recorded in the history as a rewrite that says which version it brought
+    back. Refused as any rewrite is when the lines would not fit the block's limits now;
+    with `expected`, only on that version (VersionMismatch). The same lines as now change
+    nothing."""
+    name = block_name(block)
+    for attempt in range(MAX_ATTEMPTS):
+        definition, core = await _load(repos, agent_id, name)
+        read = core.version if core else 0
+        if expected is not None and read != expected:
+            raise VersionMismatch(name, read)
+        wanted = await lines_at(repos, definition, core, version)
+
+        try:
+            # On the version the lines were rebuilt from: a write meanwhile rebuilds them.
+            plan = _restoring(name, version, wanted)
+            edited = await _edit(repos, agent_id, name, plan, read, clock=clock, source="rest")
+        except VersionMismatch:
+            if expected is not None:
+                raise
+            await backoff(attempt)
+            continue
+        return edited.block
+    raise MemoryBusy(f"[{name}] is being edited by too many writers at once; try again.")

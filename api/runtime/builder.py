@@ -58,6 +58,7 @@ class TurnBuilder:
             source=source,
             auto_supersede=agent.auto_supersede,
             used=used,
+            run_id=state.run_id if source == "tool" else None,
         )
         return Turn(
             agent=agent,

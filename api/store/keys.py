@@ -19,6 +19,8 @@ CoreMemory         Agent#{agent_id} / CoreMemory#{block}            read/update 
 CoreMemoryChange   Agent#{agent_id} / BlockHistory#{block}#{created}#{n} a block's line history
 ArchivalMemory     Agent#{agent_id} / Archival#{timestamp}#{memory_id} chronological archival
 ArchivalHashGuard  Agent#{agent_id} / ArchivalHash#{sha256}         idempotent archival insert
+DeletedArchival    Agent#{agent_id} / ArchivalDeleted#{memory_id}   a deleted memory, restorable
+                                                                    until its `ttl`
 CapacityWarning    Agent#{agent_id} / CapacityWarning#{block}       warning turns per block
 MessageRecall      Agent#{agent_id} / Recall#{timestamp}#{message_id} searchable messages
 Document           Agent#{agent_id} / Upload#{document_id}          an agent's documents, get one
@@ -70,6 +72,7 @@ CORE_MEMORY = "CoreMemory"
 CORE_MEMORY_CHANGE = "CoreMemoryChange"
 ARCHIVAL_MEMORY = "ArchivalMemory"
 ARCHIVAL_HASH_GUARD = "ArchivalHashGuard"
+DELETED_ARCHIVAL = "DeletedArchival"
 CAPACITY_WARNING = "CapacityWarning"
 MESSAGE_RECALL = "MessageRecall"
 DOCUMENT = "Document"
@@ -274,6 +277,7 @@ def core_memory(agent_id: str, block: str) -> Key:
 
 
 _BLOCK_VERSION_DIGITS = 12  # zero-padded, so text order is version order
+MAX_BLOCK_VERSION = 10**_BLOCK_VERSION_DIGITS - 1
 
 
 def _block_history_prefix(agent_id: str, block: str, block_created_at: datetime | None) -> str:
@@ -310,6 +314,13 @@ def archival_of(agent_id: str) -> Query:
 
 def archival_hash_guard(agent_id: str, content_hash: str) -> Key:
     return Key(agent_partition(agent_id), f"ArchivalHash#{_part('content hash', content_hash)}")
+
+
+def deleted_archival(agent_id: str, memory_id: str) -> Key:
+    """A deleted memory's copy while it can be restored. `ArchivalDeleted#` sorts outside
+    both `Archival#` (what search and export read) and the block range
+    (`blocks_and_warnings_of`), so neither ever reads it."""
+    return Key(agent_partition(agent_id), f"ArchivalDeleted#{_part('memory id', memory_id)}")
 
 
 def capacity_warning(agent_id: str, block: str) -> Key:

@@ -243,6 +243,8 @@ def test_the_history_route_pages_newest_first(client: TestClient, clock: FrozenC
         "new_line": "Likes: Ada",
         "removed": [],
         "added": [],
+        "run_id": None,  # a REST edit, in no turn
+        "restored_from": None,
     }
     rest = client.get(f"{base}/history", params={"limit": 2, "cursor": page["cursor"]}).json()
     assert [c["new_line"] for c in rest["changes"]] == ["Likes: Bob", "Likes: Alice"]

@@ -176,6 +176,8 @@ def test_a_key_with_an_empty_part_is_refused(build: object) -> None:
 def test_kinds_sharing_a_partition_do_not_overlap() -> None:
     partition_kinds = [
         ("Agent#a1", keys.archival_of("a1")[1].value, keys.archival_hash_guard("a1", "h").sk),
+        # A deleted memory's copy is never read as a memory (search, listings, export).
+        ("Agent#a1", keys.archival_of("a1")[1].value, keys.deleted_archival("a1", "m1").sk),
         ("User#x", keys.agents_of("x")[1].value, keys.agent_name_guard("x", "n").sk),
         (
             "USER#x",

@@ -98,6 +98,16 @@ def archival_memory(owner: Tenant) -> dict[str, str]:
     return {**ids, "memory_id": created.json()["id"]}
 
 
+def deleted_archival_memory(owner: Tenant) -> dict[str, str]:
+    """A memory deleted within its undo window: the owner can restore it."""
+    ids = archival_memory(owner)
+    deleted = owner.client.delete(
+        f"/agents/{ids['agent_id']}/memory/archival/{ids['memory_id']}", headers=owner.headers
+    )
+    assert deleted.status_code == 204, deleted.text
+    return ids
+
+
 def replaced_archival_memory(owner: Tenant) -> dict[str, str]:
     """A memory and the one that can replace it."""
     ids = archival_memory(owner)
@@ -230,6 +240,9 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ),
     ("DELETE", "/agents/{agent_id}/memory/blocks/{block}/lines/{line_number}"): Probe(block_line),
     ("GET", "/agents/{agent_id}/memory/blocks/{block}/history"): Probe(block_line),
+    ("POST", "/agents/{agent_id}/memory/blocks/{block}/restore"): Probe(
+        block_line, body={"version": 1}
+    ),
     ("GET", "/agents/{agent_id}/memory/archival"): Probe(agent),
     ("GET", "/agents/{agent_id}/memory/archival/search"): Probe(
         archival_memory, query="?query=secret"
@@ -237,6 +250,9 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("POST", "/agents/{agent_id}/memory/archival"): Probe(agent, body={"content": "planted"}),
     ("GET", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
     ("DELETE", "/agents/{agent_id}/memory/archival/{memory_id}"): Probe(archival_memory),
+    ("POST", "/agents/{agent_id}/memory/archival/{memory_id}/restore"): Probe(
+        deleted_archival_memory
+    ),
     ("POST", "/agents/{agent_id}/memory/archival/{memory_id}/supersede"): Probe(
         replaced_archival_memory, body={"by": "{by}"}, body_names_ids=True
     ),

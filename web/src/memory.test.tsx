@@ -1,7 +1,19 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { ApiError, setAuthMode } from "./api";
-import { capacity, conflictNotice, conflictVersion, score, searchQuery, writeBlock, type Block } from "./memory";
+import {
+  capacity,
+  changedBy,
+  conflictNotice,
+  conflictVersion,
+  diffLines,
+  score,
+  searchQuery,
+  undoUntil,
+  writeBlock,
+  type Block,
+  type HistoryEntry,
+} from "./memory";
 import { InspectorBlocks } from "./pages/InspectorBlocks";
 import { storedSecrets } from "./pages/SettingsPage";
 
@@ -123,5 +135,47 @@ describe("InspectorBlocks", () => {
     fireEvent.click(screen.getByRole("button", { name: "Save" }));
     await waitFor(() => expect(onSaved).toHaveBeenCalledWith(human(3, ["Likes tea"])));
     expect(screen.queryByLabelText("Line 1 of human")).toBeNull();
+  });
+});
+
+describe("a block's history", () => {
+  const entry = (fields: Partial<HistoryEntry>): HistoryEntry => ({
+    version: 3,
+    at: "2026-11-29T12:00:00Z",
+    source: "rest",
+    action: "append",
+    line_number: null,
+    old_line: null,
+    new_line: null,
+    removed: [],
+    added: [],
+    ...fields,
+  });
+
+  it("reads each kind of change as lines removed and added", () => {
+    expect(diffLines(entry({ action: "append", line_number: 2, new_line: "B" }))).toEqual([{ sign: "+", text: "B", line: 2 }]);
+    expect(diffLines(entry({ action: "delete", line_number: 1, old_line: "A" }))).toEqual([{ sign: "-", text: "A", line: 1 }]);
+    expect(diffLines(entry({ action: "replace", line_number: 1, old_line: "A", new_line: "B" }))).toEqual([
+      { sign: "-", text: "A", line: 1 },
+      { sign: "+", text: "B", line: 1 },
+    ]);
+    expect(diffLines(entry({ action: "rewrite", removed: ["A"], added: ["B", "C"] })).map((d) => d.sign + d.text)).toEqual([
+      "-A",
+      "+B",
+      "+C",
+    ]);
+  });
+
+  it("says who or what made a version", () => {
+    expect(changedBy({ source: "tool", run_id: "0123456789abcdef" })).toBe("The agent, in turn 01234567");
+    expect(changedBy({ source: "tool" })).toBe("The agent, in a turn");
+    expect(changedBy({ source: "rest", restored_from: 2 })).toBe("Restored from version 2");
+    expect(changedBy({ source: "memory_run" })).toBe("A memory run");
+  });
+
+  it("reads the delete's Undo-Until, or none", () => {
+    expect(undoUntil("Sun, 29 Nov 2026 13:30:00 GMT")?.toISOString()).toBe("2026-11-29T13:30:00.000Z");
+    expect(undoUntil(null)).toBeNull();
+    expect(undoUntil("soon")).toBeNull();
   });
 });

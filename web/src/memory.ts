@@ -142,3 +142,70 @@ export function searchQuery(params: Record<string, string | number | undefined |
 
 export const loadBlocks = (agentId: string) => get<Block[]>(memoryPath(agentId, "/blocks"));
 export const loadForms = (agentId: string) => get<MemoryForms>(memoryPath(agentId, "/schema"));
+
+/** One version of a block's lines as its history tells it (GET .../history). */
+export interface HistoryEntry {
+  version: number;
+  at: string;
+  source: "tool" | "mcp" | "rest" | "memory_run" | "compaction";
+  action: "append" | "replace" | "delete" | "rewrite";
+  line_number: number | null;
+  old_line: string | null;
+  new_line: string | null;
+  removed: string[];
+  added: string[];
+  run_id?: string | null;
+  restored_from?: number | null;
+}
+
+export interface HistoryPage {
+  changes: HistoryEntry[];
+  cursor: string | null;
+}
+
+/** Who or what made a version, in words. */
+export function changedBy(entry: Pick<HistoryEntry, "source" | "run_id" | "restored_from">): string {
+  if (entry.restored_from) return `Restored from version ${entry.restored_from}`;
+  switch (entry.source) {
+    case "tool":
+      return entry.run_id ? `The agent, in turn ${entry.run_id.slice(0, 8)}` : "The agent, in a turn";
+    case "mcp":
+      return "An MCP client";
+    case "memory_run":
+      return "A memory run";
+    case "compaction":
+      return "Compaction (old lines moved to archival memory)";
+    default:
+      return "Edited over the API or in this page";
+  }
+}
+
+/** A version's change as diff lines: what went ("-") and what came ("+"), with the line
+ * number where one line changed. */
+export function diffLines(entry: HistoryEntry): { sign: "-" | "+"; text: string; line: number | null }[] {
+  const at = entry.line_number;
+  switch (entry.action) {
+    case "append":
+      return [{ sign: "+", text: entry.new_line ?? "", line: at }];
+    case "delete":
+      return [{ sign: "-", text: entry.old_line ?? "", line: at }];
+    case "replace":
+      return [
+        { sign: "-", text: entry.old_line ?? "", line: at },
+        { sign: "+", text: entry.new_line ?? "", line: at },
+      ];
+    default:
+      return [
+        ...entry.removed.map((text) => ({ sign: "-" as const, text, line: null })),
+        ...entry.added.map((text) => ({ sign: "+" as const, text, line: null })),
+      ];
+  }
+}
+
+/** When a deleted archival memory can no longer be restored, from the DELETE's Undo-Until
+ * header (an HTTP date); null when the server gave none. */
+export function undoUntil(header: string | null): Date | null {
+  if (!header) return null;
+  const when = new Date(header);
+  return Number.isNaN(when.getTime()) ? null : when;
+}

@@ -60,7 +60,8 @@ PASSED_THROUGH = ("/auth/", "/agents/import")
 # An item holds 400 KB at most; the rest is left for the headers and the record itself.
 MAX_STORED_BODY_BYTES = 300 * 1024
 # Never set-cookie. Run-Id: a turn answered as JSON names its run (GET /runs/{id}) too.
-KEPT_HEADERS = ("content-type", "etag", "location", "retry-after", RUN_ID)
+# Undo-Until: until when a deleted archival memory can be restored.
+KEPT_HEADERS = ("content-type", "etag", "location", "retry-after", RUN_ID, "undo-until")
 # Answers a retry should not get again: they say "not now", not "no".
 TRANSIENT = frozenset({408, 409, 412, 425, 429})
 

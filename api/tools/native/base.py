@@ -39,6 +39,8 @@ class ToolContext:
     # A turn's note of what entered its context: the memories a search tool gives its
     # model go there. None outside a turn (MCP).
     used: UsedSources | None = None
+    # The turn whose model calls the tools, for a block's line history. None outside a turn.
+    run_id: str | None = None
 
     @property
     def clock(self) -> Clock:

@@ -119,6 +119,7 @@ async def core_memory_append(context: ToolContext, arguments: Arguments) -> str:
         text_arg(arguments, "content"),
         clock=context.clock,
         source=context.source,
+        run_id=context.run_id,
     )
     block = change.block
     if change.changed:
@@ -165,6 +166,7 @@ async def core_memory_replace(context: ToolContext, arguments: Arguments) -> str
         text_arg(arguments, "new_content"),
         clock=context.clock,
         source=context.source,
+        run_id=context.run_id,
     )
     block = change.block
     if change.changed:
@@ -209,6 +211,7 @@ async def core_memory_delete(context: ToolContext, arguments: Arguments) -> str:
         int_arg(arguments, "line_number"),
         clock=context.clock,
         source=context.source,
+        run_id=context.run_id,
     )
     block = change.block
     reply = (

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
-import { ApiError, del, describe, get, post } from "../api";
+import { ApiError, authFetch, describe, get, post } from "../api";
 import { SchemaForm } from "../forms/SchemaForm";
 import type { FormField, Payload } from "../forms/schema";
 import { InlineConfirm } from "../InlineConfirm";
@@ -7,6 +7,7 @@ import {
   memoryPath,
   score,
   searchQuery,
+  undoUntil,
   type ArchivalMemory,
   type ArchivalPage,
   type ArchivalSearch,
@@ -36,6 +37,21 @@ export function InspectorArchival({ agentId, form, linked = null }: { agentId: s
   const [pinned, setPinned] = useState<ArchivalMemory | null>(null);
   const [pinFailure, setPinFailure] = useState<string | null>(null);
   const shown = useRef<string | null>(null); // the linked memory last scrolled to
+  // The memory deleted last, while the server keeps it restorable (its Undo-Until).
+  const [undo, setUndo] = useState<{ memory: ArchivalMemory; until: Date } | null>(null);
+  const [undoFailure, setUndoFailure] = useState<string | null>(null);
+  const undoButton = useRef<HTMLButtonElement>(null);
+  const offered = undo?.memory.id;
+  useEffect(() => {
+    // Focus on the offer: the deleted memory's own button is gone with it.
+    if (offered) undoButton.current?.focus();
+  }, [offered]);
+  useEffect(() => {
+    if (!undo) return;
+    // The offer goes when the window closes: after it the server answers "too late".
+    const timer = window.setTimeout(() => setUndo(null), Math.max(0, undo.until.getTime() - Date.now()));
+    return () => window.clearTimeout(timer);
+  }, [undo]);
   const loaded = memories !== null;
   const listed = Boolean(linked && memories?.some((m) => m.id === linked));
 
@@ -118,7 +134,13 @@ export function InspectorArchival({ agentId, form, linked = null }: { agentId: s
 
   async function remove(memory: ArchivalMemory) {
     try {
-      await del(memoryPath(agentId, `/archival/${encodeURIComponent(memory.id)}`));
+      const answer = await authFetch(memoryPath(agentId, `/archival/${encodeURIComponent(memory.id)}`), {
+        method: "DELETE",
+        headers: { Accept: "application/json" },
+      });
+      const until = undoUntil(answer.headers.get("Undo-Until"));
+      setUndoFailure(null);
+      setUndo(until ? { memory, until } : null);
       setMemories((old) => (old ?? []).filter((m) => m.id !== memory.id));
       setPinned((old) => (old?.id === memory.id ? null : old));
       setTotal((old) => (old === null ? old : old - 1));
@@ -128,9 +150,40 @@ export function InspectorArchival({ agentId, form, linked = null }: { agentId: s
     }
   }
 
+  async function restore(memory: ArchivalMemory) {
+    setUndoFailure(null);
+    try {
+      await post<ArchivalMemory>(memoryPath(agentId, `/archival/${encodeURIComponent(memory.id)}/restore`));
+      setUndo(null);
+      await load();
+    } catch (e) {
+      setUndoFailure(describe(e));
+      if (e instanceof ApiError && e.status !== 503) setUndo(null); // too late, or stored again: no retry
+    }
+  }
+
   return (
     <section aria-labelledby="archival-title" className="inspector-section">
       <h2 id="archival-title">Archival memory</h2>
+      {undo && (
+        <p className="notice undo" role="status">
+          <span>
+            Deleted “{undo.memory.content.length > 60 ? `${undo.memory.content.slice(0, 60)}…` : undo.memory.content}”. You
+            can undo this until {undo.until.toLocaleTimeString()}.
+          </span>
+          <button type="button" ref={undoButton} onClick={() => restore(undo.memory)}>
+            Undo
+          </button>
+          <button type="button" className="link" onClick={() => setUndo(null)}>
+            Dismiss
+          </button>
+        </p>
+      )}
+      {undoFailure && (
+        <p className="error" role="alert">
+          {undoFailure}
+        </p>
+      )}
       {categories.length > 0 && (
         <p className="row filter">
           <label htmlFor="archival-category">Filter by category</label>

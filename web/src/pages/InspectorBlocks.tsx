@@ -1,16 +1,20 @@
 import { useEffect, useState, type FormEvent } from "react";
-import { describe, post } from "../api";
+import { describe, get, post } from "../api";
 import { SchemaForm } from "../forms/SchemaForm";
 import type { FormField, Payload } from "../forms/schema";
 import { InlineConfirm } from "../InlineConfirm";
 import {
   blockPath,
   capacity,
+  changedBy,
   conflictNotice,
   conflictVersion,
+  diffLines,
   memoryPath,
   writeBlock,
   type Block,
+  type HistoryEntry,
+  type HistoryPage,
   type LineChange,
 } from "../memory";
 
@@ -275,6 +279,16 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
           </p>
         )}
       </form>
+      <BlockHistory
+        agentId={agentId}
+        block={block}
+        restore={async (version) => {
+          const ok = await run(async () => {
+            onSaved(await writeBlock<Block>("POST", blockPath(agentId, block.name, "/restore"), block.version, { version }));
+          });
+          if (ok === "saved") document.getElementById(titleId)?.focus();
+        }}
+      />
       {definition.length > 0 && (
         <details>
           <summary>Definition of {block.name}</summary>
@@ -301,5 +315,130 @@ function BlockCard({ agentId, block, definition, guarded, onSaved, reload }: Car
         </details>
       )}
     </article>
+  );
+}
+
+const HISTORY_PAGE = 20;
+
+/** A block's versions, newest first, each as the lines it removed and added, who or what
+ * made it and when; any earlier version can be brought back as a new one. Read when opened,
+ * and again whenever the block moves to another version. */
+function BlockHistory({
+  agentId,
+  block,
+  restore,
+}: {
+  agentId: string;
+  block: Block;
+  restore: (version: number) => Promise<void>;
+}) {
+  const [open, setOpen] = useState(false);
+  const [entries, setEntries] = useState<HistoryEntry[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const id = `block-${block.name}-history`;
+  // The version before the oldest change listed, once the whole history is: the server can
+  // rebuild it too (a block's first lines, say).
+  const oldest = entries && entries.length > 0 && cursor === null ? entries[entries.length - 1].version - 1 : 0;
+  const earliest = oldest >= 1 ? oldest : null;
+
+  async function load(after: string | null = null) {
+    setFailure(null);
+    try {
+      const query = `?limit=${HISTORY_PAGE}${after ? `&cursor=${encodeURIComponent(after)}` : ""}`;
+      const page = await get<HistoryPage>(blockPath(agentId, block.name, `/history${query}`));
+      setEntries((old) => (after ? [...(old ?? []), ...page.changes] : page.changes));
+      setCursor(page.cursor);
+    } catch (e) {
+      setFailure(describe(e));
+    }
+  }
+
+  async function bringBack(version: number) {
+    setBusy(true);
+    try {
+      await restore(version);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  useEffect(() => {
+    if (open) load();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [open, block.version]);
+
+  return (
+    <details className="history" onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary>History of {block.name}</summary>
+      {failure && (
+        <p className="error" role="alert">
+          {failure}
+        </p>
+      )}
+      {entries === null && !failure && <p aria-live="polite">Loading…</p>}
+      {entries?.length === 0 && <p className="muted">No changes to its lines yet.</p>}
+      {entries && entries.length > 0 && (
+        <ol className="versions" aria-label={`Versions of ${block.name}`} id={id}>
+          {entries.map((entry) => (
+            <li key={entry.version} className="version-entry">
+              <div className="version-head">
+                <strong>Version {entry.version}</strong>
+                <span className="muted small">
+                  {changedBy(entry)} · <time dateTime={entry.at}>{new Date(entry.at).toLocaleString()}</time>
+                </span>
+              </div>
+              <ul className="diff" aria-label={`What version ${entry.version} changed`}>
+                {diffLines(entry).map((d, i) => (
+                  <li key={i} className={d.sign === "+" ? "added" : "removed"}>
+                    <span className="sr-only">{d.sign === "+" ? "Added" : "Removed"}</span>
+                    <span aria-hidden="true" className="sign">
+                      {d.sign}
+                    </span>
+                    {d.line !== null && <span className="muted line-no">line {d.line}</span>}
+                    <span className="diff-text">{d.text}</span>
+                  </li>
+                ))}
+              </ul>
+              {entry.version !== block.version && (
+                <button
+                  type="button"
+                  className="secondary"
+                  disabled={busy}
+                  aria-label={`Restore version ${entry.version} of ${block.name}`}
+                  onClick={() => bringBack(entry.version)}
+                >
+                  Restore this version
+                </button>
+              )}
+              {entry.version === block.version && <span className="muted small">The current version</span>}
+            </li>
+          ))}
+          {earliest !== null && (
+            <li className="version-entry">
+              <div className="version-head">
+                <strong>Version {earliest}</strong>
+                <span className="muted small">Before the changes above</span>
+              </div>
+              <button
+                type="button"
+                className="secondary"
+                disabled={busy}
+                aria-label={`Restore version ${earliest} of ${block.name}`}
+                onClick={() => bringBack(earliest)}
+              >
+                Restore this version
+              </button>
+            </li>
+          )}
+        </ol>
+      )}
+      {cursor && (
+        <button type="button" className="secondary" onClick={() => load(cursor)}>
+          Older versions
+        </button>
+      )}
+    </details>
   );
 }
