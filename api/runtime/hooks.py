@@ -87,6 +87,9 @@ class Hooks:
         self.state = state
         self.closing = closing
         self.sources: list[Source] = []  # what the providers put in the prompt, in order
+        # Each provider's sections with the sources they hold, in order: the context
+        # preview tells the recent conversation from what a provider recalled.
+        self.added: list[tuple[list[str], list[Source]]] = []
         self._last: asyncio.Future[None] | None = None
 
     async def agent_initialized(self, load_agent: Callable[[], Awaitable[Agent]]) -> list[str]:
@@ -101,6 +104,7 @@ class Hooks:
             if isinstance(result, BaseException):
                 raise result
         self.sources = [source for event in events for source in event.sources]
+        self.added = [(event.sections, event.sources) for event in events]
         return [section for event in events for section in event.sections]
 
     def add_soon(
