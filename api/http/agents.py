@@ -26,7 +26,7 @@ from api.http.route_filter import Router
 from api.runtime import context
 from api.runtime.context import SessionNotFound
 from api.runtime.runner import ArchitectureUnavailable
-from api.runtime.schemas import ContextItemOut, ContextOut, ContextPartOut
+from api.runtime.schemas import TurnContextItemOut, TurnContextOut, TurnContextPartOut
 from api.settings.service import PROVIDER_SETUP
 
 router = Router(prefix="/agents", tags=["agents"])
@@ -145,7 +145,7 @@ async def agent_context(
             description="Who would speak (recent turns are theirs); you by default",
         ),
     ] = None,
-) -> ContextOut:
+) -> TurnContextOut:
     """What the agent's next turn would send the model first, by part, with token counts
     against the model's window: built as the turn builds it, with no model call and no
     write. The same errors as a turn for an agent that cannot run (its architecture gone,
@@ -153,7 +153,7 @@ async def agent_context(
     found = await context.of_agent(
         runtime, agent, session_id=session_id, actor_id=actor_id, prompt=prompt
     )
-    return ContextOut(
+    return TurnContextOut(
         agent_id=agent.agent_id,
         session_id=session_id,
         provider=found.provider,
@@ -161,12 +161,12 @@ async def agent_context(
         architecture=found.architecture,
         prompt_known=found.known,
         parts=[
-            ContextPartOut(
+            TurnContextPartOut(
                 name=p.name,
                 tokens=p.tokens,
                 count=len(p.items),
                 text=p.text,
-                items=[ContextItemOut(**dataclasses.asdict(i)) for i in p.items],
+                items=[TurnContextItemOut(**dataclasses.asdict(i)) for i in p.items],
             )
             for p in found.parts
         ],

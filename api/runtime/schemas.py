@@ -39,7 +39,7 @@ class TurnOut(ApiModel):
     )
 
 
-class ContextItemOut(ApiModel):
+class TurnContextItemOut(ApiModel):
     name: str = Field(
         description="A block's label, a message's role (`user`, `assistant`), a recalled "
         "source's kind (`memory`, `message`, `passage`) or a tool's name"
@@ -50,7 +50,7 @@ class ContextItemOut(ApiModel):
     via: str | None = Field(default=None, description="How a recalled item came in")
 
 
-class ContextPartOut(ApiModel):
+class TurnContextPartOut(ApiModel):
     name: Literal["system", "blocks", "recent_turns", "recalled", "message", "tools"]
     tokens: int = Field(
         description="Its share of `total_tokens`; `system` counts the system message less "
@@ -58,10 +58,10 @@ class ContextPartOut(ApiModel):
     )
     count: int = Field(description="How many items it has")
     text: str = Field(description="What the model reads of it (`blocks`: see its items)")
-    items: list[ContextItemOut]
+    items: list[TurnContextItemOut]
 
 
-class ContextOut(ApiModel):
+class TurnContextOut(ApiModel):
     agent_id: str
     session_id: str | None
     provider: str
@@ -71,7 +71,7 @@ class ContextOut(ApiModel):
         description="false for an architecture that tells its prompt only as its turn runs: "
         "the system prompt and the blocks are then not shown"
     )
-    parts: list[ContextPartOut]
+    parts: list[TurnContextPartOut]
     total_tokens: int = Field(description="The parts' tokens added up")
     estimated: bool = Field(
         description="true: tokens are estimated (characters / 4, rounded up, per part), "
