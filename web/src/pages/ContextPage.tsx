@@ -69,7 +69,7 @@ export function ContextPage({ agentId }: { agentId: string }) {
             <option value="">None (no recent turns)</option>
             {sessions.map((c) => (
               <option key={c.id} value={c.session_id}>
-                {c.title}
+                {conversationLabel(c)}
               </option>
             ))}
           </select>
@@ -169,6 +169,14 @@ function PartView({ part }: { part: ContextPart }) {
       )}
     </details>
   );
+}
+
+/** A conversation as the picker lists it: a /chat session's default title is its long
+ * session id (`{user}_{agent}_default`), which says less than when it was last used. */
+function conversationLabel(c: Conversation): string {
+  const when = new Date(c.last_activity_at).toLocaleString();
+  const title = c.title === c.session_id && c.session_id.endsWith("_default") ? "Default session" : c.title;
+  return `${title} · ${when}`;
 }
 
 function barLabel(context: TurnContext): string {
