@@ -37,6 +37,11 @@ def tokens(text: str) -> int:
     return int(re.sub(r"[^0-9]", "", text.split("tokens")[0]))
 
 
+def parts_tokens(page: Page) -> list[int]:
+    shown = page.locator(".context-part > summary .part-tokens").all_inner_texts()
+    return [tokens(t) for t in shown]
+
+
 def test_the_context_window_adds_up_and_opens(page: Page, server: str) -> None:
     agent: dict[str, Any] = httpx2.post(f"{server}/agents", json={"name": "Windowed"}).json()
     base = f"{server}/agents/{agent['id']}"
@@ -62,8 +67,7 @@ def test_the_context_window_adds_up_and_opens(page: Page, server: str) -> None:
     # The latest conversation is picked: its turn is among the recent turns.
     recent = page.locator('[data-part="recent_turns"]')
     expect(recent).to_contain_text("Recent turns (2)")
-    shown = [tokens(t) for t in page.locator(".context-part > summary .part-tokens").all_inner_texts()]
-    assert sum(shown) == tokens(total.inner_text()) > 0
+    assert sum(parts_tokens(page)) == tokens(total.inner_text()) > 0
 
     # By keyboard: a part's summary opens it; its messages are there, each behind its own.
     recent.locator("summary").first.focus()
@@ -81,6 +85,5 @@ def test_the_context_window_adds_up_and_opens(page: Page, server: str) -> None:
 
     # No conversation: no recent turns, and the total is still the parts' sum.
     page.get_by_label("Conversation").select_option("")
-    expect(recent).to_contain_text("0 tokens")
-    shown = [tokens(t) for t in page.locator(".context-part > summary .part-tokens").all_inner_texts()]
-    assert sum(shown) == tokens(total.inner_text())
+    expect(recent.locator("summary .part-tokens").first).to_have_text("0 tokens")
+    assert sum(parts_tokens(page)) == tokens(total.inner_text())
