@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 class AgentInitialized:
     state: TurnState
     load_agent: Callable[[], Awaitable[Agent]]
+    prompt: str = ""  # the person's message: what a recall hook searches by
     sections: list[str] = field(default_factory=list)  # appended to the system prompt
     # The memories and past messages those sections hold, with their ids (and scores, for
     # what a search found): the turn's record of what it used.
@@ -92,9 +93,11 @@ class Hooks:
         self.added: list[tuple[list[str], list[Source]]] = []
         self._last: asyncio.Future[None] | None = None
 
-    async def agent_initialized(self, load_agent: Callable[[], Awaitable[Agent]]) -> list[str]:
+    async def agent_initialized(
+        self, load_agent: Callable[[], Awaitable[Agent]], prompt: str = ""
+    ) -> list[str]:
         """The sections the providers add to the system prompt, in registration order."""
-        events = [AgentInitialized(self.state, load_agent) for _ in self.providers]
+        events = [AgentInitialized(self.state, load_agent, prompt) for _ in self.providers]
         # Every provider runs to its end, so that none is left working after a failure.
         results = await asyncio.gather(
             *(p.on_agent_initialized(e) for p, e in zip(self.providers, events, strict=True)),

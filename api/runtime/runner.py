@@ -149,7 +149,7 @@ class Runtime:
             agent_read,
             memory.blocks_and_warnings(self.repos, request.agent_id),
             self._provider_settings(request.user_email, agent),
-            hooks.agent_initialized(load_agent),
+            hooks.agent_initialized(load_agent, request.prompt),
             return_exceptions=True,
         )
         try:
@@ -191,7 +191,7 @@ class Runtime:
             ready(agent),
             memory.blocks_and_warnings(self.repos, request.agent_id),
             self._provider_settings(request.user_email, agent),
-            hooks.agent_initialized(lambda: ready(agent)),
+            hooks.agent_initialized(lambda: ready(agent), request.prompt),
             return_exceptions=True,
         )
         plugged, turn = await self._assemble(request, state, hooks, list(results))

@@ -11,9 +11,11 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.config import Settings
+from api.journal.models import Source
 from api.kit.clock import FrozenClock
 from api.runtime.architectures.registry import ARCHITECTURES, register
 from api.runtime.context import estimate_tokens
+from api.runtime.hooks import AgentInitialized, HookProvider
 from tests.auth.conftest import google
 from tests.fakes.llm_servers import FakeLLM, Reply
 from tests.memory_server.conftest import MODES, refused, serve
@@ -169,6 +171,31 @@ def test_a_recall_hook_shows_what_it_recalled(settings: Settings, clock: FrozenC
     ]
     assert recalled["text"] in part(shown, "system")["text"]
     assert recalled["tokens"] == estimate_tokens(recalled["text"])
+
+
+class ByPrompt(HookProvider):
+    """Recalls a memory when the person's message names it, as a recall hook searches."""
+
+    async def on_agent_initialized(self, event: AgentInitialized) -> None:
+        if "coffee" in event.prompt:
+            event.sections.append("Relevant memories:\nDrinks dark roast coffee")
+            event.sources.append(
+                Source(kind="archival", id="mem-2", via="by_prompt", preview="Drinks dark roast")
+            )
+
+
+def test_the_message_drives_what_a_hook_recalls_as_in_the_turn(
+    settings: Settings, clock: FrozenClock, fake_openai: FakeLLM
+) -> None:
+    with running(settings, clock, hook_providers=[ByPrompt()]) as client:
+        agent_id = use_openai(client, fake_openai)
+        assert part(context(client, agent_id, prompt="tea?"), "recalled")["items"] == []
+        shown = context(client, agent_id, prompt="coffee?")
+        fake_openai.replies.append(Reply(text="Dark roast."))
+        chat(client, agent_id, "s2", "coffee?")
+    assert [i["id"] for i in part(shown, "recalled")["items"]] == ["mem-2"]
+    assert part(shown, "system")["text"] == fake_openai.requests[-1]["messages"][0]["content"]
+    assert "Drinks dark roast coffee" in part(shown, "system")["text"]
 
 
 def test_refusals(api: TestClient) -> None:
