@@ -44,7 +44,10 @@ class TurnContextItemOut(ApiModel):
         description="A block's label, a message's role (`user`, `assistant`), a recalled "
         "source's kind (`memory`, `message`, `passage`) or a tool's name"
     )
-    text: str = Field(description="What the model reads of it (a tool: its JSON spec)")
+    text: str = Field(
+        description="What the model reads of it (a tool: its JSON spec; a recalled item: "
+        "the start of it, as the turn's record of what it used keeps it)"
+    )
     tokens: int
     id: str | None = Field(default=None, description="A message's or a memory's id")
     via: str | None = Field(default=None, description="How a recalled item came in")
