@@ -13,6 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.web.conftest import open_page, shoot
 from tests.web.servers import serving
+from tests.web.test_history_browser import overflow
 
 
 @pytest.fixture(scope="module")
@@ -24,13 +25,6 @@ def server(built_app: object) -> Iterator[str]:
 @pytest.fixture
 def page(browser: Browser, server: str) -> Iterator[Page]:
     yield from open_page(browser, server)
-
-
-def overflow(page: Page) -> int:
-    width: int = page.evaluate(
-        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
-    return width
 
 
 def tokens(text: str) -> int:
