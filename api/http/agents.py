@@ -1,5 +1,8 @@
 """/agents: a user's agents, and the form to create them."""
 
+import dataclasses
+from typing import Annotated
+
 from fastapi import Query, Response, status
 
 from api.agents import service, specialists
@@ -11,6 +14,8 @@ from api.agents.service import (
     ProviderNotConfigured,
     UnknownArchitecture,
 )
+from api.chat.schemas import MAX_SESSION_ID_BYTES
+from api.conversations.messages.schemas import ID_PATTERN, MAX_PROMPT_CHARS
 from api.errors import BadRequest
 from api.http.contract.errors import errors
 from api.http.deps.agents import AgentByIdOrName, OwnedAgent
@@ -18,6 +23,10 @@ from api.http.deps.app import ClockDep, ProvidersDep, ReposDep, SearchDep
 from api.http.deps.auth import CurrentUser
 from api.http.deps.runtime import RuntimeDep
 from api.http.route_filter import Router
+from api.runtime import context
+from api.runtime.context import SessionNotFound
+from api.runtime.runner import ArchitectureUnavailable
+from api.runtime.schemas import TurnContextItemOut, TurnContextOut, TurnContextPartOut
 from api.settings.service import PROVIDER_SETUP
 
 router = Router(prefix="/agents", tags=["agents"])
@@ -99,6 +108,73 @@ async def list_agents(user: CurrentUser, repos: ReposDep) -> list[AgentOut]:
 async def get_agent(agent: AgentByIdOrName) -> AgentOut:
     """By id or, failing that, by name (seed 002's `GET /agents/{name}`)."""
     return AgentOut.of(agent)
+
+
+@router.get(
+    "/{agent_id}/context",
+    operation_id="agents_context",
+    responses=errors(AgentNotFound, SessionNotFound, ArchitectureUnavailable, *PROVIDER_SETUP[1:]),
+)
+async def agent_context(
+    agent: OwnedAgent,
+    runtime: RuntimeDep,
+    session_id: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=MAX_SESSION_ID_BYTES,
+            pattern=ID_PATTERN,
+            description="The conversation (a session id, or a conversation's id): its "
+            "recent turns are shown; none outside any conversation",
+        ),
+    ] = None,
+    prompt: Annotated[
+        str,
+        Query(
+            max_length=MAX_PROMPT_CHARS,
+            description="The message about to be sent: it is part of the context, and the "
+            "hooks that recall by it do so as in the turn",
+        ),
+    ] = "",
+    actor_id: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=256,
+            pattern=ID_PATTERN,
+            description="Who would speak (recent turns are theirs); you by default",
+        ),
+    ] = None,
+) -> TurnContextOut:
+    """What the agent's next turn would send the model first, by part, with token counts
+    against the model's window: built as the turn builds it, with no model call and no
+    write. The same errors as a turn for an agent that cannot run (its architecture gone,
+    its provider not set up)."""
+    found = await context.of_agent(
+        runtime, agent, session_id=session_id, actor_id=actor_id, prompt=prompt
+    )
+    return TurnContextOut(
+        agent_id=agent.agent_id,
+        session_id=session_id,
+        provider=found.provider,
+        model=found.model,
+        architecture=found.architecture,
+        prompt_known=found.known,
+        parts=[
+            TurnContextPartOut(
+                name=p.name,
+                tokens=p.tokens,
+                count=len(p.items),
+                text=p.text,
+                items=[TurnContextItemOut(**dataclasses.asdict(i)) for i in p.items],
+            )
+            for p in found.parts
+        ],
+        total_tokens=found.total_tokens,
+        estimated=True,
+        context_window=found.context_window,
+        percent_used=found.percent_used,
+    )
 
 
 @router.patch(

@@ -81,6 +81,8 @@ class ContinuityHook(HookProvider):
 
     async def on_agent_initialized(self, event: AgentInitialized) -> None:
         state = event.state
+        if not state.conversation_id:  # a context preview outside any conversation
+            return
         # The first page is read alongside the agent, sized for the default K: most
         # agents keep it, so the turn waits for one round of reads, not two.
         first_page = asyncio.ensure_future(

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 class AgentInitialized:
     state: TurnState
     load_agent: Callable[[], Awaitable[Agent]]
+    prompt: str = ""  # the person's message: what a recall hook searches by
     sections: list[str] = field(default_factory=list)  # appended to the system prompt
     # The memories and past messages those sections hold, with their ids (and scores, for
     # what a search found): the turn's record of what it used.
@@ -87,11 +88,16 @@ class Hooks:
         self.state = state
         self.closing = closing
         self.sources: list[Source] = []  # what the providers put in the prompt, in order
+        # Each provider's sections with the sources they hold, in order: the context
+        # preview tells the recent conversation from what a provider recalled.
+        self.added: list[tuple[list[str], list[Source]]] = []
         self._last: asyncio.Future[None] | None = None
 
-    async def agent_initialized(self, load_agent: Callable[[], Awaitable[Agent]]) -> list[str]:
+    async def agent_initialized(
+        self, load_agent: Callable[[], Awaitable[Agent]], prompt: str = ""
+    ) -> list[str]:
         """The sections the providers add to the system prompt, in registration order."""
-        events = [AgentInitialized(self.state, load_agent) for _ in self.providers]
+        events = [AgentInitialized(self.state, load_agent, prompt) for _ in self.providers]
         # Every provider runs to its end, so that none is left working after a failure.
         results = await asyncio.gather(
             *(p.on_agent_initialized(e) for p, e in zip(self.providers, events, strict=True)),
@@ -101,6 +107,7 @@ class Hooks:
             if isinstance(result, BaseException):
                 raise result
         self.sources = [source for event in events for source in event.sources]
+        self.added = [(event.sections, event.sources) for event in events]
         return [section for event in events for section in event.sections]
 
     def add_soon(

@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator
 
 from api.conversations.messages.models import Message
 from api.journal import events
-from api.llm.types import ChatMessage, ToolCall, ToolCallEvent
+from api.llm.types import ChatMessage, ToolCall, ToolCallEvent, ToolSpec
 from api.llm.types import TextDelta as LLMText
 from api.runtime.toolbox import Toolbox, ToolReply
 from api.runtime.turn import Turn, tool_call_item
@@ -24,20 +24,34 @@ from api.runtime.turn import Turn, tool_call_item
 TOOL_INTERRUPTED = "Interrupted: the turn stopped before this tool answered."
 
 
+def opening(turn: Turn, system_prompt: str) -> list[ChatMessage]:
+    """The messages of the turn's first LLM call: the architecture's prompt followed by the
+    hooks' sections, then the person's message. The context preview shows these."""
+    return [
+        ChatMessage("system", turn.system_prompt(system_prompt)),
+        ChatMessage("user", turn.prompt),
+    ]
+
+
+def offered_at(tools: Toolbox, *, step: int, max_steps: int) -> list[ToolSpec]:
+    """The tools a step offers: all of them, but none on the last, so the model answers."""
+    return tools.specs if tools and step < max_steps else []
+
+
 class AgentLoop:
     def __init__(self, turn: Turn, *, system_prompt: str, tools: Toolbox | None = None) -> None:
         self.turn = turn
-        self.system_prompt = turn.system_prompt(system_prompt)
+        self.own = system_prompt
         self.tools = turn.tools if tools is None else tools
 
     async def stream(self) -> AsyncGenerator[events.RunEvent, None]:
         """The turn's events; the runtime has added the user's message already."""
         turn = self.turn
         run_id = turn.state.run_id
-        history = [ChatMessage("system", self.system_prompt), ChatMessage("user", turn.prompt)]
+        history = opening(turn, self.own)
         for step in range(1, turn.max_steps + 1):
             last = step == turn.max_steps
-            offered = self.tools.specs if self.tools and not last else []
+            offered = offered_at(self.tools, step=step, max_steps=turn.max_steps)
             text: list[str] = []
             calls: list[ToolCall] = []
             # Its time and id are fixed now, so that its drafts and itself are one message.

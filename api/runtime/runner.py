@@ -31,6 +31,7 @@ from api.kit.aio import ready
 from api.kit.clock import Clock
 from api.kit.secrets import new_id
 from api.llm.errors import PROVIDER_FAILURES
+from api.llm.types import ChatMessage, ToolSpec
 from api.memory import compaction
 from api.memory import service as memory
 from api.memory.service import BlockView
@@ -44,6 +45,7 @@ from api.runtime.continuity import ContinuityHook
 from api.runtime.handoff import HandoffToUser
 from api.runtime.hooks import HookProvider, Hooks
 from api.runtime.lease import ConversationBusy, Lease, Renewals
+from api.runtime.loop import offered_at, opening
 from api.runtime.request import TurnRequest, Via
 from api.runtime.state import TurnState
 from api.runtime.toolbox import TurnTool
@@ -116,14 +118,7 @@ class Runtime:
     ) -> "PreparedTurn":
         """Everything the turn needs, read concurrently; errors here (an unconfigured
         provider, say) are the request's and come back as a plain JSON error."""
-        state = TurnState(
-            user_email=request.user_email,
-            agent_id=request.agent_id,
-            conversation_id=request.conversation_id,
-            actor_id=request.actor_id,
-            session_id=request.session_id,
-            run_id=new_id(),
-        )
+        state = _state_of(request)
         hooks = Hooks(self.hook_providers, state, Closing(self._committer(request.agent_id)))
         agent_read: asyncio.Future[Agent] = asyncio.ensure_future(
             ready(agent) if agent else agents.get(self.repos, request.user_email, request.agent_id)
@@ -154,7 +149,7 @@ class Runtime:
             agent_read,
             memory.blocks_and_warnings(self.repos, request.agent_id),
             self._provider_settings(request.user_email, agent),
-            hooks.agent_initialized(load_agent),
+            hooks.agent_initialized(load_agent, request.prompt),
             return_exceptions=True,
         )
         try:
@@ -172,6 +167,42 @@ class Runtime:
         lease: Lease,
         results: list[Any],
     ) -> "PreparedTurn":
+        plugged, turn = await self._assemble(request, state, hooks, results)
+        now = self.clock.now()
+        expiry = turn.agent.event_expiry_days
+        run = Run(
+            run_id=state.run_id,
+            user_email=state.user_email,
+            agent_id=state.agent_id,
+            conversation_id=state.conversation_id,
+            created_at=datetime.fromtimestamp(now, UTC),
+            ttl=math.ceil(now) + expiry * DAY if expiry else None,
+        )
+        journal = RunJournal(self.repos.journal, self.clock, run, self.runs, turn.draft.take)
+        return PreparedTurn(self, plugged, turn, turn.tools.context, lease, journal)
+
+    async def context(self, request: TurnRequest, *, agent: Agent) -> "TurnContext":
+        """What the next turn of `request` would send the model first, read and put together
+        as `prepare` does, but with no lease, no run and no write (the context preview): an
+        empty `conversation_id` stands for no conversation, so no recent turns."""
+        state = _state_of(request)
+        hooks = Hooks(self.hook_providers, state)
+        results = await asyncio.gather(
+            ready(agent),
+            memory.blocks_and_warnings(self.repos, request.agent_id),
+            self._provider_settings(request.user_email, agent),
+            hooks.agent_initialized(lambda: ready(agent), request.prompt),
+            return_exceptions=True,
+        )
+        plugged, turn = await self._assemble(request, state, hooks, list(results))
+        return TurnContext(plugged, turn)
+
+    async def _assemble(
+        self, request: TurnRequest, state: TurnState, hooks: Hooks, results: list[Any]
+    ) -> tuple[AgentArchitecture, Turn]:
+        """The turn from the round of reads (the agent, its core memory, its provider's
+        settings, the hooks' sections): its architecture, provider, tools and prompt parts.
+        A turn and the context preview both come through here."""
         agent: Agent = _ok(results[0])
         (views, warnings), stored, sections = _ok(results[1]), _ok(results[2]), _ok(results[3])
         architecture = self.architectures.get(agent.agent_architecture)
@@ -182,16 +213,6 @@ class Runtime:
             )
         provider = await self.providers.from_stored(
             stored.get(agent.agent_provider), agent.agent_provider
-        )
-        now = self.clock.now()
-        expiry = agent.event_expiry_days
-        run = Run(
-            run_id=state.run_id,
-            user_email=state.user_email,
-            agent_id=state.agent_id,
-            conversation_id=state.conversation_id,
-            created_at=datetime.fromtimestamp(now, UTC),
-            ttl=math.ceil(now) + expiry * DAY if expiry else None,
         )
         turn_tools: list[TurnTool] = []
         if agent.handoff_to_user and request.via is None:  # a person is there to ask
@@ -223,8 +244,7 @@ class Runtime:
         turn.used.held(
             SourceBlock(label=v.name, version=v.version) for v in plugged.blocks_shown(turn)
         )
-        journal = RunJournal(self.repos.journal, self.clock, run, self.runs, turn.draft.take)
-        return PreparedTurn(self, plugged, turn, turn.tools.context, lease, journal)
+        return plugged, turn
 
     async def _specialists(self, agent: Agent, via: Via | None) -> list[Agent]:
         """The specialists the agent names that still exist (one deleted is left out), read
@@ -304,6 +324,36 @@ class Runtime:
         for task in list(self.running):
             task.cancel()
         await asyncio.gather(*self.running, return_exceptions=True)
+
+
+def _state_of(request: TurnRequest) -> TurnState:
+    return TurnState(
+        user_email=request.user_email,
+        agent_id=request.agent_id,
+        conversation_id=request.conversation_id,
+        actor_id=request.actor_id,
+        session_id=request.session_id,
+        run_id=new_id(),
+    )
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """A turn put together but never run: what its first LLM call would send."""
+
+    architecture: AgentArchitecture
+    turn: Turn
+
+    @property
+    def messages(self) -> list[ChatMessage] | None:
+        """The system prompt and the person's message, as `AgentLoop` sends them; None for
+        an architecture that does not say its prompt before its turn runs."""
+        own = self.architecture.system_prompt(self.turn)
+        return None if own is None else opening(self.turn, own)
+
+    @property
+    def tools(self) -> list[ToolSpec]:
+        return offered_at(self.turn.tools, step=1, max_steps=self.turn.max_steps)
 
 
 def _ok(result: T | BaseException) -> T:

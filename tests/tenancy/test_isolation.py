@@ -227,6 +227,9 @@ ROUTES: dict[tuple[str, str], str | Probe] = {
     ("PATCH", "/agents/{agent_id}"): Probe(agent, body={"persona": "taken over"}),
     ("DELETE", "/agents/{agent_id}"): Probe(agent),
     ("GET", "/agents/{agent_id}/memory/schema"): Probe(agent),
+    ("GET", "/agents/{agent_id}/context"): Probe(
+        conversation, query="?session_id={conversation_id}&prompt=secret"
+    ),
     ("GET", "/agents/{agent_id}/memory/blocks"): Probe(agent),
     ("POST", "/agents/{agent_id}/memory/blocks"): Probe(agent, body={"name": "planted"}),
     ("GET", "/agents/{agent_id}/memory/blocks/{block}"): Probe(block),

@@ -8,6 +8,7 @@ import { AgentsPage } from "./pages/AgentsPage";
 import { AgentEditPage } from "./pages/AgentEditPage";
 import { ChatPage } from "./pages/ChatPage";
 import { InspectorPage } from "./pages/InspectorPage";
+import { ContextPage } from "./pages/ContextPage";
 import { SettingsPage } from "./pages/SettingsPage";
 import { ApiKeysPage } from "./pages/ApiKeysPage";
 import PAGES from "./pages.json";
@@ -18,6 +19,7 @@ const SCREENS: Record<keyof typeof PAGES, (p: Params) => ReactNode> = {
   "agent-edit": (p) => <AgentEditPage agentId={p.id} />,
   chat: (p) => <ChatPage agentId={p.id} />,
   conversation: (p) => <ChatPage agentId={p.id} conversationId={p.conversation} />,
+  context: (p) => <ContextPage agentId={p.id} />,
   inspector: (p) => <InspectorPage agentId={p.id} />,
   settings: () => <SettingsPage />,
   "api-keys": () => <ApiKeysPage />,

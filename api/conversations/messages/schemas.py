@@ -13,7 +13,8 @@ from api.search.index import Mode
 # logs and prompts, where control characters do harm.
 ID_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 
-Prompt = Annotated[str, Field(min_length=1, max_length=32_000)]
+MAX_PROMPT_CHARS = 32_000
+Prompt = Annotated[str, Field(min_length=1, max_length=MAX_PROMPT_CHARS)]
 ActorId = Annotated[
     str | None,
     Field(

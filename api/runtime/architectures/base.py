@@ -28,6 +28,12 @@ class AgentArchitecture(ABC):
         names (docs/sse.md, `context.used`)."""
         return turn.core_memory if self.shows_core_memory else ()
 
+    def system_prompt(self, turn: Turn) -> str | None:
+        """Its own prompt for `turn` (the hooks' sections follow it), as its `run` sends it:
+        what the context preview shows. None, the default, for one whose prompt is known only
+        once it runs; the preview then says it cannot show it."""
+        return None
+
     @abstractmethod
     def run(self, turn: Turn) -> AsyncGenerator[RunEvent, None]:
         """One turn, as events: text deltas, tool calls and results, the final message."""

@@ -55,6 +55,7 @@ export function InspectorPage({ agentId }: { agentId: string }) {
       <p className="actions">
         <Link href={`${agentPath}/chat`}>Chat with this agent</Link>
         <Link href={`${agentPath}/edit`}>Edit the agent</Link>
+        <Link href={`${agentPath}/context`}>Context window</Link>
         <Link href="/agents">All agents</Link>
       </p>
       {agent?.specialists && agent.specialists.length > 0 && (
