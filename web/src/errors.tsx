@@ -40,6 +40,21 @@ export function ErrorText({ error }: { error: unknown }) {
   return <>{error instanceof Error ? error.message : String(error)}</>;
 }
 
+/** A failure said in words; with `onRetry` (a page whose reading failed), a button that
+ * reads it again, so a passing outage does not need a reload that would lose what was typed. */
+export function Failure({ message, onRetry }: { message: string; onRetry?: () => void }) {
+  return (
+    <div className="error failure" role="alert">
+      <span>{message}</span>
+      {onRetry && (
+        <button type="button" className="secondary" onClick={onRetry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
 /** A 404 for the agent a page is about. */
 export const isMissingAgent = (error: unknown): boolean =>
   error instanceof ApiError && error.status === 404 && error.code === "agent_not_found";

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "react";
 import { del, describe, download, get } from "../api";
+import { Failure } from "../errors";
 import { ImportAgent } from "./ImportAgent";
 import { Link } from "../router";
 import type { Agent } from "../types";
@@ -29,9 +30,17 @@ export function AgentsPage() {
         </Link>
       </div>
       {failure && (
-        <p className="error" role="alert">
-          {failure}
-        </p>
+        <Failure
+          message={failure}
+          onRetry={
+            agents === null
+              ? () => {
+                  setFailure(null);
+                  load();
+                }
+              : undefined
+          }
+        />
       )}
       {agents === null && !failure && <p aria-live="polite">Loading…</p>}
       {agents?.length === 0 && <p>No agents yet. Create one to start chatting.</p>}

@@ -3,6 +3,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import { authMode, del, describe, get, post } from "../api";
 import { CopyButton } from "../CopyButton";
 import { Counter, tooLong } from "../Counter";
+import { Failure } from "../errors";
 import { InlineConfirm } from "../InlineConfirm";
 
 const KEY_NAME_LIMIT = 100;
@@ -125,9 +126,17 @@ function ApiKeys() {
         <Counter id="key-name-count" length={name.length} limit={KEY_NAME_LIMIT} />
       </form>
       {failure && (
-        <p className="error" role="alert">
-          {failure}
-        </p>
+        <Failure
+          message={failure}
+          onRetry={
+            keys === null
+              ? () => {
+                  setFailure(null);
+                  load();
+                }
+              : undefined
+          }
+        />
       )}
       {keys === null && !failure && <p aria-live="polite">Loading…</p>}
       {keys?.length === 0 && <p className="muted">No API keys.</p>}

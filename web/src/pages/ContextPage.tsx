@@ -2,7 +2,7 @@ import "./memory-and-settings.css";
 import { useEffect, useState } from "react";
 import { describe, get } from "../api";
 import { loadContext, PART_LABELS, shares, type ContextPart, type TurnContext } from "../context";
-import { isMissingAgent, MissingAgent } from "../errors";
+import { Failure, isMissingAgent, MissingAgent } from "../errors";
 import { Link } from "../router";
 import type { Agent, Conversation } from "../types";
 
@@ -18,6 +18,7 @@ export function ContextPage({ agentId }: { agentId: string }) {
   const [context, setContext] = useState<TurnContext | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const [missing, setMissing] = useState(false);
+  const [attempt, setAttempt] = useState(0); // a retry reads the page again
   const agentPath = `/agents/${encodeURIComponent(agentId)}`;
 
   useEffect(() => {
@@ -33,7 +34,7 @@ export function ContextPage({ agentId }: { agentId: string }) {
       },
       (e) => (isMissingAgent(e) ? setMissing(true) : setFailure(describe(e))),
     );
-  }, [agentId, agentPath]);
+  }, [agentId, agentPath, attempt]);
 
   useEffect(() => {
     if (!agent) return;
@@ -46,7 +47,7 @@ export function ContextPage({ agentId }: { agentId: string }) {
     return () => {
       current = false;
     };
-  }, [agent, agentId, session, asked]);
+  }, [agent, agentId, session, asked, attempt]);
 
   if (missing) return <MissingAgent />;
   return (
@@ -81,9 +82,17 @@ export function ContextPage({ agentId }: { agentId: string }) {
         <button type="submit">Show</button>
       </form>
       {failure && (
-        <p className="error" role="alert">
-          {failure}
-        </p>
+        <Failure
+          message={failure}
+          onRetry={
+            !context
+              ? () => {
+                  setFailure(null);
+                  setAttempt((n) => n + 1);
+                }
+              : undefined
+          }
+        />
       )}
       {!failure && !context && <p aria-live="polite">Loading…</p>}
       {context && <ContextView context={context} />}

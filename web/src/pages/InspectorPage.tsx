@@ -1,7 +1,7 @@
 import "./memory-and-settings.css";
 import { useCallback, useEffect, useState } from "react";
 import { describe, get } from "../api";
-import { isMissingAgent, MissingAgent } from "../errors";
+import { Failure, isMissingAgent, MissingAgent } from "../errors";
 import { loadBlocks, loadForms, type Block, type MemoryForms } from "../memory";
 import { Link, useLocation } from "../router";
 import { linkedMemory } from "../sources";
@@ -20,6 +20,7 @@ export function InspectorPage({ agentId }: { agentId: string }) {
   const [forms, setForms] = useState<MemoryForms | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   const [missing, setMissing] = useState(false);
+  const [attempt, setAttempt] = useState(0); // a retry reads the page again
   // A reply's "Used N memories" links here with the memory's id in the hash.
   const linked = linkedMemory(useLocation().hash);
 
@@ -42,7 +43,7 @@ export function InspectorPage({ agentId }: { agentId: string }) {
       },
       (e) => (isMissingAgent(e) ? setMissing(true) : setFailure(describe(e))),
     );
-  }, [agentId]);
+  }, [agentId, attempt]);
 
   const saved = (block: Block) => setBlocks((old) => (old ?? []).map((b) => (b.name === block.name ? block : b)));
   const agentPath = `/agents/${encodeURIComponent(agentId)}`;
@@ -70,9 +71,17 @@ export function InspectorPage({ agentId }: { agentId: string }) {
         </p>
       )}
       {failure && (
-        <p className="error" role="alert">
-          {failure}
-        </p>
+        <Failure
+          message={failure}
+          onRetry={
+            !blocks || !forms
+              ? () => {
+                  setFailure(null);
+                  setAttempt((n) => n + 1);
+                }
+              : undefined
+          }
+        />
       )}
       {!failure && (!blocks || !forms) && <p aria-live="polite">Loading…</p>}
       {blocks && forms && (

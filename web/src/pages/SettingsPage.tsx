@@ -3,6 +3,7 @@ import { useEffect, useState } from "react";
 import { del, describe, get, post, put } from "../api";
 import { SchemaForm } from "../forms/SchemaForm";
 import type { FormField, Payload } from "../forms/schema";
+import { Failure } from "../errors";
 import { InlineConfirm } from "../InlineConfirm";
 
 interface ProviderForm {
@@ -30,6 +31,7 @@ export function SettingsPage() {
   const [forms, setForms] = useState<ProviderForm[] | null>(null);
   const [stored, setStored] = useState<Record<string, StoredProvider>>({});
   const [failure, setFailure] = useState<string | null>(null);
+  const [attempt, setAttempt] = useState(0); // a retry reads the page again
 
   async function loadStored() {
     const list = await get<StoredProvider[]>("/settings/providers");
@@ -41,7 +43,7 @@ export function SettingsPage() {
       ([schema]) => setForms(schema.providers),
       (e) => setFailure(describe(e)),
     );
-  }, []);
+  }, [attempt]);
 
   return (
     <section>
@@ -51,9 +53,17 @@ export function SettingsPage() {
         empty keeps it.
       </p>
       {failure && (
-        <p className="error" role="alert">
-          {failure}
-        </p>
+        <Failure
+          message={failure}
+          onRetry={
+            forms === null
+              ? () => {
+                  setFailure(null);
+                  setAttempt((n) => n + 1);
+                }
+              : undefined
+          }
+        />
       )}
       {!forms && !failure && <p aria-live="polite">Loading…</p>}
       <div className="providers">
