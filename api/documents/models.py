@@ -102,5 +102,21 @@ class Passage(Entity):
     def key(self) -> Key:
         return keys.passage(self.agent_id, self.document_id, self.number)
 
+    @classmethod
+    def of(
+        cls, document: Document, number: int, content: str, page: int | None, heading: str | None
+    ) -> "Passage":
+        """The `number`th passage of `document` (from its upload's split, or an import)."""
+        return cls(
+            agent_id=document.agent_id,
+            document_id=document.document_id,
+            number=number,
+            file_name=document.file_name,
+            content=content,
+            page=page,
+            heading=heading,
+            created_at=document.created_at,
+        )
+
     def item_with(self, vector: Vector | None, model_id: str | None) -> Item:
         return {**self.to_dynamo_item(), **vectors.attributes(vector, model_id)}

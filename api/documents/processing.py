@@ -153,16 +153,7 @@ class DocumentProcessor:
         writes the same items again."""
         texts = await self.repos.documents.texts(document.agent_id, document.document_id)
         passages = [
-            Passage(
-                agent_id=document.agent_id,
-                document_id=document.document_id,
-                number=number,
-                file_name=document.file_name,
-                content=text.content,
-                page=text.page,
-                heading=text.heading,
-                created_at=document.created_at,
-            )
+            Passage.of(document, number, text.content, text.page, text.heading)
             for number, text in enumerate(p for share in texts for p in share.passages)
         ]
         if not passages:

@@ -188,7 +188,7 @@ class AskSpecialist(TurnTool):
             prompt=asked,
             via=Via(self.via.depth, self.via.ancestors, deadline),
         )
-        return await runtime.prepare(request)
+        return await runtime.prepare(request, agent=specialist)  # read just now
 
     def _nested(self, call: ToolCall, event: events.RunEvent) -> events.Nested:
         run_id = self.asking.run_id

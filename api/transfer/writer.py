@@ -583,15 +583,8 @@ class Writer:
         attributes = await self._vectors(batch)
         items = [
             {
-                **Passage(
-                    agent_id=self.agent_id,
-                    document_id=document.document_id,
-                    number=record.number,
-                    file_name=document.file_name,
-                    content=record.content,
-                    page=record.page,
-                    heading=record.heading,
-                    created_at=document.created_at,
+                **Passage.of(
+                    document, record.number, record.content, record.page, record.heading
                 ).to_dynamo_item(),
                 **vector,
             }

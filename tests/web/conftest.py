@@ -86,11 +86,18 @@ def browser(built_app: Path) -> Iterator[object]:
 
 
 def open_page(
-    browser: Any, server: str, *, failed_requests: bool = False, **options: Any
+    browser: Any,
+    server: str,
+    *,
+    failed_requests: bool = False,
+    console_errors_but: list[str] | None = None,
+    **options: Any,
 ) -> Iterator[Any]:
     """A page of a new browser context at 1440 x 900 on `server` (`options`: more of the
-    context's), failing its test on a script error or, with `failed_requests`, on a request
-    that failed or was cancelled."""
+    context's), failing its test on a script error; with `failed_requests`, on a request
+    that failed or was cancelled; with `console_errors_but`, on a console error, but for a
+    fetch answered one of those statuses (Chromium logs each as an error; a test that
+    provokes one on purpose names it there)."""
     context = browser.new_context(
         base_url=server, viewport={"width": 1440, "height": 900}, **options
     )
@@ -99,6 +106,16 @@ def open_page(
     page.on("pageerror", lambda e: errors.append(str(e)))
     if failed_requests:
         page.on("requestfailed", lambda r: errors.append(f"{r.method} {r.url}: {r.failure}"))
+    if console_errors_but is not None:
+        expected = console_errors_but
+
+        def console(message: Any) -> None:
+            if message.type == "error" and not any(
+                f"status of {s}" in message.text for s in expected
+            ):
+                errors.append(f"console: {message.text}")
+
+        page.on("console", console)
     yield page
     context.close()
     assert not errors, errors
@@ -107,6 +124,14 @@ def open_page(
 @pytest.fixture
 def page(browser: Any, server: str) -> Iterator[Any]:
     yield from open_page(browser, server)
+
+
+def overflow(page: Any) -> int:
+    """How many pixels the page is wider than its window (0 when it fits)."""
+    width: int = page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    return width
 
 
 def shoot(page: object, name: str) -> Path:

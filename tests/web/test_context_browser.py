@@ -9,22 +9,16 @@ from typing import Any
 
 import httpx2
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.web.conftest import open_page, shoot
+from tests.web.conftest import overflow, shoot
 from tests.web.servers import serving
-from tests.web.test_history_browser import overflow
 
 
 @pytest.fixture(scope="module")
 def server(built_app: object) -> Iterator[str]:
     with serving({"AUTH_MODE": "local"}) as root:
         yield root
-
-
-@pytest.fixture
-def page(browser: Browser, server: str) -> Iterator[Page]:
-    yield from open_page(browser, server)
 
 
 def tokens(text: str) -> int:

@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx2
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.fakes.llm_servers import BAD_KEY, FakeLLM, start_fake_openai
-from tests.web.conftest import shoot
+from tests.web.conftest import open_page, shoot
 from tests.web.servers import serving
 
 WIDTHS = (1440, 360)
@@ -39,20 +39,7 @@ def expected_failures() -> list[str]:
 
 @pytest.fixture
 def page(browser: Browser, server: str, expected_failures: list[str]) -> Iterator[Page]:
-    context = browser.new_context(base_url=server, viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    problems: list[str] = []
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-
-    def console(message: ConsoleMessage) -> None:
-        expected = any(f"status of {s}" in message.text for s in expected_failures)
-        if message.type == "error" and not expected:
-            problems.append(f"console: {message.text}")
-
-    page.on("console", console)
-    yield page
-    context.close()
-    assert not problems, problems
+    yield from open_page(browser, server, console_errors_but=expected_failures)
 
 
 def both_widths(page: Page, name: str) -> None:

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.web.conftest import shoot
+from tests.web.conftest import overflow, shoot
 
 WIDTHS = (390, 1440)
 LONGEST = "W" * 100  # AgentCreate's maximum, one unbreakable word
@@ -26,14 +26,6 @@ def long_named(server: str) -> Iterator[str]:
     agent_id: str = made.json()["id"]
     yield agent_id
     httpx2.delete(f"{server}/agents/{agent_id}")
-
-
-def overflow(page: Page) -> int:
-    """How many pixels the page is wider than its window (0 when it fits)."""
-    width: int = page.evaluate(
-        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
-    return width
 
 
 def fits(page: Page, name: str) -> None:
