@@ -159,7 +159,7 @@ class DocumentProcessor:
         if not passages:
             raise AppError("The document's passages are gone.")
         for batch in _batches(passages):
-            vectors = await self.search.vectors([p.content for p in batch])
+            vectors = await self.search.vectors([p.content for p in batch], background=True)
             items = [
                 p.item_with(v, self.search.model_id) for p, v in zip(batch, vectors, strict=True)
             ]

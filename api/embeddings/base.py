@@ -2,7 +2,10 @@
 model's id so that vectors of two models are never compared."""
 
 import asyncio
+import os
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 import numpy as np
@@ -43,7 +46,11 @@ class Embedder(Protocol):
         with nothing to embed)."""
         ...
 
-    async def embed_async(self, texts: Sequence[str]) -> Vectors: ...
+    async def embed_async(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
+        """`background`: the vectors are for storing (a turn's messages, a document, an
+        import), and nobody waits on them: a backend that computes them on this machine's
+        cores does so after the work someone does wait for."""
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -66,17 +73,49 @@ def nonblank(texts: Sequence[str]) -> list[int]:
 
 class ThreadedEmbedder:
     """For CPU-bound backends: `embed_async` runs `embed` in a worker thread once the batch
-    is large enough to be worth the hop (a query of a few words is faster inline)."""
+    is large enough to be worth the hop (a query of a few words is faster inline).
+
+    Background work has a thread of its own at a lower scheduling priority: a transformer
+    spends milliseconds of CPU per text (a 40-chunk answer cost about as much as the rest
+    of its turn), and under load, run at the event loop's priority, those vectors delayed
+    every turn's first text. Now the cores serve the loop and the searches first, and the
+    stored vectors come a little later."""
 
     inline_texts = 0  # batches up to this size run on the caller's thread
+
+    _background: ThreadPoolExecutor | None = None
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         raise NotImplementedError
 
-    async def embed_async(self, texts: Sequence[str]) -> Vectors:
+    async def embed_async(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         if len(texts) <= self.inline_texts:
             return self.embed(texts)
-        return await asyncio.to_thread(self.embed, list(texts))
+        if not background:
+            return await asyncio.to_thread(self.embed, list(texts))
+        if self._background is None:
+            # One thread: its work is never waited on, and the rest of the cores are the
+            # requests'.
+            self._background = ThreadPoolExecutor(
+                1, thread_name_prefix="embed-background", initializer=lower_priority
+            )
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._background, self.embed, list(texts))
 
     async def aclose(self) -> None:
-        return None
+        background, self._background = self._background, None
+        if background is not None:  # its batch under way ends, off the loop; none other starts
+            await asyncio.to_thread(background.shutdown, wait=True, cancel_futures=True)
+
+
+BACKGROUND_NICENESS = 10  # the scheduler then gives a busy core's time mostly to others
+
+
+def lower_priority() -> None:
+    """The calling thread's niceness raised: Linux keeps one per thread (`setpriority` on a
+    thread id), which any process may raise for its own threads. Elsewhere the thread
+    keeps its priority, and its work comes in turn as other threads'."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICENESS)
+    except (AttributeError, OSError):
+        return

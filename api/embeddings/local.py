@@ -136,10 +136,10 @@ class LocalEmbedder(ThreadedEmbedder):
             out[at] = normalized(rows)
         return out
 
-    async def embed_async(self, texts: Sequence[str]) -> Vectors:
+    async def embed_async(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         if self._loaded is None:
             await self.start()
-        return await super().embed_async(texts)
+        return await super().embed_async(texts, background=background)
 
     def _load(self) -> Any:
         with self._lock:

@@ -66,7 +66,7 @@ class OllamaEmbedder:
             rows += self._ask(batch)
         return self._spread(len(texts), at, rows)
 
-    async def embed_async(self, texts: Sequence[str]) -> Vectors:
+    async def embed_async(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         at = nonblank(texts)
         if not at and self._dimension is None:
             await self.start()

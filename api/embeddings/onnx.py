@@ -201,10 +201,10 @@ class OnnxEmbedder(ThreadedEmbedder):
                 self._loaded = load_onnx_model(self._directory, self._config, None)
         return self._loaded
 
-    async def embed_async(self, texts: Sequence[str]) -> Vectors:
+    async def embed_async(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         if self._loaded is None:
             await asyncio.shield(self._load_soon())
-        return await super().embed_async(texts)
+        return await super().embed_async(texts, background=background)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         model = self._load()
@@ -225,6 +225,7 @@ class OnnxEmbedder(ThreadedEmbedder):
         return out
 
     async def aclose(self) -> None:
+        await super().aclose()
         if self._deferred is not None:
             self._deferred.cancel()
         if self._loading is not None and not self._loading.done():

@@ -165,10 +165,10 @@ class StaticEmbedder(ThreadedEmbedder):
     def dimension(self) -> int:
         return self._dimension
 
-    async def embed_async(self, texts: Sequence[str]) -> Vectors:
+    async def embed_async(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         if self._loaded is None:
             self._loaded = await asyncio.to_thread(_load_shipped)
-        return await super().embed_async(texts)
+        return await super().embed_async(texts, background=background)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         sums = np.zeros((len(texts), self.dimension), dtype=np.float32)

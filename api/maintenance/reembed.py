@@ -141,7 +141,7 @@ def _batches(work: Sequence[_Work], size: int) -> Iterator[Sequence[_Work]]:
 async def _commit(
     engine: SearchEngine, owner: str, agent_id: str, batch: Sequence[_Work], tally: Tally
 ) -> None:
-    embedded = await engine.vectors([w.text for w in batch])
+    embedded = await engine.vectors([w.text for w in batch], background=True)
     writes = [
         _write(owner, agent_id, w, v, engine.model_id) for w, v in zip(batch, embedded, strict=True)
     ]

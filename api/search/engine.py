@@ -135,13 +135,16 @@ class SearchEngine:
 
     # --- writing -----------------------------------------------------------------------
 
-    async def vectors(self, texts: Sequence[str]) -> list[Vector | None]:
-        """One vector per text from the configured model; None for every text without one."""
+    async def vectors(
+        self, texts: Sequence[str], *, background: bool = False
+    ) -> list[Vector | None]:
+        """One vector per text from the configured model; None for every text without one.
+        `background`: for storing, with nobody waiting (`Embedder.embed_async`)."""
         if self.embedder is None or not texts:
             return [None] * len(texts)
-        return list(await self._embedded(texts))
+        return list(await self._embedded(texts, background=background))
 
-    async def _embedded(self, texts: Sequence[str]) -> list[Vector]:
+    async def _embedded(self, texts: Sequence[str], *, background: bool = False) -> list[Vector]:
         """The texts' vectors: the recently embedded ones from memory, the others from the
         embedder in one call."""
         assert self.embedder is not None
@@ -154,7 +157,9 @@ class SearchEngine:
             else:
                 found[text] = vector
         if missing:
-            rows: Sequence[Vector] = list(await self.embedder.embed_async(missing))
+            rows: Sequence[Vector] = list(
+                await self.embedder.embed_async(missing, background=background)
+            )
             if len(missing) <= RECENT_BATCH:
                 rows = [self._recent.keep(t, row) for t, row in zip(missing, rows, strict=True)]
             found.update(zip(missing, rows, strict=True))

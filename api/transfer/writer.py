@@ -527,7 +527,7 @@ class Writer:
                 attributes.append(None)
                 missing.append(i)
         if missing:
-            made = await self.search.vectors([records[i].content for i in missing])
+            made = await self.search.vectors([records[i].content for i in missing], background=True)
             for i, fresh in zip(missing, made, strict=True):
                 attributes[i] = vectors.attributes(fresh, model)
             if model is not None:
@@ -672,7 +672,7 @@ class Writer:
         if not fresh:
             return
         texts = list(dict.fromkeys(m.content for m in fresh if messages_service.searchable(m)))
-        by_text = dict(zip(texts, await self.search.vectors(texts), strict=True))
+        by_text = dict(zip(texts, await self.search.vectors(texts, background=True), strict=True))
         if await self._commit_messages(fresh, by_text):
             return
         # Some were written meanwhile (a concurrent import of this file): the rest once

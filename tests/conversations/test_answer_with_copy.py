@@ -81,7 +81,7 @@ class GatedEmbedder(DelegatingEmbedder):
         self.cancelled = 0
         self.fail = False
 
-    async def embed_async(self, texts: Sequence[str]) -> Vectors:
+    async def embed_async(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         try:
             await self.gate.wait()
         except asyncio.CancelledError:

@@ -21,8 +21,8 @@ class DelegatingEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         return self.inner.embed(texts)
 
-    async def embed_async(self, texts: Sequence[str]) -> Vectors:
-        return await self.inner.embed_async(texts)
+    async def embed_async(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
+        return await self.inner.embed_async(texts, background=background)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -25,7 +25,7 @@ class CountingEmbedder(DelegatingEmbedder):
         super().__init__(inner)
         self.calls: list[list[str]] = []
 
-    async def embed_async(self, texts: Sequence[str]) -> Vectors:
+    async def embed_async(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         self.calls.append(list(texts))
         return await self.inner.embed_async(texts)
 
@@ -86,7 +86,7 @@ async def test_a_failed_embedding_keeps_nothing(
     store: Table, static: Embedder, clock: FrozenClock
 ) -> None:
     class Failing(CountingEmbedder):
-        async def embed_async(self, texts: Sequence[str]) -> Vectors:
+        async def embed_async(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
             self.calls.append(list(texts))
             raise RuntimeError("backend down")
 

@@ -156,8 +156,9 @@ async def write_copy(
 
 
 async def vector_of(search: SearchEngine, message: Message) -> Item:
-    """The vector attributes of a message's searchable copy."""
-    (vector,) = await search.vectors([message.content])
+    """The vector attributes of a message's searchable copy: made in the background, as
+    nobody waits on it (a turn's answer waits ANSWER_WAITS_FOR_VECTOR_SECONDS at most)."""
+    (vector,) = await search.vectors([message.content], background=True)
     return vectors.attributes(vector, search.model_id)
 
 
