@@ -2,6 +2,7 @@
 serve` on a SQLite file, waited for, measured, stopped), a fake provider's process,
 `--sizes`."""
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -60,6 +61,22 @@ class ServerProcess:
                 continue
             ticks += int(fields[11]) + int(fields[12])  # utime, stime
         return ticks / CLOCK_TICKS
+
+    async def cpu_seconds_once_idle(
+        self, quiet_seconds: float = 0.5, busy_share: float = 0.02, limit_seconds: float = 60.0
+    ) -> float:
+        """`cpu_seconds` once the server has gone quiet (under `busy_share` of a core for
+        `quiet_seconds`): what requests left to do after their answers (vectors made in
+        the background) is theirs too. Waits `limit_seconds` at most."""
+        deadline = time.perf_counter() + limit_seconds
+        last = self.cpu_seconds()
+        while time.perf_counter() < deadline:
+            await asyncio.sleep(quiet_seconds)
+            now = self.cpu_seconds()
+            if now - last < busy_share * quiet_seconds:
+                return now
+            last = now
+        return last
 
     def memory_kib(self, field_name: str) -> int:
         """`VmRSS` (now) or `VmHWM` (peak) summed over the server's processes."""

@@ -14,11 +14,13 @@ Columns: turns completed and failed; the time the server added to the first text
 client's time to the first `text.delta` less the model's own time to that chunk, which the
 fake writes into it) p50, p95 and max; turns per second (completed over the time from the
 first request to the last stream's end); the server's CPU per completed turn (all its
-processes); its peak resident memory (the sum of its processes' high-water marks); and,
-for `open`, its resident memory less before, per open stream, at the moment the most were
-open (a note says how many if not all: starting 1,000 turns may take longer than the
-model's silence).
+processes, counted until it is idle again: what turns leave for after their streams' end,
+such as their messages' vectors, is theirs); its peak resident memory (the sum of its
+processes' high-water marks); and, for `open`, its resident memory less before, per open
+stream, at the moment the most were open (a note says how many if not all: starting 1,000
+turns may take longer than the model's silence).
 
+`--backend static` (or any embedding backend) sets the server's MEMORY_EMBEDDING_BACKEND.
 `--store dynamodb` runs the server on DynamoDB Local (started by this script, a table per
 worker count) instead of a SQLite file; DynamoDB Local's own CPU is not the server's.
 
@@ -201,7 +203,7 @@ async def sequential(server: ServerProcess, conversation_id: str, n: int) -> Out
         "sequential",
         turns,
         seconds,
-        server.cpu_seconds() - cpu,
+        await server.cpu_seconds_once_idle() - cpu,
         server.memory_kib("VmHWM"),
     )
 
@@ -213,7 +215,7 @@ async def concurrent(
         cpu, start = server.cpu_seconds(), time.perf_counter()
         turns = await asyncio.gather(*(one_turn(http, c, tag) for c in ids))
         seconds = time.perf_counter() - start
-    cpu = server.cpu_seconds() - cpu
+    cpu = await server.cpu_seconds_once_idle() - cpu
     return Outcome(name, list(turns), seconds, cpu, server.memory_kib("VmHWM"))
 
 
@@ -240,7 +242,7 @@ async def held_open(server: ServerProcess, ids: Sequence[str], stall_seconds: fl
         f"open {len(ids)}",
         turns,
         seconds,
-        server.cpu_seconds() - cpu,
+        await server.cpu_seconds_once_idle() - cpu,
         server.memory_kib("VmHWM"),
         per_stream_kib=per_stream,
         problems=[] if most == len(ids) else [f"at most {most} of {len(ids)} open at once"],
@@ -339,7 +341,7 @@ async def at_rate(
         rate,
         turns,
         seconds,
-        server.cpu_seconds() - cpu,
+        await server.cpu_seconds_once_idle() - cpu,
         process_cpu_seconds() - own,
         os.getloadavg()[0],
         busy_share(machine, machine_ticks()),
@@ -550,7 +552,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--store", choices=("sqlite", "dynamodb"), default="sqlite", help="the server's store"
     )
+    parser.add_argument(
+        "--backend", help="the server's MEMORY_EMBEDDING_BACKEND (default: the server's own)"
+    )
     args = parser.parse_args(argv)
+    if args.backend:
+        os.environ["MEMORY_EMBEDDING_BACKEND"] = args.backend  # the servers inherit it
     if args.quick:
         args.sequential, args.concurrency, args.open = 50, "50,200", 200
         args.open_seconds = 5.0
@@ -570,16 +577,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     reply = f"{args.chunks} chunks over {args.turn_seconds:g} s"
+    backend = os.environ.get("MEMORY_EMBEDDING_BACKEND", "the default")
     if args.open_loop:
         rates = ", ".join(f"{r:g}" for r in args.rates)
         print(
-            f"{CORES} cores, load average {load}; model: {reply}; open loop: Poisson arrivals "
+            f"{CORES} cores, load average {load}; embeddings: {backend}; model: {reply}; "
+            "open loop: Poisson arrivals "
             f"at {rates} turns/s, {args.rate_seconds:g} s each, seed {args.seed}\n"
         )
         report = Report(RATE_COLUMNS, RATE_WIDTHS, text=1)
     else:
         print(
-            f"{CORES} cores, load average {load}; store: {args.store}; model: {reply}, or silent "
+            f"{CORES} cores, load average {load}; store: {args.store}; embeddings: {backend}; "
+            f"model: {reply}, or silent "
             f"{args.open_seconds:g} s for open streams\n"
         )
         report = Report(COLUMNS, WIDTHS, text=2)
