@@ -84,6 +84,7 @@ class ThreadedEmbedder:
     inline_texts = 0  # batches up to this size run on the caller's thread
 
     _background: ThreadPoolExecutor | None = None
+    _queued = 0  # batches given to the background thread and not done
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         raise NotImplementedError
@@ -91,7 +92,9 @@ class ThreadedEmbedder:
     async def embed_async(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         if len(texts) <= self.inline_texts:
             return self.embed(texts)
-        if not background:
+        if not background or self._queued >= MAX_QUEUED_IN_BACKGROUND:
+            # Past the bound, a server that stays overloaded slows its requests again
+            # rather than hold an ever longer queue of texts.
             return await asyncio.to_thread(self.embed, list(texts))
         if self._background is None:
             # One thread: its work is never waited on, and the rest of the cores are the
@@ -99,8 +102,12 @@ class ThreadedEmbedder:
             self._background = ThreadPoolExecutor(
                 1, thread_name_prefix="embed-background", initializer=lower_priority
             )
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._background, self.embed, list(texts))
+        self._queued += 1
+        try:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._background, self.embed, list(texts))
+        finally:
+            self._queued -= 1
 
     async def aclose(self) -> None:
         background, self._background = self._background, None
@@ -109,6 +116,7 @@ class ThreadedEmbedder:
 
 
 BACKGROUND_NICENESS = 10  # the scheduler then gives a busy core's time mostly to others
+MAX_QUEUED_IN_BACKGROUND = 256  # batches: about a second of a busy server's turns
 
 
 def lower_priority() -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from api.conversations.messages import service as message_service
 from api.conversations.messages.models import Message
+from api.embeddings import base
 from api.embeddings.base import BACKGROUND_NICENESS, Embedder, Vectors
 from api.embeddings.factory import get_embedding_backend
 from api.embeddings.onnx import OnnxEmbedder
@@ -112,3 +113,27 @@ async def test_a_stored_message_is_embedded_in_the_background_and_a_search_is_no
         ("where does my sister live?", False),
     ]
     await table.close()
+
+
+async def test_past_its_bound_the_background_queue_makes_vectors_at_once(
+    watched: Watched, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that stays overloaded does not hold an ever longer queue of texts: past
+    the bound, a stored text's vector is made as a search's is."""
+    monkeypatch.setattr(base, "MAX_QUEUED_IN_BACKGROUND", 2)
+    release = threading.Event()
+    held = watched.embed
+
+    def slow(texts: Sequence[str]) -> Vectors:
+        if threading.current_thread().name.startswith("embed-background"):
+            release.wait(10)
+        return held(texts)
+
+    monkeypatch.setattr(watched, "embed", slow)
+    queued = [asyncio.ensure_future(watched.embed_async([t], background=True)) for t in TEXTS]
+    await asyncio.sleep(0)  # both handed to the background thread
+    await watched.embed_async(["past the bound"], background=True)
+    assert [name.startswith("embed-background") for name, _ in watched.ran] == [False]
+    release.set()
+    await asyncio.gather(*queued)
+    assert [name.startswith("embed-background") for name, _ in watched.ran[1:]] == [True, True]
