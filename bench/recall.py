@@ -31,7 +31,16 @@ notes' topics, off them, and all), and how many results they got (in the top `--
 the engine's total). A mode after the first finds the question's vector among the
 engine's recent ones, so its ms/query leaves out the embedding of the question.
 
-    uv run python bench/recall.py [--sets conversations,paraphrase,unrelated]
+The `twofact` set asks questions whose answer needs two notes: `bridge`, where one note
+names what the question only describes and another says the asked thing of that name
+("What's my landlord's mobile number?" over "Landlord is Mr Patel; rent is £950" and "Mr
+Patel's mobile: 07700 900 456"), and `both`, two things asked at once ("What's my blood
+type and what am I allergic to?"). Its own notes (and look-alikes: other facts of the same
+people) are stored after notes.json's in a fresh agent of their own. Per mode and backend,
+overall and per kind: all@5 and all@10, the share of questions with every one of their
+notes in the top 5 or 10, then R@1/5/10 and MRR (of the first note found).
+
+    uv run python bench/recall.py [--sets conversations,paraphrase,unrelated,twofact]
                                   [--backends static,onnx,none] [--modes lexical,hybrid]
                                   [--kinds single,temporal] [--limit 10] [--json] [--dry-run]
 
