@@ -13,7 +13,7 @@ import ctypes
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
@@ -579,12 +579,15 @@ class AgentIndex:
                     score = score + (matched & first) * (float(score.max()) + 1.0)
         if matched.any():
             # A question that needs two items: what the best matches name leads to the other.
-            closeness = similarity if similarity is not None else lexical
-            if similarity is not None:
-                eligible = live & has_vector & (similarity >= query.min_similarity - links.SLACK)
-            else:  # no meaning to go by: only items sharing a word with the question
-                eligible = live & (lexical > 0)
-            lifted = self._linked(terms, matched, score, created, eligible, closeness)
+            def eligible() -> tuple[Mask, Floats]:
+                """Items a name may bring, and how close each is to the question."""
+                if similarity is not None:
+                    floor = query.min_similarity - links.SLACK
+                    return live & has_vector & (similarity >= floor), similarity
+                # No meaning to go by: only items sharing a word with the question.
+                return live & (lexical > 0), lexical
+
+            lifted = self._linked(terms, matched, score, created, eligible)
             if lifted is not None:
                 share, reached = lifted
                 score = np.where(reached, np.maximum(score, share), score)
@@ -613,17 +616,16 @@ class AgentIndex:
         matched: Mask,
         score: Floats,
         created: Floats,
-        eligible: Mask,
-        closeness: Floats,
+        eligible: Callable[[], tuple[Mask, Floats]],
     ) -> tuple[Floats, Mask] | None:
         """The items the best matches' names lead to (`links`) and the score each takes;
-        None when they lead nowhere."""
+        None when they lead nowhere (most searches: `eligible` is not even computed)."""
         seeds = _page(np.flatnonzero(matched), score, created, 0, links.SEEDS).tolist()
         asked, size = set(terms), len(score)
         seed_links = [links.links(self._doc(i).text, asked, self._held_by, size) for i in seeds]
         if not any(seed_links):
             return None
-        return links.linked(seeds, seed_links, self._bm25, score, eligible, closeness)
+        return links.linked(seeds, seed_links, self._bm25, score, *eligible())
 
     def _doc(self, position: int) -> Doc:
         main = self._main
