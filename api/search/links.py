@@ -8,8 +8,9 @@ not far off the question's, takes a share of the score of the match that named i
 like a message takes a share of the one before it (`index._with_context`).
 
 Names, not any rare word: rare words of a match ("mozzarella", "£950") link it to items
-about other things; on our evaluation they lifted unrelated items above the answers of
-one-fact questions (bench/recall.py, issue 28 notes). Pure computation, no I/O.
+about other things; on our evaluation (bench/recall.py) they found fewer second facts and
+pushed more answers of one-fact questions down (docs/search.md, Measuring). Pure
+computation, no I/O.
 """
 
 import re
