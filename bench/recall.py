@@ -31,7 +31,16 @@ notes' topics, off them, and all), and how many results they got (in the top `--
 the engine's total). A mode after the first finds the question's vector among the
 engine's recent ones, so its ms/query leaves out the embedding of the question.
 
-    uv run python bench/recall.py [--sets conversations,paraphrase,unrelated]
+The `twofact` set asks questions whose answer needs two notes: `bridge`, where one note
+names what the question only describes and another says the asked thing of that name
+("What's my landlord's mobile number?" over "Landlord is Mr Patel; rent is £950" and "Mr
+Patel's mobile: 07700 900 456"), and `both`, two things asked at once ("What's my blood
+type and what am I allergic to?"). Its own notes (and look-alikes: other facts of the same
+people) are stored after notes.json's in a fresh agent of their own. Per mode and backend,
+overall and per kind: all@5 and all@10, the share of questions with every one of their
+notes in the top 5 or 10, then R@1/5/10 and MRR (of the first note found).
+
+    uv run python bench/recall.py [--sets conversations,paraphrase,unrelated,twofact]
                                   [--backends static,onnx,none] [--modes lexical,hybrid]
                                   [--kinds single,temporal] [--limit 10] [--json] [--dry-run]
 
@@ -54,7 +63,7 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -75,12 +84,13 @@ if TYPE_CHECKING:
 DATA = Path(__file__).parent / "recall_data"
 Kind = Literal["single", "multi", "temporal", "paraphrase", "update"]
 SearchMode = Literal["lexical", "semantic", "hybrid"]
-DataSet = Literal["conversations", "paraphrase", "unrelated"]
+DataSet = Literal["conversations", "paraphrase", "unrelated", "twofact"]
 KINDS: tuple[Kind, ...] = ("single", "multi", "temporal", "paraphrase", "update")
 MODES: tuple[SearchMode, ...] = ("lexical", "semantic", "hybrid")
-SETS: tuple[DataSet, ...] = ("conversations", "paraphrase", "unrelated")
+SETS: tuple[DataSet, ...] = ("conversations", "paraphrase", "unrelated", "twofact")
 BASELINE = "baseline-overlap"
 KS = (1, 5, 10)
+ALL_KS = (5, 10)  # a two-fact question is answered when all its notes are in the top k
 SESSION_MESSAGES = range(6, 21)
 
 # --- the data ------------------------------------------------------------------------
@@ -352,6 +362,72 @@ def validated_notes(directory: Path = DATA) -> NoteSets:
     return sets
 
 
+# --- two facts: questions whose answer needs two notes -------------------------------
+
+
+class TwoFactQuestion(_Frozen):
+    """A question of the `twofact` set: its answer needs every one of its notes. `bridge`:
+    one note names what the question only describes ("my landlord" is Mr Patel), another
+    says the asked thing of that name; `both`: two things asked at once."""
+
+    id: str
+    kind: Literal["bridge", "both"]
+    question: str
+    answers: tuple[str, ...]
+
+    def as_note_question(self) -> NoteQuestion:
+        """The question as the metrics shared with the paraphrase set take it."""
+        return NoteQuestion(id=self.id, question=self.question, answers=self.answers)
+
+
+class TwoFacts(_Frozen):
+    notes: tuple[Note, ...]  # stored after notes.json's, ids t001, t002, ...
+    questions: tuple[TwoFactQuestion, ...]
+
+
+def load_twofact(directory: Path = DATA) -> TwoFacts:
+    return TwoFacts.model_validate_json((directory / "twofact.json").read_bytes())
+
+
+def twofact_problems(sets: NoteSets, twofact: TwoFacts) -> list[str]:
+    """Everything wrong with the two-fact set, one line each; empty when it is valid. Its
+    notes join notes.json's in one agent, so they must not repeat one, and hold no word
+    the unrelated set says no note holds (the two sets could then share the agent)."""
+    found: list[str] = []
+    seen_texts = {same_text(n.text): n.id for n in sets.notes}
+    absent = set().union(*(content_words(w) for u in sets.unrelated for w in u.absent))
+    for n, note in enumerate(twofact.notes, 1):
+        if note.id != f"t{n:03d}":
+            found.append(f"note {note.id} should be t{n:03d}")
+        key = same_text(note.text)
+        if not key:
+            found.append(f"note {note.id} is empty")
+        elif key in seen_texts:
+            found.append(f"note {note.id} repeats note {seen_texts[key]}")
+        seen_texts.setdefault(key, note.id)
+        if held := content_words(note.text) & absent:
+            found.append(f"note {note.id} holds {sorted(held)}, absent from every note")
+    known = {n.id for n in sets.notes} | {n.id for n in twofact.notes}
+    for n, q in enumerate(twofact.questions, 1):
+        where = f"question {q.id}"
+        if q.id != f"f{n:03d}":
+            found.append(f"{where} should be f{n:03d}")
+        if len(q.answers) < 2 or len(set(q.answers)) != len(q.answers):
+            found.append(f"{where}: a two-fact question needs two distinct notes or more")
+        found += [f"{where}: answer {a} is no note" for a in q.answers if a not in known]
+    return found
+
+
+def validated_twofact(sets: NoteSets, directory: Path = DATA) -> TwoFacts:
+    """The two-fact set, or an exit (status 2) listing every problem with it."""
+    twofact = load_twofact(directory)
+    found = twofact_problems(sets, twofact)
+    if found:
+        print(f"{directory / 'twofact.json'} is invalid:", *found, sep="\n  ", file=sys.stderr)
+        raise SystemExit(2)
+    return twofact
+
+
 # --- metrics -------------------------------------------------------------------------
 
 
@@ -491,6 +567,44 @@ def _mean(values: Sequence[float]) -> float:
 
 
 @dataclass(frozen=True)
+class TwoFactRow:
+    mode: str
+    backend: str
+    kind: str  # "all", "bridge" or "both"
+    questions: int
+    every: tuple[float, ...]  # at each of ALL_KS: the share with all their notes in the top k
+    recall: tuple[float, ...]  # at each of KS
+    mrr: float  # of the first of its notes found
+    ms_per_query: float
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode, "backend": self.backend, "kind": self.kind}
+        out |= {"questions": self.questions}
+        out |= {f"all@{k}": round(a, 4) for k, a in zip(ALL_KS, self.every, strict=True)}
+        out |= {f"R@{k}": round(r, 4) for k, r in zip(KS, self.recall, strict=True)}
+        return out | {"MRR": round(self.mrr, 4), "ms_per_query": round(self.ms_per_query, 2)}
+
+
+def twofact_row(
+    mode: str, backend: str, kind: str, asked: Sequence[tuple[TwoFactQuestion, Returned]]
+) -> TwoFactRow:
+    def every(q: TwoFactQuestion, got: Returned, k: int) -> float:
+        return float(set(q.answers) <= set(got.ranked[:k]))
+
+    scored = [(q, got, score(q.as_note_question(), got.ranked, got.seconds)) for q, got in asked]
+    return TwoFactRow(
+        mode,
+        backend,
+        kind,
+        len(asked),
+        every=tuple(_mean([every(q, got, k) for q, got, _ in scored]) for k in ALL_KS),
+        recall=tuple(_mean([s.recall[i] for _, _, s in scored]) for i in range(len(KS))),
+        mrr=_mean([s.reciprocal_rank for _, _, s in scored]),
+        ms_per_query=_mean([got.seconds * 1000 for _, got, _ in scored]),
+    )
+
+
+@dataclass(frozen=True)
 class NoteRun:
     """The note sets' questions asked of one mode on one backend."""
 
@@ -498,6 +612,17 @@ class NoteRun:
     backend: str
     paraphrase: list[tuple[NoteQuestion, Returned]]
     unrelated: list[tuple[Unanswerable, Returned]]
+    twofact: list[tuple[TwoFactQuestion, Returned]] = field(default_factory=list)
+
+    def twofact_rows(self) -> list[TwoFactRow]:
+        if not self.twofact:
+            return []
+        kinds = sorted({q.kind for q, _ in self.twofact})
+        rows = [twofact_row(self.mode, self.backend, "all", self.twofact)]
+        return rows + [
+            twofact_row(self.mode, self.backend, k, [p for p in self.twofact if p[0].kind == k])
+            for k in kinds
+        ]
 
     def paraphrase_row(self) -> ParaphraseRow | None:
         if not self.paraphrase:
@@ -578,6 +703,12 @@ def run_note_baseline(sets: NoteSets, chosen: Sequence[DataSet], limit: int) -> 
     paraphrase = [(q, ask(q.question)) for q in sets.paraphrase] if "paraphrase" in chosen else []
     unrelated = [(u, ask(u.question)) for u in sets.unrelated] if "unrelated" in chosen else []
     return NoteRun(BASELINE, "-", paraphrase, unrelated)
+
+
+def run_twofact_baseline(sets: NoteSets, twofact: TwoFacts, limit: int) -> NoteRun:
+    notes = [*sets.notes, *twofact.notes]
+    asked = [(q, note_overlap_ranking(notes, q.question, limit)) for q in twofact.questions]
+    return NoteRun(BASELINE, "-", [], [], asked)
 
 
 # --- the engine: all coupling to it lives in `load`, `rank`, `load_notes_into` and
@@ -804,6 +935,50 @@ async def run_notes_backend(
     return runs
 
 
+async def run_twofact_backend(
+    backend: str, modes: Sequence[SearchMode], sets: NoteSets, twofact: TwoFacts, limit: int
+) -> list[NoteRun]:
+    """The two-fact questions over notes.json's notes and the set's own, in a fresh agent
+    of their own (the other note sets' agent stays as it is)."""
+    clock = FrozenClock(NOTES_STORED_AT)
+    notes = [*sets.notes, *twofact.notes]
+    runs: list[NoteRun] = []
+    began = time.perf_counter()
+    async with (
+        sqlite_table(clock) as table,
+        load_notes_into(table, backend, clock, notes) as indexed,
+    ):
+        took = time.perf_counter() - began
+        print(f"{backend}: {len(notes)} notes stored in {took:.1f} s", file=sys.stderr)
+        clock.advance(86_400)  # asked the next day
+        for mode in modes:
+            if mode == "semantic" and not indexed.semantic:
+                continue  # no vectors to search
+            asked = []
+            for q in twofact.questions:
+                asked.append((q, await rank_note(indexed, mode, q.question, limit)))
+            runs.append(NoteRun(mode, backend, [], [], asked))
+    return runs
+
+
+def print_twofact_tables(runs: Sequence[NoteRun]) -> None:
+    rows = [row for run in runs for row in run.twofact_rows()]
+    if not rows:
+        return
+    print("twofact: every question needs two notes; all@k, the share with both in the top k")
+    metrics = [*(f"all@{k}" for k in ALL_KS), *(f"R@{k}" for k in KS), "MRR"]
+    table = Report(
+        ["mode", "backend", "kind", "questions", *metrics, "ms/query"],
+        [16, 8, 6, 9, *(6 for _ in ALL_KS), *(6 for _ in KS), 6, 8],
+        text=3,
+    )
+    for row in rows:
+        numbers = [f"{v:.3f}" for v in (*row.every, *row.recall, row.mrr)]
+        speed = f"{row.ms_per_query:.2f}"
+        table.print([row.mode, row.backend, row.kind, str(row.questions), *numbers, speed])
+    print()
+
+
 def print_note_tables(runs: Sequence[NoteRun]) -> None:
     paraphrase = [row for run in runs if (row := run.paraphrase_row())]
     unrelated = [u for run in runs if (u := run.unrelated_row())]
@@ -908,13 +1083,16 @@ async def main(argv: Sequence[str] | None = None) -> int:
     args = arguments(argv)
     modes = [m for m in MODES if m in args.modes]
     chosen = [s for s in SETS if s in args.sets]
-    note_sets = [s for s in chosen if s != "conversations"]
+    note_sets = [s for s in chosen if s in ("paraphrase", "unrelated")]
+    asks_twofact = "twofact" in chosen
     users, all_questions = validated() if "conversations" in chosen else ([], [])
-    notes = validated_notes() if note_sets else NoteSets([], [], [])
+    notes = validated_notes() if note_sets or asks_twofact else NoteSets([], [], [])
+    twofact = validated_twofact(notes) if asks_twofact else TwoFacts(notes=(), questions=())
     questions = [q for q in all_questions if q.kind in args.kinds]
 
     runs = [run_baseline(users, questions, args.limit)] if "conversations" in chosen else []
     note_runs = [run_note_baseline(notes, note_sets, args.limit)] if note_sets else []
+    twofact_runs = [run_twofact_baseline(notes, twofact, args.limit)] if asks_twofact else []
     missing = None
     if not args.dry_run:
         try:
@@ -924,6 +1102,10 @@ async def main(argv: Sequence[str] | None = None) -> int:
                 if note_sets:
                     note_runs += await run_notes_backend(
                         backend, modes, notes, note_sets, args.limit
+                    )
+                if asks_twofact:
+                    twofact_runs += await run_twofact_backend(
+                        backend, modes, notes, twofact, args.limit
                     )
         except ModuleNotFoundError as e:
             if not (e.name or "").startswith("api."):
@@ -947,6 +1129,8 @@ async def main(argv: Sequence[str] | None = None) -> int:
             }
         if note_sets:
             result["notes"] = notes_json(note_runs, note_size)
+        if asks_twofact:
+            result["twofact"] = twofact_json(twofact_runs, twofact)
         print(json.dumps(result, indent=2))
     else:
         if "conversations" in chosen:
@@ -964,6 +1148,14 @@ async def main(argv: Sequence[str] | None = None) -> int:
                 f"{' and '.join(asked)} questions, top {args.limit} results each\n"
             )
             print_note_tables(note_runs)
+        if asks_twofact:
+            if "conversations" in chosen or note_sets:
+                print()
+            print(
+                f"{len(notes.notes) + len(twofact.notes)} notes in one agent's archival memory; "
+                f"{len(twofact.questions)} two-fact questions, top {args.limit} results each\n"
+            )
+            print_twofact_tables(twofact_runs)
     if missing:
         print(f"\n{missing}", file=sys.stderr)
         return 1
@@ -988,6 +1180,22 @@ def notes_json(runs: Sequence[NoteRun], size: dict[str, Any]) -> dict[str, Any]:
         },
         "unrelated_total": {
             key(run): {u.id: got.total for u, got in run.unrelated} for run in runs if run.unrelated
+        },
+    }
+
+
+def twofact_json(runs: Sequence[NoteRun], twofact: TwoFacts) -> dict[str, Any]:
+    def ranks(answers: Sequence[str], ranked: Sequence[str]) -> list[int | None]:
+        return [ranked.index(a) + 1 if a in ranked else None for a in answers]
+
+    return {
+        "data": {"notes_added": len(twofact.notes), "questions": len(twofact.questions)},
+        "rows": [row.as_json() for run in runs for row in run.twofact_rows()],
+        "answer_ranks": {
+            f"{run.mode}/{run.backend}": {
+                q.id: ranks(q.answers, got.ranked) for q, got in run.twofact
+            }
+            for run in runs
         },
     }
 

@@ -13,7 +13,7 @@ import ctypes
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
@@ -21,7 +21,7 @@ import bm25s
 import numpy as np
 import numpy.typing as npt
 
-from api.search import tokens
+from api.search import links, tokens
 from api.search.delta import Delta
 from api.search.documents import KINDS, MEMORY_KINDS, Doc, Kind
 from api.search.vectors import Quantized, Vector
@@ -512,10 +512,7 @@ class AgentIndex:
         lexical = np.zeros(size, dtype=np.float64)
         terms = list(dict.fromkeys(query.terms))  # a word said twice counts once
         if query.mode != "semantic" and terms:
-            lexical[: len(main.docs)] = main.bm25(terms)
-            lexical[len(main.docs) :] = self._delta_bm25(terms)
-            # bm25s adds in float32, the delta in float64: equal documents must tie.
-            lexical = np.round(lexical, 5)
+            lexical = self._bm25(terms)
 
         similarity: Floats | None = None
         has_vector = np.zeros(size, dtype=np.bool_)
@@ -580,6 +577,21 @@ class AgentIndex:
             for first in (inside, past):
                 if first.any():
                     score = score + (matched & first) * (float(score.max()) + 1.0)
+        if matched.any():
+            # A question that needs two items: what the best matches name leads to the other.
+            def eligible() -> tuple[Mask, Floats]:
+                """Items a name may bring, and how close each is to the question."""
+                if similarity is not None:
+                    floor = query.min_similarity - links.SLACK
+                    return live & has_vector & (similarity >= floor), similarity
+                # No meaning to go by: only items sharing a word with the question.
+                return live & (lexical > 0), lexical
+
+            lifted = self._linked(terms, matched, score, created, eligible)
+            if lifted is not None:
+                share, reached = lifted
+                score = np.where(reached, np.maximum(score, share), score)
+                matched = matched | reached
         chosen = np.flatnonzero(matched)
         page = _page(chosen, score, created, offset, limit)
         return Found(
@@ -587,7 +599,7 @@ class AgentIndex:
             total=len(chosen),
             hits=[
                 self._hit(
-                    main.docs[i] if i < len(main.docs) else self._fresh_doc(i),
+                    self._doc(i),
                     score=float(score[i]),
                     similarity=float(similarity[i])
                     if similarity is not None and has_vector[i]
@@ -597,6 +609,40 @@ class AgentIndex:
                 for i in page
             ],
         )
+
+    def _linked(
+        self,
+        terms: list[str],
+        matched: Mask,
+        score: Floats,
+        created: Floats,
+        eligible: Callable[[], tuple[Mask, Floats]],
+    ) -> tuple[Floats, Mask] | None:
+        """The items the best matches' names lead to (`links`) and the score each takes;
+        None when they lead nowhere (most searches: `eligible` is not even computed)."""
+        seeds = _page(np.flatnonzero(matched), score, created, 0, links.SEEDS).tolist()
+        asked, size = set(terms), len(score)
+        seed_links = [links.links(self._doc(i).text, asked, self._held_by, size) for i in seeds]
+        if not any(seed_links):
+            return None
+        return links.linked(seeds, seed_links, self._bm25, score, *eligible())
+
+    def _doc(self, position: int) -> Doc:
+        main = self._main
+        return main.docs[position] if position < len(main.docs) else self._fresh_doc(position)
+
+    def _held_by(self, term: str) -> int:
+        """How many documents hold `term` (the main segment's masked ones too)."""
+        return self._main.df(term) + self._delta.df.get(term, 0)
+
+    def _bm25(self, terms: list[str]) -> Floats:
+        """Every position's BM25 for `terms`, the main segment's then the delta's."""
+        main = self._main
+        scores = np.zeros(len(main.docs) + self._delta.used, dtype=np.float64)
+        scores[: len(main.docs)] = main.bm25(terms)
+        scores[len(main.docs) :] = self._delta_bm25(terms)
+        # bm25s adds in float32, the delta in float64: equal documents must tie.
+        return np.round(scores, 5)
 
     def _hit(self, doc: Doc, *, score: float, similarity: float | None, now: float) -> Hit:
         if doc.conversation_id is None:
