@@ -28,7 +28,7 @@ Observation = tuple[str, str, str]  # method, route template, status
 NOT_OPERATIONS = frozenset({"HEAD", "OPTIONS"})
 NOT_ANSWERS = frozenset({"405", "499"})
 CONVERTER = re.compile(r"{(\w+):\w+}")  # /files/{path:path} is /files/{path} in the document
-# What the conformance run's cases were answered (tests/contract_api/test_conformance.py),
+# What the conformance run's cases were answered (tests/contract_api/conformance.py),
 # "METHOD /path status" -> how many: tests/conftest.py sums it up for the run's summary.
 TALLY: Counter[str] = Counter()
 

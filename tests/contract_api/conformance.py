@@ -5,8 +5,17 @@ each against the `itemSchema` of its operation). Operations come from `/openapi.
 a new route is covered the day it lands; only what is not the API (the MCP endpoint, the
 web app's pages) is left out, by path.
 
+The operations are dealt into SHARES shares, one test file each (`test_conformance_1.py`
+...), so that pytest-xdist's workers, which take a file's tests together (`--dist
+loadfile`), run the suite side by side: one file took a worker for two minutes while the
+other ran everything else. Each share has an app of its own (a fresh SQLite file, its own
+seeded objects), so what a share sees does not depend on which shares ran before it in
+the same worker.
+
 CONTRACT_EXAMPLES sets how many requests each operation gets (bounded for CI's 2 cores)."""
 
+import copy
+import functools
 import os
 import re
 import tempfile
@@ -91,57 +100,157 @@ BODY_CHOSEN_BY_PATH = {"/settings/providers/{provider}"}
 # root). Both stay out of the document today; the pattern keeps them out if they come in.
 NON_API = re.compile(r"^/mcp(/|$)|^/\{[^/}]+\}$")
 
-# Built at import, to name the operations at collection; nothing runs until the first
-# request (which starts the app's lifespan). The document is the one the app serves.
-_DIRECTORY = tempfile.TemporaryDirectory(prefix="contract-")
-APP = create_app(contract_settings(Path(_DIRECTORY.name)))
-schema = schemathesis.openapi.from_dict(APP.openapi()).exclude(path_regex=NON_API.pattern)
-schema.app = APP
+SHARES = 4
+FILES = [f"test_conformance_{number}.py" for number in range(1, SHARES + 1)]
+# The operations whose bodies take free JSON (messages, metadata), for which schemathesis
+# builds hundreds of coverage cases: each costs as much as a dozen others (POST
+# /messages/batch, POST /memory/add and POST /messages took 51, 31 and 27 s of one run's
+# 272), so each has a share of its own, which the rest then fill up.
+HEAVY = {"POST /memory/add": 1, "POST /messages/batch": 2, "POST /messages": 3}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _lifespan() -> Iterator[None]:
-    yield
-    asgi.shutdown_lifespans()  # the app's, which schemathesis started on its first request
-    _DIRECTORY.cleanup()
+def deal(labels: set[str]) -> dict[str, int]:
+    """Each operation's share (1 to SHARES): the heavy ones where HEAVY says, the others in
+    the order of their labels, one to each share in turn from the last, which has no heavy
+    one. A new operation finds its share by itself; its cases are its own whatever the
+    share (schemathesis seeds an operation's cases with its label)."""
+    dealt = {label: share for label, share in HEAVY.items() if label in labels}
+    rest = sorted(label for label in labels if label not in HEAVY)
+    dealt.update({label: SHARES - turn % SHARES for turn, label in enumerate(rest)})
+    return dealt
 
 
-OPERATIONS = {
-    operation.label: operation
-    for operation in (result.ok() for result in schema.get_all_operations())  # type: ignore[union-attr]
-}
+@functools.cache
+def document() -> dict[str, Any]:
+    """/openapi.json as the app serves it in these settings, built once per process (a
+    second of CPU): every share's app serves the same one (nothing in it names the SQLite
+    file), and each worker imports every share's file to collect it."""
+    with tempfile.TemporaryDirectory(prefix="contract-") as directory:
+        return create_app(contract_settings(Path(directory))).openapi()
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,  # the same cases on every run: a CI failure reproduces locally
-    suppress_health_check=list(HealthCheck),
-    database=None,
-)
-def check_case(case: schemathesis.Case[Any]) -> None:
-    aimed = aim_at_seeded_objects(case)
-    fresh_idempotency_key(case)
-    response = case.call_and_validate(checks=[*CHECKS, valid_data_accepted, invalid_data_refused])
-    if aimed and case.method == "DELETE" and response.status_code < 300:
-        SEEDED.clear()  # made again for the next case
-    TALLY[f"{case.operation.label} {response.status_code}"] += 1
+def documented() -> set[str]:
+    """Every operation of the document that is the API, as "METHOD /path"."""
+    return {
+        f"{method.upper()} {path}"
+        for path, methods in document()["paths"].items()
+        if not NON_API.search(path)
+        for method in methods
+    }
 
 
-@pytest.mark.parametrize("operation", list(OPERATIONS))
-def test_operation_conforms(operation: str) -> None:
-    """One operation's cases, generated here rather than at collection as
-    `schema.parametrize()` does: schemathesis builds an operation's coverage cases with its
-    test, 35 s of CPU for the three whose bodies take any JSON, which every pytest-xdist
-    worker would pay collecting the suite, this file's or not."""
-    test = build_operation_test(
-        config=schema.config,
-        operation=OPERATIONS[operation],
-        test_func=check_case,
-        given_kwargs={},
-        feedback=FeedbackSources(constants_value_source=make_constants_value_source(schema)),
-    )
-    test()
+class Share:
+    """The operations of one share, each checked against an app of its own. Built at
+    import, to name the operations at collection; nothing runs until the first request
+    (which starts the app's lifespan)."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self._directory = tempfile.TemporaryDirectory(prefix="contract-")
+        self.app = create_app(contract_settings(Path(self._directory.name)))
+        schema = schemathesis.openapi.from_dict(copy.deepcopy(document()))
+        self.schema = schema.exclude(path_regex=NON_API.pattern)
+        self.schema.app = self.app
+        dealt = deal(documented())
+        self.operations = {
+            operation.label: operation
+            for operation in (result.ok() for result in self.schema.get_all_operations())  # type: ignore[union-attr]
+            if dealt[operation.label] == number
+        }
+        self.seeded: dict[str, str] = {}
+
+    @classmethod
+    def of(cls, test_file: str) -> "Share":
+        """The share a file `test_conformance_{number}.py` checks."""
+        return cls(int(Path(test_file).stem.rsplit("_", 1)[1]))
+
+    def lifespan(self) -> Iterator[None]:
+        """A module fixture's body: the app's lifespan, which schemathesis started on its
+        first request, ended with the module, and its SQLite file removed."""
+        yield
+        asgi.shutdown_lifespans()
+        self._directory.cleanup()
+
+    def check(self, operation: str) -> None:
+        """One operation's cases, generated here rather than at collection as
+        `schema.parametrize()` does: schemathesis builds an operation's coverage cases with
+        its test, 35 s of CPU for the three whose bodies take any JSON, which every
+        pytest-xdist worker would pay collecting the suite, this file's or not."""
+
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            derandomize=True,  # the same cases on every run: a CI failure reproduces locally
+            suppress_health_check=list(HealthCheck),
+            database=None,
+        )
+        def check_case(case: schemathesis.Case[Any]) -> None:
+            aimed = aim_at_seeded_objects(case, self.seeded_objects())
+            fresh_idempotency_key(case)
+            checks = [*CHECKS, valid_data_accepted, invalid_data_refused]
+            response = case.call_and_validate(checks=checks)
+            if aimed and case.method == "DELETE" and response.status_code < 300:
+                self.seeded.clear()  # made again for the next case
+            TALLY[f"{case.operation.label} {response.status_code}"] += 1
+
+        test = build_operation_test(
+            config=self.schema.config,
+            operation=self.operations[operation],
+            test_func=check_case,
+            given_kwargs={},
+            feedback=FeedbackSources(
+                constants_value_source=make_constants_value_source(self.schema)
+            ),
+        )
+        test()
+
+    def every_operation_exercised(self) -> None:
+        """Schemathesis skips an operation it cannot generate for, silently: none of this
+        share's may be."""
+        mine = {label for label, share in deal(documented()).items() if share == self.number}
+        exercised = {key.rsplit(" ", 1)[0] for key in TALLY}
+        if not mine & exercised:
+            pytest.skip("this share's conformance run was not selected")
+        assert mine - exercised == set()
+
+    # --- reaching past the 404s -------------------------------------------------------------
+    # Generated ids name nothing, so every route would answer its 404 and never its 200.
+    # Half of the cases (chosen by the generated value, so a case replays the same) name
+    # instead objects made once through the API: an agent with a conversation, a turn, a
+    # block with a line, an archival memory, seed 004's subject and memory run. Turns then
+    # run for real (the offline model) and their streams are checked event by event.
+
+    def seeded_objects(self) -> dict[str, str]:
+        seeded = self.seeded
+        if seeded:
+            return seeded
+
+        def call(method: str, path: str, body: JsonValue) -> dict[str, Any]:
+            operation = self.schema[path][method]
+            params = {name: seeded[name] for name in re.findall(r"{(\w+)}", path)}
+            response = operation.Case(path_parameters=params, body=body).call()
+            assert response.status_code in (200, 201, 202), response.text
+            found: dict[str, Any] = response.json()
+            return found
+
+        seeded["agent_name"] = "contract"
+        seeded["agent_id"] = agent = call("POST", "/agents", {"name": "contract"})["id"]
+        turn: JsonValue = {"agent_id": agent, "prompt": "My name is Alice.", "stream": False}
+        seeded["conversation_id"] = call("POST", "/conversations", {"agent_id": agent})["id"]
+        seeded["run_id"] = call("POST", "/chat", turn)["run_id"]
+        seeded["block"] = seeded["label"] = "human"
+        line: JsonValue = {"content": "Name: Alice"}
+        call("POST", "/agents/{agent_id}/memory/blocks/{block}/lines", line)
+        seeded["line_number"] = "1"
+        memory: JsonValue = {"content": "Alice likes tea."}
+        archived = call("POST", "/agents/{agent_id}/memory/archival", memory)
+        seeded["memory_id"] = archived["id"]
+        seeded["user_id"] = "alice"
+        call("POST", "/memory/initialize", {"user_id": "alice"})
+        hello: JsonValue = {"role": "user", "content": "Hello, I am Alice."}
+        added = call("POST", "/memory/add", {"user_id": "alice", "messages": [hello]})
+        seeded["memory_run_id"] = added["run_id"]
+        return seeded
 
 
 def valid_data_accepted(
@@ -199,59 +308,6 @@ def error_body(response: Response) -> dict[str, Any]:
     return inner if isinstance(inner, dict) else {}
 
 
-def test_every_operation_was_exercised() -> None:
-    """Schemathesis skips an operation it cannot generate for, silently: none may be."""
-    if not TALLY:
-        pytest.skip("the conformance run was not selected")
-    documented = {
-        f"{method.upper()} {path}"
-        for path, methods in APP.openapi()["paths"].items()
-        if not NON_API.search(path)
-        for method in methods
-    }
-    exercised = {key.rsplit(" ", 1)[0] for key in TALLY}
-    assert documented - exercised == set()
-
-
-# --- reaching past the 404s -----------------------------------------------------------------
-# Generated ids name nothing, so every route would answer its 404 and never its 200. Half
-# of the cases (chosen by the generated value, so a case replays the same) name instead
-# objects made once through the API: an agent with a conversation, a turn, a block with a
-# line, an archival memory, seed 004's subject and memory run. Turns then run for real (the
-# offline model) and their streams are checked event by event.
-SEEDED: dict[str, str] = {}
-
-
-def seeded_objects() -> dict[str, str]:
-    if SEEDED:
-        return SEEDED
-
-    def call(method: str, path: str, body: JsonValue) -> dict[str, Any]:
-        operation = schema[path][method]
-        params = {name: SEEDED[name] for name in re.findall(r"{(\w+)}", path)}
-        response = operation.Case(path_parameters=params, body=body).call()
-        assert response.status_code in (200, 201, 202), response.text
-        found: dict[str, Any] = response.json()
-        return found
-
-    SEEDED["agent_name"] = "contract"
-    SEEDED["agent_id"] = agent = call("POST", "/agents", {"name": "contract"})["id"]
-    turn: JsonValue = {"agent_id": agent, "prompt": "My name is Alice.", "stream": False}
-    SEEDED["conversation_id"] = call("POST", "/conversations", {"agent_id": agent})["id"]
-    SEEDED["run_id"] = call("POST", "/chat", turn)["run_id"]
-    SEEDED["block"] = SEEDED["label"] = "human"
-    call("POST", "/agents/{agent_id}/memory/blocks/{block}/lines", {"content": "Name: Alice"})
-    SEEDED["line_number"] = "1"
-    archived = call("POST", "/agents/{agent_id}/memory/archival", {"content": "Alice likes tea."})
-    SEEDED["memory_id"] = archived["id"]
-    SEEDED["user_id"] = "alice"
-    call("POST", "/memory/initialize", {"user_id": "alice"})
-    hello: JsonValue = {"role": "user", "content": "Hello, I am Alice."}
-    added = call("POST", "/memory/add", {"user_id": "alice", "messages": [hello]})
-    SEEDED["memory_run_id"] = added["run_id"]
-    return SEEDED
-
-
 def fresh_idempotency_key(case: schemathesis.Case[Any]) -> None:
     """A valid case's Idempotency-Key made unique, as a client makes one per request:
     generated keys repeat ("0"), and a key reused for another request is refused (422),
@@ -262,10 +318,9 @@ def fresh_idempotency_key(case: schemathesis.Case[Any]) -> None:
         case.headers["Idempotency-Key"] = uuid.uuid4().hex
 
 
-def aim_at_seeded_objects(case: schemathesis.Case[Any]) -> bool:
+def aim_at_seeded_objects(case: schemathesis.Case[Any], seeded: dict[str, str]) -> bool:
     """Whether the case now names a seeded object. Only schema-valid cases are aimed: a
     schema-violating one keeps what makes it so, to be refused."""
-    seeded = seeded_objects()
     if case.meta is None or not case.meta.generation.mode.is_positive:
         return False
     aimed = False
