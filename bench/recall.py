@@ -891,9 +891,7 @@ async def run_backend(
         recorded = sum(len(u.messages()) for u in users)
         took = time.perf_counter() - began
         print(f"{backend}: {recorded} messages recorded in {took:.1f} s", file=sys.stderr)
-        for mode in modes:
-            if mode == "semantic" and not indexed.semantic:
-                continue  # no vectors to search
+        for mode in searchable_modes(modes, indexed.semantic):
             scored = []
             for q in questions:
                 start = time.perf_counter()
@@ -903,6 +901,26 @@ async def run_backend(
     return runs
 
 
+@asynccontextmanager
+async def notes_agent(backend: str, notes: Sequence[Note]) -> AsyncIterator[NotesIndexed]:
+    """`notes` in a fresh agent on a temporary table, the clock set to the next day."""
+    clock = FrozenClock(NOTES_STORED_AT)
+    began = time.perf_counter()
+    async with (
+        sqlite_table(clock) as table,
+        load_notes_into(table, backend, clock, notes) as indexed,
+    ):
+        took = time.perf_counter() - began
+        print(f"{backend}: {len(notes)} notes stored in {took:.1f} s", file=sys.stderr)
+        clock.advance(86_400)  # asked the next day
+        yield indexed
+
+
+def searchable_modes(modes: Sequence[SearchMode], semantic: bool) -> list[SearchMode]:
+    """`semantic` needs vectors to search (`semantic`: the engine has them)."""
+    return [m for m in modes if m != "semantic" or semantic]
+
+
 async def run_notes_backend(
     backend: str,
     modes: Sequence[SearchMode],
@@ -910,19 +928,9 @@ async def run_notes_backend(
     chosen: Sequence[DataSet],
     limit: int,
 ) -> list[NoteRun]:
-    clock = FrozenClock(NOTES_STORED_AT)
     runs: list[NoteRun] = []
-    began = time.perf_counter()
-    async with (
-        sqlite_table(clock) as table,
-        load_notes_into(table, backend, clock, sets.notes) as indexed,
-    ):
-        took = time.perf_counter() - began
-        print(f"{backend}: {len(sets.notes)} notes stored in {took:.1f} s", file=sys.stderr)
-        clock.advance(86_400)  # asked the next day
-        for mode in modes:
-            if mode == "semantic" and not indexed.semantic:
-                continue  # no vectors to search
+    async with notes_agent(backend, sets.notes) as indexed:
+        for mode in searchable_modes(modes, indexed.semantic):
             paraphrase = []
             if "paraphrase" in chosen:
                 for q in sets.paraphrase:
@@ -940,20 +948,9 @@ async def run_twofact_backend(
 ) -> list[NoteRun]:
     """The two-fact questions over notes.json's notes and the set's own, in a fresh agent
     of their own (the other note sets' agent stays as it is)."""
-    clock = FrozenClock(NOTES_STORED_AT)
-    notes = [*sets.notes, *twofact.notes]
     runs: list[NoteRun] = []
-    began = time.perf_counter()
-    async with (
-        sqlite_table(clock) as table,
-        load_notes_into(table, backend, clock, notes) as indexed,
-    ):
-        took = time.perf_counter() - began
-        print(f"{backend}: {len(notes)} notes stored in {took:.1f} s", file=sys.stderr)
-        clock.advance(86_400)  # asked the next day
-        for mode in modes:
-            if mode == "semantic" and not indexed.semantic:
-                continue  # no vectors to search
+    async with notes_agent(backend, [*sets.notes, *twofact.notes]) as indexed:
+        for mode in searchable_modes(modes, indexed.semantic):
             asked = []
             for q in twofact.questions:
                 asked.append((q, await rank_note(indexed, mode, q.question, limit)))

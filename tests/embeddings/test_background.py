@@ -107,7 +107,7 @@ async def test_a_stored_message_is_embedded_in_the_background_and_a_search_is_no
         created_at=datetime.fromtimestamp(clock.now(), UTC),
     )
     await message_service.vector_of(search, message)
-    await search.vectors(["where does my sister live?"])
+    await search.search("an-agent", "where does my sister live?", mode="semantic")
     assert lanes.asked == [
         ("My sister lives in Porto.", True),
         ("where does my sister live?", False),
@@ -137,3 +137,21 @@ async def test_past_its_bound_the_background_queue_makes_vectors_at_once(
     release.set()
     await asyncio.gather(*queued)
     assert [name.startswith("embed-background") for name, _ in watched.ran[1:]] == [True, True]
+
+
+async def test_where_a_thread_cannot_be_given_a_lower_priority_it_works_at_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refused(*_: object) -> None:
+        raise PermissionError("not allowed here")
+
+    monkeypatch.setattr(os, "setpriority", refused)
+    embedder = Watched()
+    try:
+        rows = await embedder.embed_async(TEXTS, background=True)
+    finally:
+        await embedder.aclose()
+    ((thread, nice),) = embedder.ran
+    assert thread.startswith("embed-background")
+    assert nice == niceness()
+    assert rows.shape == (2, embedder.dimension)

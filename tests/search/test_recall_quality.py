@@ -97,10 +97,10 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
 def everyday_agent(client: TestClient, notes: list[str]) -> str:
     """An agent holding the everyday notes and the pizza memory, searched by every
     question below (none of them writes)."""
-    return _agent_with(client, [*notes, PIZZA], "Everyday")
+    return agent_with(client, [*notes, PIZZA], "Everyday")
 
 
-def _agent_with(client: TestClient, notes: list[str], name: str) -> str:
+def agent_with(client: TestClient, notes: list[str], name: str) -> str:
     agent = new_agent(client, name)
     for text in notes:
         stored = client.post(f"/agents/{agent}/memory/archival", json={"content": text})
@@ -108,10 +108,14 @@ def _agent_with(client: TestClient, notes: list[str], name: str) -> str:
     return agent
 
 
-def _search(client: TestClient, agent: str, query: str, mode: str) -> list[str]:
-    found = client.get(
-        f"/agents/{agent}/memory/archival/search", params={"query": query, "mode": mode}
-    )
+def search_archival(
+    client: TestClient, agent: str, query: str, mode: str, limit: int | None = None
+) -> list[str]:
+    """The contents an archival search returns, in order (the route's own limit if none)."""
+    params: dict[str, str | int] = {"query": query, "mode": mode}
+    if limit is not None:
+        params["limit"] = limit
+    found = client.get(f"/agents/{agent}/memory/archival/search", params=params)
     assert found.status_code == 200, found.text
     return [m["content"] for m in found.json()["memories"]]
 
@@ -119,10 +123,10 @@ def _search(client: TestClient, agent: str, query: str, mode: str) -> list[str]:
 def test_a_paraphrase_is_found_first_among_hundreds_of_everyday_notes(
     client: TestClient, notes: list[str]
 ) -> None:
-    agent = _agent_with(client, [*notes[:150], PIZZA, *notes[150:]], "Pizza in the middle")
+    agent = agent_with(client, [*notes[:150], PIZZA, *notes[150:]], "Pizza in the middle")
     for query in ("what food do I like?", "favourite food"):
         for mode in ("hybrid", "semantic"):
-            found = _search(client, agent, query, mode)
+            found = search_archival(client, agent, query, mode)
             assert found[:1] == [PIZZA], (query, mode, found)
 
 
@@ -141,4 +145,4 @@ def test_a_question_nothing_answers_finds_nothing(
     client: TestClient, everyday_agent: str, query: str
 ) -> None:
     for mode in ("hybrid", "semantic"):
-        assert _search(client, everyday_agent, query, mode) == [], (query, mode)
+        assert search_archival(client, everyday_agent, query, mode) == [], (query, mode)

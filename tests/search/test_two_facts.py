@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 
 from api.config import Settings
 from api.kit.clock import FrozenClock
-from tests.runtime.conftest import new_agent, running
-from tests.search.test_recall_quality import everyday_notes
+from tests.runtime.conftest import running
+from tests.search.test_recall_quality import agent_with, everyday_notes, search_archival
 
 # Each pair: a note that says who or what the question is about, and one that says the
 # asked thing of them by name only.
@@ -48,20 +48,7 @@ def agent(client: TestClient) -> str:
     paired = [text for pair in PAIRS.values() for text in pair]
     for at, text in zip(range(40, 300, 45), paired, strict=False):
         notes.insert(at, text)
-    agent = new_agent(client, "Two facts")
-    for text in notes:
-        stored = client.post(f"/agents/{agent}/memory/archival", json={"content": text})
-        assert stored.status_code == 201, stored.text
-    return agent
-
-
-def _search(client: TestClient, agent: str, query: str, mode: str, limit: int = 5) -> list[str]:
-    found = client.get(
-        f"/agents/{agent}/memory/archival/search",
-        params={"query": query, "mode": mode, "limit": limit},
-    )
-    assert found.status_code == 200, found.text
-    return [m["content"] for m in found.json()["memories"]]
+    return agent_with(client, notes, "Two facts")
 
 
 @pytest.mark.parametrize(
@@ -71,7 +58,7 @@ def _search(client: TestClient, agent: str, query: str, mode: str, limit: int = 
 def test_both_items_of_a_two_fact_question_are_in_the_top_five(
     client: TestClient, agent: str, query: str, mode: str
 ) -> None:
-    found = _search(client, agent, query, mode)
+    found = search_archival(client, agent, query, mode, limit=5)
     describing, answering = PAIRS[query]
     assert describing in found, (mode, found)
     assert answering in found, (mode, found)
@@ -88,10 +75,10 @@ def test_a_question_nothing_answers_still_finds_nothing(
 ) -> None:
     """No match, no second hop: the names in the notes lead nowhere on their own."""
     for mode in ("hybrid", "semantic"):
-        assert _search(client, agent, query, mode, limit=10) == [], (query, mode)
+        assert search_archival(client, agent, query, mode, limit=10) == [], (query, mode)
 
 
 def test_a_question_naming_the_person_needs_no_hop(client: TestClient, agent: str) -> None:
     """Asked by name, the answer is a match of its own and comes first."""
-    found = _search(client, agent, "Where does Ana work?", "hybrid")
+    found = search_archival(client, agent, "Where does Ana work?", "hybrid", limit=5)
     assert found[0] == SISTER_WORK, found
