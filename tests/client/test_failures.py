@@ -78,9 +78,11 @@ def test_a_frozen_server_delays_a_call_by_the_timeout_at_most_and_the_exit_by_th
 ) -> None:
     fake_openai.replies += [Reply(text="one"), Reply(text="two")]
     with memory_server(tmp_path / "frozen.db", backend="none") as running:
-        # Each capture (one request) waits out its 0.5s, one after the other: the second
-        # ends a second or more after the start, past the flush's half second.
-        memory = learning(agent, server_url=running.url, timeout=0.5, flush_timeout=0.5)
+        # Each capture (one request a message) waits out its 2s, one after the other: the
+        # first is still waiting when the flush's half second ends, however slowly a busy
+        # machine answers the second call (with 0.5s each, a second call slower than a
+        # second let every capture time out before the flush could give up on one).
+        memory = learning(agent, server_url=running.url, timeout=2.0, flush_timeout=0.5)
         with thawed_at_the_end(running), memory:
             freeze(running)
             first = oai.chat.completions.create(model="m", messages=ask("Frozen, with memory?"))
