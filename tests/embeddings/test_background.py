@@ -69,10 +69,12 @@ async def test_background_vectors_come_from_a_lower_priority_thread(watched: Wat
 async def test_one_background_thread_serves_every_batch_and_closing_ends_it(
     watched: Watched,
 ) -> None:
+    before = set(threading.enumerate())  # other embedders' (a worker's earlier tests')
     await asyncio.gather(*(watched.embed_async([t], background=True) for t in TEXTS * 3))
     assert {name for name, _ in watched.ran} == {"embed-background_0"}
+    (thread,) = {t for t in set(threading.enumerate()) - before if t.name.startswith("embed-")}
     await watched.aclose()
-    assert not any(t.name.startswith("embed-background") for t in threading.enumerate())
+    assert not thread.is_alive()
     # A later batch (a shutdown racing a turn's end) still gets its vectors.
     (row,) = await watched.embed_async(TEXTS[:1], background=True)
     assert float(np.linalg.norm(row)) == pytest.approx(1.0, abs=1e-3)
