@@ -178,6 +178,18 @@ def a_slice() -> tuple[NoteSets, NoteQuestion]:
     return NoteSets(notes, [*paraphrase, control], unrelated), control
 
 
+# The runs of a slice on `static` and `none`: the word-overlap baseline, then each mode a
+# backend can search (`none` has no vectors, so no semantic mode).
+RUNS_ON_STATIC_AND_NONE = [
+    ("baseline-overlap", "-"),
+    ("lexical", "static"),
+    ("semantic", "static"),
+    ("hybrid", "static"),
+    ("lexical", "none"),
+    ("hybrid", "none"),
+]
+
+
 async def test_a_slice_runs_end_to_end_on_static_and_none(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -190,14 +202,7 @@ async def test_a_slice_runs_end_to_end_on_static_and_none(
     for backend in ("static", "none"):
         runs += await recall.run_notes_backend(backend, recall.MODES, sets, chosen, 5)
 
-    assert [(r.mode, r.backend) for r in runs] == [
-        ("baseline-overlap", "-"),
-        ("lexical", "static"),
-        ("semantic", "static"),
-        ("hybrid", "static"),
-        ("lexical", "none"),
-        ("hybrid", "none"),
-    ]
+    assert [(r.mode, r.backend) for r in runs] == RUNS_ON_STATIC_AND_NONE
     ids = {n.id for n in sets.notes}
     for run in runs:
         assert [q.id for q, _ in run.paraphrase] == [q.id for q in sets.paraphrase]

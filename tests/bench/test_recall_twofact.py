@@ -16,6 +16,7 @@ from bench.recall import (
     load_twofact,
     twofact_problems,
 )
+from tests.bench.test_recall_notes import RUNS_ON_STATIC_AND_NONE
 
 SETS = load_notes()
 TWOFACT = load_twofact()
@@ -84,14 +85,7 @@ async def test_a_slice_runs_end_to_end_on_static_and_none() -> None:
     runs = [recall.run_twofact_baseline(sets, twofact, 5)]
     for backend in ("static", "none"):
         runs += await recall.run_twofact_backend(backend, recall.MODES, sets, twofact, 5)
-    assert [(r.mode, r.backend) for r in runs] == [
-        ("baseline-overlap", "-"),
-        ("lexical", "static"),
-        ("semantic", "static"),
-        ("hybrid", "static"),
-        ("lexical", "none"),
-        ("hybrid", "none"),
-    ]
+    assert [(r.mode, r.backend) for r in runs] == RUNS_ON_STATIC_AND_NONE
     known = {n.id for n in notes} | {n.id for n in TWOFACT.notes}
     for run in runs:
         assert [q.id for q, _ in run.twofact] == [q.id for q in asked]

@@ -83,14 +83,22 @@ def notes() -> list[str]:
     return everyday_notes()
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    """One server for the module: its tests only search, each in an agent of its own."""
-    directory = tmp_path_factory.mktemp("recall")
-    settings = Settings(sqlite_path=directory / "recall.db", encryption_key="k" * 40)
+def default_model_server(
+    tmp_path_factory: pytest.TempPathFactory, name: str
+) -> Iterator[TestClient]:
+    """A server on a fresh SQLite file with the default embedding model, for a module
+    fixture (`yield from`)."""
+    directory = tmp_path_factory.mktemp(name)
+    settings = Settings(sqlite_path=directory / f"{name}.db", encryption_key="k" * 40)
     assert settings.memory_embedding_backend == "onnx"  # the default is what is measured
     with running(settings, FrozenClock(float(int(time.time())))) as client:
         yield client
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """One server for the module: its tests only search, each in an agent of its own."""
+    yield from default_model_server(tmp_path_factory, "recall")
 
 
 @pytest.fixture(scope="module")

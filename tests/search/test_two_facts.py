@@ -3,16 +3,17 @@ item a question describes ("my sister") names what the other says something of (
 and search returns both among hundreds of everyday notes. The second hop that finds the
 other is tested at its edges too: it starts only from a match and follows only names."""
 
-import time
 from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
 
-from api.config import Settings
-from api.kit.clock import FrozenClock
-from tests.runtime.conftest import running
-from tests.search.test_recall_quality import agent_with, everyday_notes, search_archival
+from tests.search.test_recall_quality import (
+    agent_with,
+    default_model_server,
+    everyday_notes,
+    search_archival,
+)
 
 # Each pair: a note that says who or what the question is about, and one that says the
 # asked thing of them by name only.
@@ -34,11 +35,7 @@ SEMANTIC = ["Where does my sister work?", "What's our plumber's phone number?"]
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    directory = tmp_path_factory.mktemp("two-facts")
-    settings = Settings(sqlite_path=directory / "two-facts.db", encryption_key="k" * 40)
-    assert settings.memory_embedding_backend == "onnx"  # the default is what is measured
-    with running(settings, FrozenClock(float(int(time.time())))) as client:
-        yield client
+    yield from default_model_server(tmp_path_factory, "two-facts")
 
 
 @pytest.fixture(scope="module")
